@@ -1,0 +1,22 @@
+//===- GatedAttentionToLinalg.h - reference lowering ------------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_LINALG_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_LINALG_H
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace gated_attention {
+
+/// Patterns that rewrite `gated_attention.attention` into the reference form:
+/// linalg.generic ops on tensors that materialize the Sq x Skv scores.
+void populateGatedAttentionToLinalgPatterns(RewritePatternSet &patterns);
+
+} // namespace gated_attention
+} // namespace mlir
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_LINALG_H

@@ -1,0 +1,26 @@
+//===- Passes.h - gated-attention conversion passes -------------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_PASSES_H
+#define GATED_ATTENTION_CONVERSION_PASSES_H
+
+#include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::gated_attention {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "GatedAttention/Conversion/Passes.h.inc"
+
+} // namespace mlir::gated_attention
+
+#endif // GATED_ATTENTION_CONVERSION_PASSES_H

@@ -1,0 +1,49 @@
+//===- Passes.td - gated-attention conversion passes -------*- tablegen -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_PASSES_TD
+#define GATED_ATTENTION_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+// Op-agnostic (like upstream conversions): runs on a module, a func.func or
+// a gpu.func alike, so `--convert-gated-attention-to-linalg` works on the
+// command line without an explicit nesting.
+def ConvertGatedAttentionToLinalgPass
+    : Pass<"convert-gated-attention-to-linalg"> {
+  let summary = "Reference lowering of gated_attention ops to linalg on tensors";
+  let description = [{
+    Expresses every `gated_attention.attention` with upstream linalg, tensor,
+    arith and math ops on tensors, materializing the `Sq x Skv` score matrix.
+    It is the oracle that the tiled and GPU paths are tested against, not a
+    fast path.
+
+    Query (and per-head gate) heads are split into `Hkv x R` with
+    `tensor.expand_shape`, so key and value are read through indexing maps and
+    never repeated for grouped-query attention. Scores, row max, exponentials,
+    row sums and `P * V` accumulate in f32; the epilogue divides by the row
+    sum (0 for a row without a visible key), applies the gate activation and
+    the combine, and converts to the element type once.
+
+    ```mlir
+    // Input
+    %o = gated_attention.attention %q, %k, %v, %g {causal}
+        : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>,
+           tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+    // Output: tensor.expand_shape of %q to 1x2x4x64x32, linalg.generic ops for
+    // Q*K^T, scale + causal mask, row max, exp, row sum, P*V and the gated
+    // epilogue, then tensor.collapse_shape back to 1x8x64x32.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // GATED_ATTENTION_CONVERSION_PASSES_TD

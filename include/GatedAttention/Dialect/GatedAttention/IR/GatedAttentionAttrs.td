@@ -1,0 +1,77 @@
+//===- GatedAttentionAttrs.td - gate activation and combine -*- tablegen -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_ATTRS_TD
+#define GATED_ATTENTION_ATTRS_TD
+
+include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.td"
+include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionInterfaces.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def GatedAttention_GateKind : I32EnumAttr<"GateKind",
+    "activation applied to the gate", [
+      I32EnumAttrCase<"sigmoid", 0>,
+      I32EnumAttrCase<"silu", 1>,
+      I32EnumAttrCase<"ns_sigmoid", 2>
+    ]> {
+  let cppNamespace = "::mlir::gated_attention";
+  let genSpecializedAttr = 0;
+}
+
+def GatedAttention_GateAttr : EnumAttr<GatedAttention_Dialect,
+    GatedAttention_GateKind, "gate",
+    [DeclareAttrInterfaceMethods<GatedAttention_GateFunctionAttrInterface>]> {
+  let summary = "Built-in gate activations of the paper";
+  let description = [{
+    `sigmoid`: σ(g), the paper's best gate. `silu`: g·σ(g).
+    `ns_sigmoid`: 0.5 + 0.5·σ(g), the "non-sparse" sigmoid.
+
+    ```mlir
+    #gated_attention.gate<sigmoid>
+    #gated_attention.gate<silu>
+    #gated_attention.gate<ns_sigmoid>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def GatedAttention_CombineKind : I32EnumAttr<"CombineKind",
+    "how the activated gate is combined with the attention output", [
+      I32EnumAttrCase<"mul", 0>,
+      I32EnumAttrCase<"add", 1>
+    ]> {
+  let cppNamespace = "::mlir::gated_attention";
+  let genSpecializedAttr = 0;
+}
+
+def GatedAttention_CombineAttr : EnumAttr<GatedAttention_Dialect,
+    GatedAttention_CombineKind, "combine"> {
+  let summary = "Multiplicative or additive gate";
+  let description = [{
+    `mul`: Y ⊙ act(G) (the paper's gate). `add`: Y + act(G).
+
+    ```mlir
+    #gated_attention.combine<mul>
+    #gated_attention.combine<add>
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// Any attribute implementing the gate-function interface; the built-in
+// `#gated_attention.gate<...>` is one, out-of-tree variants add more.
+def GatedAttention_GateFunctionAttr : Attr<
+    CPred<"::llvm::isa<::mlir::gated_attention::GateFunctionAttrInterface>($_self)">,
+    "gate function attribute"> {
+  let storageType = "::mlir::gated_attention::GateFunctionAttrInterface";
+  let returnType = storageType;
+  let convertFromStorage = "$_self";
+  let constBuilderCall = "::mlir::gated_attention::GateKindAttr::get("
+      "$_builder.getContext(), ::mlir::gated_attention::GateKind::$0)";
+}
+
+#endif // GATED_ATTENTION_ATTRS_TD

@@ -1,0 +1,16 @@
+//===- GatedAttentionDialect.h - gated_attention dialect --------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_DIALECT_H
+#define GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_DIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Dialect.h"
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOpsDialect.h.inc"
+
+#endif // GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_DIALECT_H

@@ -1,0 +1,133 @@
+//===- GatedAttentionOps.td - gated_attention ops ----------*- tablegen -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_OPS_TD
+#define GATED_ATTENTION_OPS_TD
+
+include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.td"
+include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class GatedAttention_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GatedAttention_Dialect, mnemonic, traits>;
+
+def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [Pure]> {
+  let summary = "Scaled-dot-product attention combined with an activated gate";
+  let description = [{
+    Computes, per batch `b` and query head `h`,
+
+    ```
+    Y[b, h]   = softmax(scale * Q[b, h] * K[b, h / R]^T + mask) * V[b, h / R]
+    out[b, h] = combine(Y[b, h], act(G[b, h or 0]))      R = Hq / Hkv
+    ```
+
+    Shape contract (all four operands and the result are ranked tensors with
+    one element type: `f32`, `f16` or `bf16`; every lowering accumulates in
+    `f32`):
+
+    | operand  | shape              | notes                                   |
+    |----------|--------------------|-----------------------------------------|
+    | `query`  | `B x Hq x Sq x D`  |                                         |
+    | `key`    | `B x Hkv x Skv x D`| `Hq` is a multiple of `Hkv` (GQA / MQA) |
+    | `value`  | `B x Hkv x Skv x Dv`|                                        |
+    | `gate_input` (the gate) | `B x Hg x Sq x Dg` | `Hg` is `Hq` (per head) or 1 (shared); `Dg` is `Dv` (elementwise) or 1 (headwise) |
+    | result   | `B x Hq x Sq x Dv` |                                         |
+
+    `B`, `Sq` and `Skv` may be dynamic; `Hq`, `Hkv`, `D`, `Dv`, `Hg` and `Dg`
+    are static. Query head `h` reads key/value head `h / (Hq / Hkv)`. The
+    gate operand is named `gate_input` in C++ (`getGateInput()`) because
+    `gate` names the activation attribute.
+
+    Attributes:
+    - `scale` (f32, optional): defaults to `1/sqrt(D)`.
+    - `causal` (unit): bottom-right aligned mask, query row `i` sees key `j`
+      iff `j <= i + (Skv - Sq)`. A row that sees no key (`Sq > Skv`) has
+      `Y = 0`, never NaN.
+    - `gate`: the activation, any attribute implementing
+      `GateFunctionAttrInterface`; built in are `#gated_attention.gate<sigmoid>`
+      (default), `#gated_attention.gate<silu>` (`g * sigmoid(g)`) and
+      `#gated_attention.gate<ns_sigmoid>` (`0.5 + 0.5 * sigmoid(g)`).
+    - `combine`: `#gated_attention.combine<mul>` (default, `Y * act(G)`) or
+      `#gated_attention.combine<add>` (`Y + act(G)`).
+
+    Examples. Qwen3-Next: 16 query heads over 2 KV heads, head dim 256,
+    causal, elementwise per-head sigmoid gate, dynamic sequence length:
+
+    ```mlir
+    %out = gated_attention.attention %q, %k, %v, %g {causal}
+        : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+           tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+        -> tensor<1x16x?x256xbf16>
+    ```
+
+    A headwise gate shared by all heads, SiLU activation, additive combine,
+    explicit scale:
+
+    ```mlir
+    %out = gated_attention.attention %q, %k, %v, %g {
+        combine = #gated_attention.combine<add>,
+        gate = #gated_attention.gate<silu>, scale = 1.250000e-01 : f32}
+        : (tensor<2x8x128x64xf32>, tensor<2x8x96x64xf32>,
+           tensor<2x8x96x32xf32>, tensor<2x1x128x1xf32>)
+        -> tensor<2x8x128x32xf32>
+    ```
+
+    The generic form spells the same attributes:
+
+    ```mlir
+    %out = "gated_attention.attention"(%q, %k, %v, %g) {
+        gate = #gated_attention.gate<silu>, combine = #gated_attention.combine<add>,
+        causal, scale = 0.125 : f32} : (...) -> ...
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$gate_input,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
+    DefaultValuedAttr<GatedAttention_CombineAttr,
+                      "::mlir::gated_attention::CombineKind::mul">:$combine
+  );
+  let results = (outs AnyRankedTensor:$result);
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $gate_input attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyType() { return getKey().getType(); }
+    RankedTensorType getValueType() { return getValue().getType(); }
+    RankedTensorType getGateType() { return getGateInput().getType(); }
+    RankedTensorType getResultType() { return getResult().getType(); }
+
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getNumKVHeads() { return getKeyType().getDimSize(1); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(3); }
+    int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
+    /// Query heads per key/value head (1 for MHA, Hq for MQA).
+    int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
+    /// True when one gate is shared by all query heads (Hg == 1 < Hq).
+    bool isGateSharedAcrossHeads() {
+      return getGateType().getDimSize(1) == 1 && getNumQueryHeads() != 1;
+    }
+    /// True when the gate has one value per head and token (Dg == 1 < Dv).
+    bool isGateHeadwise() {
+      return getGateType().getDimSize(3) == 1 && getValueHeadDim() != 1;
+    }
+    /// The softmax scale: the attribute, or 1/sqrt(D) when absent.
+    float getScaleValue();
+  }];
+}
+
+#endif // GATED_ATTENTION_OPS_TD

@@ -1,0 +1,314 @@
+//===- GatedAttentionToLinalg.cpp - reference lowering to linalg ----------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The reference lowering: plain linalg.generic ops on tensors that materialize
+// the scores. Every faster path is tested against what this produces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
+#include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::gated_attention {
+#define GEN_PASS_DEF_CONVERTGATEDATTENTIONTOLINALGPASS
+#include "GatedAttention/Conversion/Passes.h.inc"
+} // namespace mlir::gated_attention
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+namespace {
+using utils::IteratorType;
+
+/// Builds the reference form of one attention op. All intermediate tensors
+/// use the 5-D layout [B, Hkv, R, Sq, ...] (R = Hq / Hkv query heads per
+/// key/value head), so key and value are indexed without copies.
+class ReferenceBuilder {
+public:
+  ReferenceBuilder(AttentionOp op, PatternRewriter &b)
+      : op(op), b(b), loc(op.getLoc()), f32(b.getF32Type()) {}
+
+  Value build();
+
+private:
+  /// Extends a loaded element to f32 (inputs may be f16 / bf16).
+  Value toF32(OpBuilder &nb, Location nl, Value x) {
+    if (x.getType() == f32)
+      return x;
+    return arith::ExtFOp::create(nb, nl, f32, x);
+  }
+  Value f32Constant(OpBuilder &nb, Location nl, double v) {
+    return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+  }
+  /// tensor.empty of `sizes` x f32 filled with `init`.
+  Value filled(ArrayRef<OpFoldResult> sizes, double init) {
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
+    return linalg::FillOp::create(b, loc, f32Constant(b, loc, init), empty)
+        .getResult(0);
+  }
+  /// (d0, ..., d{n-1}) -> (the listed dims / constants).
+  AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
+    return AffineMap::get(numDims, 0, results, b.getContext());
+  }
+  /// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X].
+  Value splitHeads(Value t) {
+    auto type = cast<RankedTensorType>(t.getType());
+    int64_t hkv = op.getNumKVHeads(), r = op.getGroupSize();
+    SmallVector<int64_t> shape = {type.getDimSize(0), hkv, r,
+                                  type.getDimSize(2), type.getDimSize(3)};
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, t, 0),
+                                       b.getIndexAttr(hkv), b.getIndexAttr(r),
+                                       tensor::getMixedSize(b, loc, t, 2),
+                                       tensor::getMixedSize(b, loc, t, 3)};
+    SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}, {3}, {4}};
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), t,
+        reassociation, sizes);
+  }
+
+  AttentionOp op;
+  PatternRewriter &b;
+  Location loc;
+  Type f32;
+};
+} // namespace
+
+Value ReferenceBuilder::build() {
+  MLIRContext *ctx = b.getContext();
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue(),
+        gate = op.getGateInput();
+  Type elementType = op.getQueryType().getElementType();
+  int64_t hkv = op.getNumKVHeads(), r = op.getGroupSize();
+  int64_t dv = op.getValueHeadDim();
+
+  OpFoldResult batch = tensor::getMixedSize(b, loc, query, 0);
+  OpFoldResult sq = tensor::getMixedSize(b, loc, query, 2);
+  OpFoldResult skv = tensor::getMixedSize(b, loc, key, 2);
+  SmallVector<OpFoldResult> rowSizes = {batch, b.getIndexAttr(hkv),
+                                        b.getIndexAttr(r), sq};
+  SmallVector<OpFoldResult> scoreSizes = llvm::to_vector(rowSizes);
+  scoreSizes.push_back(skv);
+  SmallVector<OpFoldResult> outSizes = llvm::to_vector(rowSizes);
+  outSizes.push_back(b.getIndexAttr(dv));
+
+  RankedTensorType queryType = op.getQueryType();
+  SmallVector<int64_t> rowShape = {queryType.getDimSize(0), hkv, r,
+                                   queryType.getDimSize(2)};
+  SmallVector<int64_t> scoreShape = llvm::to_vector(rowShape);
+  scoreShape.push_back(op.getKeyType().getDimSize(2));
+  SmallVector<int64_t> outShape = llvm::to_vector(rowShape);
+  outShape.push_back(dv);
+
+  Value q5 = splitHeads(query);
+
+  AffineExpr d0, d1, d2, d3, d4, d5;
+  bindDims(ctx, d0, d1, d2, d3, d4, d5);
+  auto par = IteratorType::parallel, red = IteratorType::reduction;
+  // Row-wise maps over (b, kh, r, i, j).
+  AffineMap id5 = map(5, {d0, d1, d2, d3, d4});
+  AffineMap row5 = map(5, {d0, d1, d2, d3});
+
+  // S[b, kh, r, i, j] = sum_d Q[b, kh, r, i, d] * K[b, kh, j, d]
+  Value scores = linalg::GenericOp::create(
+                     b, loc, TypeRange{RankedTensorType::get(scoreShape, f32)},
+                     ValueRange{q5, key}, ValueRange{filled(scoreSizes, 0.0)},
+                     ArrayRef<AffineMap>{map(6, {d0, d1, d2, d3, d5}),
+                                         map(6, {d0, d1, d4, d5}),
+                                         map(6, {d0, d1, d2, d3, d4})},
+                     ArrayRef<IteratorType>{par, par, par, par, par, red},
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       Value prod =
+                           arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
+                                                 toF32(nb, nl, args[1]));
+                       Value sum = arith::AddFOp::create(nb, nl, args[2], prod);
+                       linalg::YieldOp::create(nb, nl, sum);
+                     })
+                     .getResult(0);
+  auto scoreType = cast<RankedTensorType>(scores.getType());
+
+  // Scale, and the bottom-right aligned causal mask: key j is visible from
+  // query i iff j <= i + (Skv - Sq).
+  Value offset;
+  if (op.getCausal())
+    offset = arith::SubIOp::create(b, loc,
+                                   getValueOrCreateConstantIndexOp(b, loc, skv),
+                                   getValueOrCreateConstantIndexOp(b, loc, sq));
+  double scale = op.getScaleValue();
+  Value logits =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{scoreType}, ValueRange{scores},
+          ValueRange{tensor::EmptyOp::create(b, loc, scoreSizes, f32)},
+          ArrayRef<AffineMap>{id5, id5},
+          ArrayRef<IteratorType>{par, par, par, par, par},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value s = arith::MulFOp::create(nb, nl, args[0],
+                                            f32Constant(nb, nl, scale));
+            if (offset) {
+              Value i = linalg::IndexOp::create(nb, nl, 3);
+              Value j = linalg::IndexOp::create(nb, nl, 4);
+              Value last = arith::AddIOp::create(nb, nl, i, offset);
+              Value visible = arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::sle, j, last);
+              s = arith::SelectOp::create(
+                  nb, nl, visible, s,
+                  f32Constant(nb, nl,
+                              -std::numeric_limits<double>::infinity()));
+            }
+            linalg::YieldOp::create(nb, nl, s);
+          })
+          .getResult(0);
+
+  auto rowType = RankedTensorType::get(rowShape, f32);
+  // m[b, kh, r, i] = max_j logits
+  Value rowMax =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{rowType}, ValueRange{logits},
+          ValueRange{
+              filled(rowSizes, -std::numeric_limits<double>::infinity())},
+          ArrayRef<AffineMap>{id5, row5},
+          ArrayRef<IteratorType>{par, par, par, par, red},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value m = arith::MaximumFOp::create(nb, nl, args[0], args[1]);
+            linalg::YieldOp::create(nb, nl, m);
+          })
+          .getResult(0);
+
+  // P = exp(logits - m). A row without a visible key has m = -inf; it
+  // subtracts 0 instead so that P = exp(-inf) = 0 rather than NaN.
+  Value probs =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{scoreType}, ValueRange{logits, rowMax},
+          ValueRange{tensor::EmptyOp::create(b, loc, scoreSizes, f32)},
+          ArrayRef<AffineMap>{id5, row5, id5},
+          ArrayRef<IteratorType>{par, par, par, par, par},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value negInf =
+                f32Constant(nb, nl, -std::numeric_limits<double>::infinity());
+            Value empty = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OEQ, args[1], negInf);
+            Value m = arith::SelectOp::create(
+                nb, nl, empty, f32Constant(nb, nl, 0.0), args[1]);
+            Value diff = arith::SubFOp::create(nb, nl, args[0], m);
+            Value p = math::ExpOp::create(nb, nl, diff);
+            linalg::YieldOp::create(nb, nl, p);
+          })
+          .getResult(0);
+
+  // l[b, kh, r, i] = sum_j P
+  Value rowSum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{rowType}, ValueRange{probs},
+          ValueRange{filled(rowSizes, 0.0)}, ArrayRef<AffineMap>{id5, row5},
+          ArrayRef<IteratorType>{par, par, par, par, red},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
+            linalg::YieldOp::create(nb, nl, sum);
+          })
+          .getResult(0);
+
+  // O[b, kh, r, i, e] = sum_j P[b, kh, r, i, j] * V[b, kh, j, e]
+  auto accType = RankedTensorType::get(outShape, f32);
+  Value acc = linalg::GenericOp::create(
+                  b, loc, TypeRange{accType}, ValueRange{probs, value},
+                  ValueRange{filled(outSizes, 0.0)},
+                  ArrayRef<AffineMap>{map(6, {d0, d1, d2, d3, d5}),
+                                      map(6, {d0, d1, d5, d4}),
+                                      map(6, {d0, d1, d2, d3, d4})},
+                  ArrayRef<IteratorType>{par, par, par, par, par, red},
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value prod = arith::MulFOp::create(nb, nl, args[0],
+                                                       toF32(nb, nl, args[1]));
+                    Value sum = arith::AddFOp::create(nb, nl, args[2], prod);
+                    linalg::YieldOp::create(nb, nl, sum);
+                  })
+                  .getResult(0);
+
+  // Epilogue: out = combine(O / l, act(G)), converted to the element type.
+  // The gate is indexed per query head (split like the query) or shared
+  // (head 0), elementwise (channel e) or headwise (channel 0).
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  AffineExpr channel = op.isGateHeadwise() ? zero : d4;
+  Value gateOperand;
+  AffineMap gateMap;
+  if (op.getGateType().getDimSize(1) == 1) {
+    gateOperand = gate;
+    gateMap = map(5, {d0, zero, d3, channel});
+  } else {
+    gateOperand = splitHeads(gate);
+    gateMap = map(5, {d0, d1, d2, d3, channel});
+  }
+  auto gateFn = op.getGate();
+  CombineKind combine = op.getCombine();
+  auto outType = RankedTensorType::get(outShape, elementType);
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{outType}, ValueRange{acc, rowSum, gateOperand},
+          ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elementType)},
+          ArrayRef<AffineMap>{id5, row5, gateMap, id5},
+          ArrayRef<IteratorType>{par, par, par, par, par},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value zeroF = f32Constant(nb, nl, 0.0);
+            Value hasKeys = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OGT, args[1], zeroF);
+            Value y = arith::DivFOp::create(nb, nl, args[0], args[1]);
+            y = arith::SelectOp::create(nb, nl, hasKeys, y, zeroF);
+            Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));
+            Value res = combine == CombineKind::mul
+                            ? arith::MulFOp::create(nb, nl, y, g).getResult()
+                            : arith::AddFOp::create(nb, nl, y, g).getResult();
+            if (elementType != f32)
+              res = arith::TruncFOp::create(nb, nl, elementType, res);
+            linalg::YieldOp::create(nb, nl, res);
+          })
+          .getResult(0);
+
+  SmallVector<ReassociationIndices> mergeHeads = {{0}, {1, 2}, {3}, {4}};
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, out, mergeHeads);
+  if (collapsed.getType() != op.getResultType())
+    collapsed = tensor::CastOp::create(b, loc, op.getResultType(), collapsed);
+  return collapsed;
+}
+
+namespace {
+struct AttentionToLinalgPattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, ReferenceBuilder(op, rewriter).build());
+    return success();
+  }
+};
+
+struct ConvertGatedAttentionToLinalgPass
+    : gated_attention::impl::ConvertGatedAttentionToLinalgPassBase<
+          ConvertGatedAttentionToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateGatedAttentionToLinalgPatterns(patterns);
+    ConversionTarget target(getContext());
+    target.addIllegalOp<AttentionOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::gated_attention::populateGatedAttentionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AttentionToLinalgPattern>(patterns.getContext());
+}

@@ -1,0 +1,54 @@
+//===- GatedAttentionAttrs.cpp - built-in gate activations ----------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrInterfaces.cpp.inc"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionEnums.cpp.inc"
+
+/// A constant of `like`'s type (scalar float or vector of float).
+static Value floatConstantLike(OpBuilder &b, Location loc, Value like,
+                               double value) {
+  Type type = like.getType();
+  auto elementType = cast<FloatType>(getElementTypeOrSelf(type));
+  TypedAttr attr = b.getFloatAttr(elementType, value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = SplatElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+/// sigmoid(x) = 1 / (1 + exp(-x)); saturates to 0 / 1 without NaN.
+static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = floatConstantLike(b, loc, x, 1.0);
+  Value negX = arith::NegFOp::create(b, loc, x);
+  Value expNegX = math::ExpOp::create(b, loc, negX);
+  Value denom = arith::AddFOp::create(b, loc, one, expNegX);
+  return arith::DivFOp::create(b, loc, one, denom);
+}
+
+Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
+  Value sigmoid = buildSigmoid(b, loc, x);
+  switch (getValue()) {
+  case GateKind::sigmoid:
+    return sigmoid;
+  case GateKind::silu:
+    return arith::MulFOp::create(b, loc, x, sigmoid);
+  case GateKind::ns_sigmoid: {
+    Value half = floatConstantLike(b, loc, x, 0.5);
+    Value halfSigmoid = arith::MulFOp::create(b, loc, half, sigmoid);
+    return arith::AddFOp::create(b, loc, half, halfSigmoid);
+  }
+  }
+  llvm_unreachable("unknown gate kind");
+}

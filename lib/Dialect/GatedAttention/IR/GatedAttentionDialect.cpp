@@ -1,0 +1,30 @@
+//===- GatedAttentionDialect.cpp - gated_attention dialect ----------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOpsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.cpp.inc"
+
+void GatedAttentionDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.cpp.inc"
+      >();
+}

@@ -1,0 +1,156 @@
+//===- GatedAttentionOps.cpp - gated_attention ops ------------------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+#define GET_OP_CLASSES
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.cpp.inc"
+
+float AttentionOp::getScaleValue() {
+  if (std::optional<APFloat> scale = getScale())
+    return scale->convertToFloat();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+namespace {
+/// Checks the operands of one attention op against the shape contract and
+/// reports the first violation at the op, naming the operand, the dimension
+/// and the expected vs actual value.
+class ShapeContract {
+public:
+  explicit ShapeContract(AttentionOp op) : op(op) {}
+
+  LogicalResult verify();
+
+private:
+  InFlightDiagnostic fail(StringRef operand, unsigned dim, StringRef meaning) {
+    return op.emitOpError()
+           << operand << " dim " << dim << " (" << meaning << ") ";
+  }
+  /// `dim` of `operand` must equal `expected` where both are known.
+  LogicalResult matches(StringRef operand, RankedTensorType type, unsigned dim,
+                        StringRef meaning, int64_t expected) {
+    int64_t actual = type.getDimSize(dim);
+    if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+        actual == expected)
+      return success();
+    return fail(operand, dim, meaning)
+           << "must be " << expected << ", got " << actual;
+  }
+  LogicalResult isStatic(StringRef operand, RankedTensorType type, unsigned dim,
+                         StringRef meaning) {
+    if (!type.isDynamicDim(dim))
+      return success();
+    return fail(operand, dim, meaning) << "must be static, got ?";
+  }
+
+  AttentionOp op;
+};
+} // namespace
+
+LogicalResult ShapeContract::verify() {
+  struct Operand {
+    StringRef name;
+    RankedTensorType type;
+    StringRef layout;
+  };
+  Operand operands[] = {{"query", op.getQueryType(), "B x Hq x Sq x D"},
+                        {"key", op.getKeyType(), "B x Hkv x Skv x D"},
+                        {"value", op.getValueType(), "B x Hkv x Skv x Dv"},
+                        {"gate", op.getGateType(), "B x Hg x Sq x Dg"},
+                        {"result", op.getResultType(), "B x Hq x Sq x Dv"}};
+
+  for (const Operand &o : operands)
+    if (o.type.getRank() != 4)
+      return op.emitOpError() << o.name << " must be a 4-D tensor (" << o.layout
+                              << "), got " << o.type;
+
+  Type elementType = op.getQueryType().getElementType();
+  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16())
+    return op.emitOpError()
+           << "query element type must be f32, f16 or bf16, got "
+           << elementType;
+  for (const Operand &o : ArrayRef(operands).drop_front())
+    if (o.type.getElementType() != elementType)
+      return op.emitOpError()
+             << o.name << " element type must be " << elementType
+             << " (the query element type), got " << o.type.getElementType();
+
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType(),
+                   v = op.getValueType(), g = op.getGateType(),
+                   r = op.getResultType();
+  if (failed(isStatic("query", q, 1, "Hq")) ||
+      failed(isStatic("query", q, 3, "D")) ||
+      failed(isStatic("key", k, 1, "Hkv")) ||
+      failed(isStatic("key", k, 3, "D")) ||
+      failed(isStatic("value", v, 1, "Hkv")) ||
+      failed(isStatic("value", v, 3, "Dv")) ||
+      failed(isStatic("gate", g, 1, "Hg")) ||
+      failed(isStatic("gate", g, 3, "Dg")) ||
+      failed(isStatic("result", r, 1, "Hq")) ||
+      failed(isStatic("result", r, 3, "Dv")))
+    return failure();
+
+  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
+          d = q.getDimSize(3), hkv = k.getDimSize(1), skv = k.getDimSize(2),
+          dv = v.getDimSize(3);
+  // The batch size may be static on any operand: compare all against the
+  // first one that knows it.
+  for (const Operand &o : operands)
+    if (!o.type.isDynamicDim(0)) {
+      batch = o.type.getDimSize(0);
+      break;
+    }
+  for (const Operand &o : operands)
+    if (failed(matches(o.name, o.type, 0, "B", batch)))
+      return failure();
+
+  if (hkv == 0 || hq % hkv != 0)
+    return fail("key", 1, "Hkv")
+           << "must divide the query head count Hq = " << hq << ", got " << hkv;
+  if (failed(matches("key", k, 3, "D", d)) ||
+      failed(matches("value", v, 1, "Hkv", hkv)) ||
+      failed(matches("value", v, 2, "Skv", skv)))
+    return failure();
+
+  int64_t hg = g.getDimSize(1), dg = g.getDimSize(3);
+  if (hg != hq && hg != 1)
+    return fail("gate", 1, "Hg")
+           << "must be " << hq << " (per-head gate) or 1 (shared gate), got "
+           << hg;
+  if (failed(matches("gate", g, 2, "Sq", sq)))
+    return failure();
+  if (dg != dv && dg != 1)
+    return fail("gate", 3, "Dg")
+           << "must be " << dv
+           << " (elementwise gate) or 1 (headwise gate), got " << dg;
+
+  if (failed(matches("result", r, 1, "Hq", hq)) ||
+      failed(matches("result", r, 2, "Sq", sq)) ||
+      failed(matches("result", r, 3, "Dv", dv)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(ShapeContract(*this).verify()))
+    return failure();
+  if (std::optional<APFloat> scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return emitOpError() << "scale must be a finite positive number, got "
+                           << s;
+  }
+  return success();
+}

@@ -1,0 +1,24 @@
+//===- InitAll.cpp - register everything of gated-attention ---------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/InitAll.h"
+#include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
+#include "GatedAttention/Pipelines/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::gated_attention::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<GatedAttentionDialect>();
+}
+
+void mlir::gated_attention::registerAllPasses() {
+  registerGatedAttentionConversionPasses();
+}
+
+void mlir::gated_attention::registerAllPipelines() {
+  registerGatedAttentionPipelines();
+}

@@ -1,0 +1,67 @@
+//===- Pipelines.cpp - gated-attention pass pipelines ---------------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Pipelines/Pipelines.h"
+#include "GatedAttention/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
+    OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
+  // Tensor level: our ops become linalg; elementwise arith/math on tensors
+  // (e.g. an `arith.extf` of a whole tensor in user code) become linalg too.
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createConvertGatedAttentionToLinalgPass());
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
+  funcPm.addPass(createCanonicalizerPass());
+
+  // Buffers: identity layouts at function boundaries so that callers (and
+  // printMemrefF32) see plain strided memrefs.
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
+  // conversions into integer ops.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::gated_attention::registerGatedAttentionPipelines() {
+  PassPipelineRegistration<GatedAttentionToLLVMPipelineOptions>(
+      "gated-attention-to-llvm",
+      "Lower func + tensor-level linalg/tensor/arith/math/scf + "
+      "gated_attention ops to the LLVM dialect (CPU, runnable by mlir-runner)",
+      buildGatedAttentionToLLVMPipeline);
+}

@@ -1,0 +1,17 @@
+"""Python helpers of the gated-attention project.
+
+stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
+
+- ``reference``: the float64 numpy reference of ``gated_attention.attention``;
+- ``dtypes``: rounding to f16 / bf16 and their raw bits;
+- ``config``: an attention configuration (shapes, variant, element type);
+- ``mlir``: writes MLIR text for an attention op and a runnable test module;
+- ``runner``: compiles with gated-attention-opt, runs with mlir-runner, parses
+  ``printMemrefF32`` output;
+- ``check``: the command line harness the integration tests use.
+"""
+
+from .config import AttentionConfig
+from .reference import gated_attention_reference
+
+__all__ = ["AttentionConfig", "gated_attention_reference"]

@@ -1,0 +1,154 @@
+"""One configuration of gated_attention.attention: shapes, variant, type."""
+
+import dataclasses
+import itertools
+
+import numpy as np
+
+from . import dtypes, reference
+
+
+@dataclasses.dataclass(frozen=True)
+class AttentionConfig:
+    b: int = 1
+    hq: int = 4
+    hkv: int = 2
+    sq: int = 16
+    skv: int = 16
+    d: int = 16
+    dv: int = 16
+    gate: str = "sigmoid"
+    combine: str = "mul"
+    causal: bool = False
+    # Gate layout: per-head ("per_head", Hg = Hq) or "shared" (Hg = 1);
+    # "elementwise" (Dg = Dv) or "headwise" (Dg = 1).
+    gate_heads: str = "per_head"
+    gate_width: str = "elementwise"
+    dtype: str = "f32"
+    scale: float = None
+    # Dimensions passed as `?`: any of "b", "sq", "skv".
+    dynamic: tuple = ()
+
+    def __post_init__(self):
+        if self.hq % self.hkv:
+            raise ValueError(f"hq={self.hq} is not a multiple of hkv={self.hkv}")
+        if self.gate not in reference.GATES:
+            raise ValueError(f"unknown gate {self.gate!r}")
+        if self.combine not in reference.COMBINES:
+            raise ValueError(f"unknown combine {self.combine!r}")
+        if self.gate_heads not in ("per_head", "shared"):
+            raise ValueError(f"unknown gate_heads {self.gate_heads!r}")
+        if self.gate_width not in ("elementwise", "headwise"):
+            raise ValueError(f"unknown gate_width {self.gate_width!r}")
+        if self.dtype not in dtypes.DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}")
+        bad = set(self.dynamic) - {"b", "sq", "skv"}
+        if bad:
+            raise ValueError(f"only b, sq, skv may be dynamic, not {sorted(bad)}")
+
+    # Shapes (static) and types (with `?` for the dynamic dims).
+    @property
+    def hg(self):
+        return self.hq if self.gate_heads == "per_head" else 1
+
+    @property
+    def dg(self):
+        return self.dv if self.gate_width == "elementwise" else 1
+
+    def shapes(self):
+        """Static shapes of query, key, value, gate and result."""
+        b, hq, hkv, sq, skv = self.b, self.hq, self.hkv, self.sq, self.skv
+        return {
+            "query": (b, hq, sq, self.d),
+            "key": (b, hkv, skv, self.d),
+            "value": (b, hkv, skv, self.dv),
+            "gate": (b, self.hg, sq, self.dg),
+            "result": (b, hq, sq, self.dv),
+        }
+
+    def types(self, static=False):
+        """MLIR tensor types of query, key, value, gate and result."""
+        out = {}
+        for name, shape in self.shapes().items():
+            seq = "skv" if name in ("key", "value") else "sq"
+            symbols = ("b", None, seq, None)
+            parts = ["?" if not static and sym in self.dynamic else str(size)
+                     for sym, size in zip(symbols, shape)]
+            out[name] = "tensor<" + "x".join(parts) + "x" + self.dtype + ">"
+        return out
+
+    def flops(self):
+        """4 * B * Hq * Sq * Skv * D, the usual attention count."""
+        return 4 * self.b * self.hq * self.sq * self.skv * self.d
+
+    def describe(self):
+        fields = [f"b={self.b}", f"hq={self.hq}", f"hkv={self.hkv}",
+                  f"sq={self.sq}", f"skv={self.skv}", f"d={self.d}",
+                  f"dv={self.dv}", f"gate={self.gate}",
+                  f"combine={self.combine}", f"causal={int(self.causal)}",
+                  f"gh={self.gate_heads}", f"gw={self.gate_width}",
+                  f"dtype={self.dtype}"]
+        if self.scale is not None:
+            fields.append(f"scale={self.scale:g}")
+        if self.dynamic:
+            fields.append("dyn=" + "+".join(self.dynamic))
+        return ",".join(fields)
+
+    # Inputs and the reference result.
+    def inputs(self, seed):
+        """Deterministic random inputs, rounded to the element type (float64)."""
+        rng = np.random.default_rng(seed)
+        shapes = self.shapes()
+        spread = {"query": 1.0, "key": 1.0, "value": 1.0, "gate": 2.0}
+        return {name: dtypes.round_to(rng.standard_normal(shapes[name]) * s,
+                                      self.dtype)
+                for name, s in spread.items()}
+
+    def reference(self, inputs):
+        return reference.gated_attention_reference(
+            inputs["query"], inputs["key"], inputs["value"], inputs["gate"],
+            scale=self.scale, causal=self.causal, gate=self.gate,
+            combine=self.combine)
+
+
+_KEYS = {
+    "b": int, "hq": int, "hkv": int, "sq": int, "skv": int, "d": int,
+    "dv": int, "gate": str, "combine": str,
+    "causal": lambda s: bool(int(s)),
+    "gh": str, "gw": str, "dtype": str, "scale": float,
+    "dyn": lambda s: tuple(p for p in s.split("+") if p),
+}
+_FIELD = {"gh": "gate_heads", "gw": "gate_width", "dyn": "dynamic"}
+
+
+def parse_cases(spec):
+    """Expands 'key=v1|v2,key=v,...' into the cross product of configs."""
+    keys, choices = [], []
+    for item in filter(None, (p.strip() for p in spec.split(","))):
+        key, sep, values = item.partition("=")
+        if not sep or key not in _KEYS:
+            raise ValueError(f"bad case item {item!r}; keys: {sorted(_KEYS)}")
+        keys.append(_FIELD.get(key, key))
+        choices.append([_KEYS[key](v) for v in values.split("|")])
+    return [AttentionConfig(**dict(zip(keys, combo)))
+            for combo in itertools.product(*choices)]
+
+
+def random_config(rng):
+    """A random valid configuration covering the whole design space."""
+    hkv = int(rng.choice([1, 2, 3]))
+    group = int(rng.choice([1, 2, 4, 8]))
+    causal = bool(rng.integers(2))
+    sq = int(rng.integers(1, 40))
+    skv = int(rng.integers(1, 40))
+    dyn = tuple(d for d in ("b", "sq", "skv") if rng.integers(2))
+    return AttentionConfig(
+        b=int(rng.integers(1, 3)), hq=hkv * group, hkv=hkv, sq=sq, skv=skv,
+        d=int(rng.choice([8, 16, 32, 40])), dv=int(rng.choice([8, 16, 24])),
+        gate=str(rng.choice(reference.GATES)),
+        combine=str(rng.choice(reference.COMBINES)), causal=causal,
+        gate_heads=str(rng.choice(["per_head", "shared"])),
+        gate_width=str(rng.choice(["elementwise", "headwise"])),
+        dtype=str(rng.choice(dtypes.DTYPES)),
+        scale=None if rng.integers(2) else float(rng.uniform(0.05, 0.5)),
+        dynamic=dyn)

@@ -1,0 +1,96 @@
+"""MLIR text for attention ops and runnable test modules.
+
+A test module holds one function per case (the op alone, with the case's
+types) and a `main` that materializes the inputs as dense constants (raw hex,
+so f16/bf16 values are exact), calls each case and prints its result with
+`printMemrefF32`, as upstream integration tests do.
+"""
+
+from . import dtypes
+
+OPERANDS = ("query", "key", "value", "gate")
+
+
+def attention_attributes(cfg):
+    attrs = []
+    if cfg.causal:
+        attrs.append("causal")
+    if cfg.combine != "mul":
+        attrs.append(f"combine = #gated_attention.combine<{cfg.combine}>")
+    if cfg.gate != "sigmoid":
+        attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
+    if cfg.scale is not None:
+        attrs.append(f"scale = {cfg.scale!r} : f32")
+    return "{" + ", ".join(attrs) + "}" if attrs else ""
+
+
+def attention_function(cfg, name):
+    """func.func @name(q, k, v, g) -> result holding one attention op."""
+    t = cfg.types()
+    args = ", ".join(f"%{o[0]}: {t[o]}" for o in OPERANDS)
+    in_types = ", ".join(t[o] for o in OPERANDS)
+    attrs = attention_attributes(cfg)
+    return (
+        f"func.func @{name}({args}) -> {t['result']} {{\n"
+        f"  %r = gated_attention.attention %q, %k, %v, %g {attrs}\n"
+        f"      : ({in_types}) -> {t['result']}\n"
+        f"  return %r : {t['result']}\n"
+        f"}}\n")
+
+
+def dense_constant(ssa, values, dtype, type_str):
+    data = dtypes.to_bytes(values, dtype).hex().upper()
+    return f'  {ssa} = arith.constant dense<"0x{data}"> : {type_str}\n'
+
+
+def _to_f32(type_str):
+    return type_str.rsplit("x", 1)[0] + "xf32>"
+
+
+def call_and_print(index, func, arg_types, result_type, static_types,
+                   inputs, dtype):
+    """main body lines: constants, casts to the function's types, the call,
+    an extension to f32 and the print."""
+    lines = []
+    args = []
+    for n, (name, values) in enumerate(inputs.items()):
+        cst = f"%c{index}_{n}"
+        lines.append(dense_constant(cst, values, dtype, static_types[n]))
+        if static_types[n] != arg_types[n]:
+            lines.append(f"  {cst}d = tensor.cast {cst} : {static_types[n]} "
+                         f"to {arg_types[n]}\n")
+            cst += "d"
+        args.append(cst)
+    res = f"%r{index}"
+    lines.append(f"  {res} = func.call @{func}({', '.join(args)}) : "
+                 f"({', '.join(arg_types)}) -> {result_type}\n")
+    printed, printed_type = res, result_type
+    if dtype != "f32":
+        printed_type = _to_f32(result_type)
+        lines.append(f"  {res}f = arith.extf {res} : {result_type} to "
+                     f"{printed_type}\n")
+        printed = res + "f"
+    lines.append(f"  {res}u = tensor.cast {printed} : {printed_type} to "
+                 f"tensor<*xf32>\n")
+    lines.append(f"  func.call @printMemrefF32({res}u) : (tensor<*xf32>) -> ()\n")
+    return "".join(lines)
+
+
+def test_module(cases):
+    """cases: list of (cfg, inputs). Returns the module text."""
+    funcs, body = [], []
+    for i, (cfg, inputs) in enumerate(cases):
+        name = f"case{i}"
+        funcs.append(attention_function(cfg, name))
+        t, st = cfg.types(), cfg.types(static=True)
+        body.append(call_and_print(
+            i, name, [t[o] for o in OPERANDS], t["result"],
+            [st[o] for o in OPERANDS], {o: inputs[o] for o in OPERANDS},
+            cfg.dtype))
+    return wrap_main(funcs, body)
+
+
+def wrap_main(funcs, body):
+    return ("func.func private @printMemrefF32(tensor<*xf32>)\n\n"
+            + "\n".join(funcs)
+            + "\nfunc.func @main() {\n" + "".join(body) + "  return\n}\n")

@@ -1,0 +1,71 @@
+"""Float64 numpy reference of gated_attention.attention.
+
+Written from the op's definition, independently of any lowering: K/V heads
+are repeated with numpy (the lowerings must not), the gate is broadcast by
+numpy rules, and a row without a visible key gives 0.
+"""
+
+import numpy as np
+
+GATES = ("sigmoid", "silu", "ns_sigmoid")
+COMBINES = ("mul", "add")
+
+
+def sigmoid(x):
+    # exp(-x) overflows to inf for very negative x, giving exactly 0.
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def activation(g, gate):
+    """The gate activation of the op's `gate` attribute."""
+    if gate == "sigmoid":
+        return sigmoid(g)
+    if gate == "silu":
+        return g * sigmoid(g)
+    if gate == "ns_sigmoid":
+        return 0.5 + 0.5 * sigmoid(g)
+    raise ValueError(f"unknown gate activation {gate!r}")
+
+
+def causal_mask(sq, skv):
+    """Bottom-right aligned: query i sees key j iff j <= i + (skv - sq)."""
+    i = np.arange(sq)[:, None]
+    j = np.arange(skv)[None, :]
+    return j <= i + (skv - sq)
+
+
+def gated_attention_reference(q, k, v, g, scale=None, causal=False,
+                              gate="sigmoid", combine="mul"):
+    """Returns the op's result in float64.
+
+    q: B x Hq x Sq x D, k: B x Hkv x Skv x D, v: B x Hkv x Skv x Dv,
+    g: B x Hg x Sq x Dg with Hg in {Hq, 1} and Dg in {Dv, 1}.
+    """
+    q, k, v, g = (np.asarray(t, dtype=np.float64) for t in (q, k, v, g))
+    _, hq, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    if hq % hkv:
+        raise ValueError("Hq must be a multiple of Hkv")
+    if scale is None:
+        scale = 1.0 / np.sqrt(d)
+    group = hq // hkv
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    if causal:
+        s = np.where(causal_mask(sq, skv), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)
+    p = np.exp(s - m)
+    denom = p.sum(axis=-1, keepdims=True)
+    num = np.einsum("bhij,bhje->bhie", p, v)
+    y = np.divide(num, denom, out=np.zeros_like(num), where=denom > 0)
+
+    a = activation(g, gate)
+    if combine == "mul":
+        return y * a
+    if combine == "add":
+        return y + a
+    raise ValueError(f"unknown combine {combine!r}")

@@ -1,0 +1,72 @@
+"""Compile with gated-attention-opt, run with mlir-runner, parse the prints."""
+
+import os
+import re
+import subprocess
+
+import numpy as np
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_LLVM = "/usr/lib/llvm-22"
+
+
+def tool_paths():
+    """Tools from the environment (lit sets these), else the default build."""
+    return {
+        "opt": os.environ.get("GATED_ATTENTION_OPT",
+                              os.path.join(_REPO, "build", "bin",
+                                           "gated-attention-opt")),
+        "runner": os.environ.get("MLIR_RUNNER",
+                                 os.path.join(_LLVM, "bin", "mlir-runner")),
+        "libs": [os.environ.get("MLIR_RUNNER_UTILS",
+                                os.path.join(_LLVM, "lib", "libmlir_runner_utils.so")),
+                 os.environ.get("MLIR_C_RUNNER_UTILS",
+                                os.path.join(_LLVM, "lib", "libmlir_c_runner_utils.so"))],
+    }
+
+
+class ToolError(RuntimeError):
+    pass
+
+
+def _run(cmd, stdin):
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                        f"{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def compile_module(text, pipeline=("--gated-attention-to-llvm",)):
+    """MLIR text -> LLVM-dialect MLIR text."""
+    return _run([tool_paths()["opt"], *pipeline], text)
+
+
+def run_module(llvm_text, entry="main", extra_libs=()):
+    """Runs a lowered module's `entry` (no arguments, void) on the CPU."""
+    tools = tool_paths()
+    libs = ",".join(list(tools["libs"]) + list(extra_libs))
+    return _run([tools["runner"], "-O3", "-e", entry,
+                 "-entry-point-result=void", f"-shared-libs={libs}"],
+                llvm_text)
+
+
+_NUMBER = re.compile(r"[-+]?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)",
+                     re.IGNORECASE)
+_HEADER = re.compile(r"Unranked Memref base@ = \S+ rank = (\d+) offset = \d+ "
+                     r"sizes = \[([^\]]*)\] strides = \[[^\]]*\] data =")
+
+
+def parse_memrefs(stdout):
+    """Every tensor printed by printMemrefF32, in order, as float64 arrays."""
+    headers = list(_HEADER.finditer(stdout))
+    arrays = []
+    for n, h in enumerate(headers):
+        end = headers[n + 1].start() if n + 1 < len(headers) else len(stdout)
+        sizes = [int(s) for s in h.group(2).split(",") if s.strip()]
+        values = [float(v) for v in _NUMBER.findall(stdout[h.end():end])]
+        expected = int(np.prod(sizes)) if sizes else 1
+        if len(values) != expected:
+            raise ToolError(f"memref {n}: {len(values)} values for sizes {sizes}")
+        arrays.append(np.array(values, dtype=np.float64).reshape(sizes))
+    return arrays

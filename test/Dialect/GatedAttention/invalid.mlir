@@ -1,0 +1,172 @@
+// RUN: gated-attention-opt %s -split-input-file -verify-diagnostics
+
+// One test per rule of the shape contract and attributes.
+
+// Rule: query must be a 4-D tensor.
+func.func @rule0(%q: tensor<8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{query must be a 4-D tensor (B x Hq x Sq x D), got 'tensor<8x64x32xf32>'}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: result must be 4-D.
+func.func @rule1(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<8x64x32xf32> {
+  // expected-error @+1 {{result must be a 4-D tensor (B x Hq x Sq x Dv), got 'tensor<8x64x32xf32>'}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<8x64x32xf32>
+  return %0 : tensor<8x64x32xf32>
+}
+
+// -----
+
+// Rule: element type must be f32, f16 or bf16.
+func.func @rule2(%q: tensor<1x8x64x32xf64>, %k: tensor<1x8x64x32xf64>, %v: tensor<1x8x64x32xf64>, %g: tensor<1x8x64x32xf64>) -> tensor<1x8x64x32xf64> {
+  // expected-error @+1 {{query element type must be f32, f16 or bf16, got 'f64'}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>) -> tensor<1x8x64x32xf64>
+  return %0 : tensor<1x8x64x32xf64>
+}
+
+// -----
+
+// Rule: all element types equal.
+func.func @rule3(%q: tensor<1x8x64x32xf16>, %k: tensor<1x8x64x32xf16>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf16>) -> tensor<1x8x64x32xf16> {
+  // expected-error @+1 {{value element type must be 'f16' (the query element type), got 'f32'}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf16>) -> tensor<1x8x64x32xf16>
+  return %0 : tensor<1x8x64x32xf16>
+}
+
+// -----
+
+// Rule: Hq, Hkv, D, Dv, Hg, Dg static.
+func.func @rule4(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x?xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{key dim 3 (D) must be static, got ?}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x8x64x?xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: same batch everywhere.
+func.func @rule5(%q: tensor<2x8x64x32xf32>, %k: tensor<?x8x64x32xf32>, %v: tensor<2x8x64x32xf32>, %g: tensor<3x8x64x32xf32>) -> tensor<2x8x64x32xf32> {
+  // expected-error @+1 {{gate dim 0 (B) must be 2, got 3}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<2x8x64x32xf32>, tensor<?x8x64x32xf32>, tensor<2x8x64x32xf32>, tensor<3x8x64x32xf32>) -> tensor<2x8x64x32xf32>
+  return %0 : tensor<2x8x64x32xf32>
+}
+
+// -----
+
+// Rule: Hkv divides Hq.
+func.func @rule6(%q: tensor<1x8x64x32xf32>, %k: tensor<1x3x64x32xf32>, %v: tensor<1x3x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{key dim 1 (Hkv) must divide the query head count Hq = 8, got 3}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x3x64x32xf32>, tensor<1x3x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: key head dim equals query head dim.
+func.func @rule7(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x16xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{key dim 3 (D) must be 32, got 16}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x8x64x16xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: value heads equal key heads.
+func.func @rule8(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x4x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{value dim 1 (Hkv) must be 2, got 4}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: value length equals key length.
+func.func @rule9(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{value dim 2 (Skv) must be 80, got 64}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: gate heads Hq or 1.
+func.func @rule10(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %g: tensor<1x2x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{gate dim 1 (Hg) must be 8 (per-head gate) or 1 (shared gate), got 2}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: gate length equals query length.
+func.func @rule11(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x32xf32>, %g: tensor<1x8x63x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{gate dim 2 (Sq) must be 64, got 63}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>, tensor<1x8x63x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: gate width Dv or 1.
+func.func @rule12(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x16xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x16xf32> {
+  // expected-error @+1 {{gate dim 3 (Dg) must be 16 (elementwise gate) or 1 (headwise gate), got 32}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x16xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x16xf32>
+  return %0 : tensor<1x8x64x16xf32>
+}
+
+// -----
+
+// Rule: result heads.
+func.func @rule13(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x2x64x32xf32> {
+  // expected-error @+1 {{result dim 1 (Hq) must be 8, got 2}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x2x64x32xf32>
+  return %0 : tensor<1x2x64x32xf32>
+}
+
+// -----
+
+// Rule: result length.
+func.func @rule14(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x80x32xf32> {
+  // expected-error @+1 {{result dim 2 (Sq) must be 64, got 80}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x80x32xf32>
+  return %0 : tensor<1x8x80x32xf32>
+}
+
+// -----
+
+// Rule: result width is Dv.
+func.func @rule15(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x80x32xf32>, %v: tensor<1x2x80x16xf32>, %g: tensor<1x8x64x16xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{result dim 3 (Dv) must be 16, got 32}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x16xf32>, tensor<1x8x64x16xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: scale positive and finite.
+func.func @rule16(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{scale must be a finite positive number, got -5.000000e-01}}
+  %0 = gated_attention.attention %q, %k, %v, %g {scale = -0.5 : f32} : (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: gate attribute implements the gate-function interface.
+func.func @rule17(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{attribute 'gate' failed to satisfy constraint: gate function attribute}}
+  %0 = gated_attention.attention %q, %k, %v, %g {gate = #gated_attention.combine<add>} : (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Rule: combine attribute kind.
+func.func @rule18(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  // expected-error @+1 {{attribute 'combine' failed to satisfy constraint: Multiplicative or additive gate}}
+  %0 = gated_attention.attention %q, %k, %v, %g {combine = #gated_attention.gate<silu>} : (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}

@@ -1,0 +1,50 @@
+// The CPU pipeline leaves only the LLVM dialect.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm | FileCheck %s --check-prefix=LLVM
+// And it runs. Skv = 1 makes every softmax weight 1 (Y = V) or, for a query
+// row that sees no key under the causal mask, 0: the results are known exactly.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN:   | FileCheck %s
+
+// LLVM-NOT: gated_attention.
+// LLVM-NOT: linalg.
+// LLVM-NOT: tensor.
+// LLVM-NOT: memref.
+// LLVM: llvm.func @attention
+// LLVM: llvm.func @main
+
+func.func private @printMemrefF32(tensor<*xf32>)
+
+// Causal with Sq = 2 > Skv = 1: query row 0 sees no key (0 <= 0 + (1 - 2)
+// is false), row 1 sees key 0.
+func.func @attention(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x1x2xf32>,
+                     %v: tensor<1x1x1x2xf32>, %g: tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) {
+  %mul = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x1x2x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %add = gated_attention.attention %q, %k, %v, %g {causal, combine = #gated_attention.combine<add>, gate = #gated_attention.gate<ns_sigmoid>}
+      : (tensor<1x1x2x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %mul, %add : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+}
+
+func.func @main() {
+  %q = arith.constant dense<[[[[1.0, -3.0], [0.5, 7.0]]]]> : tensor<1x1x2x2xf32>
+  %k = arith.constant dense<[[[[2.0, 1.0]]]]> : tensor<1x1x1x2xf32>
+  %v = arith.constant dense<[[[[2.0, 4.0]]]]> : tensor<1x1x1x2xf32>
+  %g = arith.constant dense<0.0> : tensor<1x1x2x2xf32>
+  %mul, %add = call @attention(%q, %k, %v, %g)
+      : (tensor<1x1x2x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>)
+  // Y * sigmoid(0) = 0.5 * Y, and 0 for the empty row (not NaN).
+  // CHECK: sizes = [1, 1, 2, 2]
+  // CHECK-NEXT: {{\[}}{{\[}}{{\[}}{{\[}}0, {{ *}}0],
+  // CHECK-NEXT: {{\[}}1, {{ *}}2]]]]
+  %u0 = tensor.cast %mul : tensor<1x1x2x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%u0) : (tensor<*xf32>) -> ()
+  // Y + (0.5 + 0.5 * sigmoid(0)) = Y + 0.75.
+  // CHECK: sizes = [1, 1, 2, 2]
+  // CHECK-NEXT: {{\[}}{{\[}}{{\[}}{{\[}}0.75, {{ *}}0.75],
+  // CHECK-NEXT: {{\[}}2.75, {{ *}}4.75]]]]
+  %u1 = tensor.cast %add : tensor<1x1x2x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%u1) : (tensor<*xf32>) -> ()
+  return
+}

@@ -1,0 +1,36 @@
+//===- gated-attention-opt.cpp - the gated-attention driver ---------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// mlir-opt with the gated_attention dialect, passes and pipelines. Upstream
+// dialects, passes and extensions are all registered so that model graphs
+// from any frontend can be compiled in one invocation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels through LLVM IR in-process.
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::registerAllPasses();
+
+  mlir::gated_attention::registerAllDialects(registry);
+  mlir::gated_attention::registerAllPasses();
+  mlir::gated_attention::registerAllPipelines();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "gated-attention optimizer driver\n", registry));
+}
