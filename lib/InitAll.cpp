@@ -7,6 +7,7 @@
 #include "GatedAttention/InitAll.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +18,7 @@ void mlir::gated_attention::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::gated_attention::registerAllPasses() {
   registerGatedAttentionConversionPasses();
+  registerGatedAttentionTransformsPasses();
 }
 
 void mlir::gated_attention::registerAllPipelines() {

@@ -6,6 +6,7 @@
 
 #include "GatedAttention/Pipelines/Pipelines.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -23,12 +25,21 @@ using namespace mlir::gated_attention;
 
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
-  // Tensor level: our ops become linalg; elementwise arith/math on tensors
-  // (e.g. an `arith.extf` of a whole tensor in user code) become linalg too.
+  // Tensor level: our ops become linalg (tiled online softmax, or the
+  // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
+  // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  funcPm.addPass(createConvertGatedAttentionToLinalgPass());
+  if (options.reference) {
+    funcPm.addPass(createConvertGatedAttentionToLinalgPass());
+  } else {
+    GatedAttentionTilePassOptions tileOptions;
+    tileOptions.queryBlock = options.queryBlock;
+    tileOptions.keyBlock = options.keyBlock;
+    funcPm.addPass(createGatedAttentionTilePass(tileOptions));
+  }
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
 
   // Buffers: identity layouts at function boundaries so that callers (and
   // printMemrefF32) see plain strided memrefs.
@@ -41,6 +52,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

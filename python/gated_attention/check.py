@@ -11,8 +11,12 @@ reference on the same (rounded) inputs:
 A case is 'key=value,...'; 'a|b' in a value expands into the cross product.
 Keys: b hq hkv sq skv d dv gate combine causal gh (per_head|shared)
 gw (elementwise|headwise) dtype (f32|f16|bf16) scale dyn (e.g. b+sq+skv).
-Prints one PASS/FAIL line per case and 'N passed, M failed'; exits 1 on any
-failure.
+--paths runs every case through several lowerings of the CPU pipeline:
+'tiled' (the default online-softmax path), 'tiled:QxK' (query/key block
+sizes Q and K), 'reference' (materialized scores).
+
+Prints one PASS/FAIL line per case and path and 'N passed, M failed'; exits 1
+on any failure.
 """
 
 import argparse
@@ -36,6 +40,19 @@ def compare(cfg, out, ref):
     return ok, max_err, atol, rtol
 
 
+def path_pipeline(path):
+    """gated-attention-opt arguments for a --paths entry."""
+    if path == "tiled":
+        return ["--gated-attention-to-llvm"]
+    if path == "reference":
+        return ["--gated-attention-to-llvm=reference=1"]
+    if path.startswith("tiled:"):
+        q, _, k = path[len("tiled:"):].partition("x")
+        return [f"--gated-attention-to-llvm=query-block={int(q)} "
+                f"key-block={int(k)}"]
+    raise ValueError(f"unknown path {path!r}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,8 +61,11 @@ def main(argv=None):
     parser.add_argument("--random", type=int, default=0,
                         help="add N random configurations")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pipeline", default="--gated-attention-to-llvm",
-                        help="gated-attention-opt arguments that lower to LLVM")
+    parser.add_argument("--paths", default="tiled",
+                        help="comma-separated: tiled, tiled:QxK, reference")
+    parser.add_argument("--pipeline",
+                        help="explicit gated-attention-opt arguments that "
+                             "lower to LLVM (instead of --paths)")
     parser.add_argument("--emit", metavar="FILE",
                         help="also write the generated module to FILE")
     args = parser.parse_args(argv)
@@ -62,24 +82,29 @@ def main(argv=None):
     if args.emit:
         with open(args.emit, "w") as f:
             f.write(text)
-    try:
-        lowered = runner.compile_module(text, shlex.split(args.pipeline))
-        outputs = runner.parse_memrefs(runner.run_module(lowered))
-    except runner.ToolError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    if len(outputs) != len(cases):
-        print(f"error: {len(outputs)} results for {len(cases)} cases",
-              file=sys.stderr)
-        return 1
-
-    failed = 0
-    for i, ((cfg, inputs), out) in enumerate(zip(cases, outputs)):
-        ok, err, atol, rtol = compare(cfg, out, cfg.reference(inputs))
-        failed += not ok
-        print(f"{'PASS' if ok else 'FAIL'} case{i} {cfg.describe()} "
-              f"max_abs_err={err:.3g} atol={atol:g} rtol={rtol:g}")
-    print(f"{len(cases) - failed} passed, {failed} failed")
+    pipelines = ([("custom", shlex.split(args.pipeline))] if args.pipeline
+                 else [(p, path_pipeline(p)) for p in args.paths.split(",")])
+    refs = [cfg.reference(inputs) for cfg, inputs in cases]
+    total = failed = 0
+    for name, pipeline in pipelines:
+        try:
+            lowered = runner.compile_module(text, pipeline)
+            outputs = runner.parse_memrefs(runner.run_module(lowered))
+        except runner.ToolError as e:
+            print(f"error: [{name}] {e}", file=sys.stderr)
+            return 1
+        if len(outputs) != len(cases):
+            print(f"error: [{name}] {len(outputs)} results for {len(cases)} "
+                  f"cases", file=sys.stderr)
+            return 1
+        for i, ((cfg, _), out, ref) in enumerate(zip(cases, outputs, refs)):
+            ok, err, atol, rtol = compare(cfg, out, ref)
+            total += 1
+            failed += not ok
+            print(f"{'PASS' if ok else 'FAIL'} [{name}] case{i} "
+                  f"{cfg.describe()} max_abs_err={err:.3g} atol={atol:g} "
+                  f"rtol={rtol:g}")
+    print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -16,7 +16,20 @@ namespace gated_attention {
 
 /// Options of `--gated-attention-to-llvm`.
 struct GatedAttentionToLLVMPipelineOptions
-    : public PassPipelineOptions<GatedAttentionToLLVMPipelineOptions> {};
+    : public PassPipelineOptions<GatedAttentionToLLVMPipelineOptions> {
+  PassOptions::Option<bool> reference{
+      *this, "reference",
+      llvm::cl::desc("Lower attention with the reference path (materialized "
+                     "scores) instead of the tiled online-softmax path"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> queryBlock{
+      *this, "query-block",
+      llvm::cl::desc("Query rows per tile of the tiled path"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> keyBlock{
+      *this, "key-block", llvm::cl::desc("Keys per block of the tiled path"),
+      llvm::cl::init(64)};
+};
 
 /// Lowers a module of `func` + tensor-level upstream ops (linalg, tensor,
 /// arith, math, scf) + gated_attention ops to the LLVM dialect, ready for

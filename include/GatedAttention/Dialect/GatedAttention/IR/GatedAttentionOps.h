@@ -11,7 +11,9 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 #define GET_OP_CLASSES
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h.inc"

@@ -10,12 +10,21 @@
 include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.td"
 include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 class GatedAttention_Op<string mnemonic, list<Trait> traits = []>
     : Op<GatedAttention_Dialect, mnemonic, traits>;
 
-def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [Pure]> {
+def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
+    Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                              ["reifyResultShapes"]>,
+    DeclareOpInterfaceMethods<TilingInterface, [
+      "getLoopIteratorTypes", "getIterationDomain", "getTiledImplementation",
+      "getResultTilePosition", "getIterationDomainTileFromResultTile",
+      "generateResultTileValue"]>]> {
   let summary = "Scaled-dot-product attention combined with an activated gate";
   let description = [{
     Computes, per batch `b` and query head `h`,
@@ -75,6 +84,12 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [Pure]> {
            tensor<2x8x96x32xf32>, tensor<2x1x128x1xf32>)
         -> tensor<2x8x128x32xf32>
     ```
+
+    Tiling (`TilingInterface`): the iteration domain is `(B, Hq, Sq)`, all
+    parallel. A tile of query heads must cover whole GQA groups or lie inside
+    one; with `causal`, a tile of query rows `[q0, q0 + n)` reads only keys
+    `[0, q0 + n + Skv - Sq)`, which keeps the bottom-right alignment of the
+    tile equal to that of the rows in the whole op.
 
     The generic form spells the same attributes:
 

@@ -1,0 +1,63 @@
+//===- Passes.td - gated_attention transformations ---------*- tablegen -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_TRANSFORMS_PASSES_TD
+#define GATED_ATTENTION_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
+  let summary = "Tile gated_attention ops into the fused online-softmax (FlashAttention-2) form";
+  let description = [{
+    Rewrites every `gated_attention.attention` into:
+
+    - an `scf.forall` over `(B, Hq, ceildiv(Sq, query-block))`, made by
+      tiling the op through its `TilingInterface` (tile `1 x 1 x query-block`);
+    - in each tile, the online softmax: a sequential `scf.for` over blocks of
+      `key-block` keys carrying the running row max `m`, row sum `l` and the
+      f32 accumulator `acc`; per block `S = Q_blk K_blkᵀ` (the scale is folded
+      into the f32 query tile once), `m' = max(m, rowmax S)`,
+      `P = exp(S - m')`, `l = exp(m - m') l + rowsum P`,
+      `acc = exp(m - m') acc + P V_blk`;
+    - an epilogue `out = combine(acc / l, act(G_blk))` (0 where `l = 0`)
+      converted to the element type and inserted into the result once.
+
+    Key blocks come in two loops: blocks every row of the tile sees in full
+    (no mask code), then the blocks that cross the causal diagonal or the end
+    of the keys (masked with `linalg.index` arithmetic; the last is padded to
+    `key-block` keys). Blocks above the diagonal are never visited. K and V
+    tiles are slices of head `h / (Hq / Hkv)`, never copies per query head.
+    Tiles are padded to static `query-block x D`, `key-block x D` shapes so
+    that they vectorize; rows past `Sq` are computed and dropped.
+
+    ```mlir
+    %o = gated_attention.attention %q, %k, %v, %g {causal} : ...
+    // becomes
+    %o = scf.forall (%b, %h, %i) = (0, 0, 0) to (1, 8, 128) step (1, 1, 64)
+        shared_outs(%out = %init) -> (tensor<1x8x128x64xf32>) {
+      ... scf.for %kb = %c0 to %unmasked step %c64 iter_args(%m, %l, %acc) ...
+      ... scf.for %kb = %unmasked to %end step %c64 iter_args(%m, %l, %acc) ...
+      ... epilogue, tensor.parallel_insert_slice ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"queryBlock", "query-block", "int64_t", /*default=*/"64",
+           "Query rows per tile (Bq)">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"64",
+           "Keys per block of the online-softmax loop (Bk)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD

@@ -1,0 +1,51 @@
+//===- Transforms.h - gated_attention rewrites ------------------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
+#define GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace mlir {
+class RewritePatternSet;
+class RewriterBase;
+class Value;
+
+namespace gated_attention {
+class AttentionOp;
+
+/// Block sizes of the online-softmax form.
+struct OnlineSoftmaxOptions {
+  /// Query rows per tile; tiles are padded to this many rows.
+  int64_t queryBlock = 64;
+  /// Keys per iteration of the key loop.
+  int64_t keyBlock = 64;
+};
+
+/// Rewrites one attention op into the online-softmax (FlashAttention-2) key
+/// loop with the gate in the epilogue, without tiling it first: batches and
+/// heads become scf.for loops (none when they are 1) and all rows of the op
+/// form one query tile. Used on the tiles made by `gated-attention-tile`.
+FailureOr<Value> decomposeToOnlineSoftmax(RewriterBase &rewriter,
+                                          AttentionOp op,
+                                          const OnlineSoftmaxOptions &options);
+
+/// Patterns applying `decomposeToOnlineSoftmax` to every attention op.
+void populateGatedAttentionOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns, const OnlineSoftmaxOptions &options);
+
+/// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
+/// TilingInterface and decomposes the tile into the online-softmax loop.
+/// Returns the value replacing the op's result.
+FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
+                                     const OnlineSoftmaxOptions &options);
+
+} // namespace gated_attention
+} // namespace mlir
+
+#endif // GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H

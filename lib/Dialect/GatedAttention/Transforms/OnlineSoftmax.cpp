@@ -1,0 +1,439 @@
+//===- OnlineSoftmax.cpp - attention as a FlashAttention-2 key loop -------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Decomposes gated_attention.attention into the online-softmax form: per
+// (batch, head), one query tile, a sequential loop over key blocks carrying
+// (m, l, acc), and the gate applied in the epilogue before the single store.
+// The tile math is upstream linalg on tensor tiles, so upstream tiling,
+// vectorization and bufferization apply to it unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+namespace {
+using utils::IteratorType;
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// Builds the online-softmax form of one attention op.
+class OnlineSoftmaxBuilder {
+public:
+  OnlineSoftmaxBuilder(RewriterBase &b, AttentionOp op,
+                       const OnlineSoftmaxOptions &options)
+      : b(b), op(op), loc(op.getLoc()), f32(b.getF32Type()),
+        elementType(op.getQueryType().getElementType()),
+        keyBlock(options.keyBlock) {}
+
+  Value build();
+
+private:
+  struct State {
+    Value m, l, acc;
+  };
+
+  // Small builders.
+  Value f32Const(OpBuilder &nb, double v) {
+    return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+  }
+  Value toF32(OpBuilder &nb, Value x) {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(nb, loc, f32, x);
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value empty(ArrayRef<OpFoldResult> sizes, Type t) {
+    return tensor::EmptyOp::create(b, loc, sizes, t);
+  }
+  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
+    return linalg::FillOp::create(b, loc, f32Const(b, v), empty(sizes, f32))
+        .getResult(0);
+  }
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
+    return AffineMap::get(dims, 0, results, b.getContext());
+  }
+  /// A linalg.generic with one init (whose type is the result type).
+  Value generic(ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<IteratorType> iterators,
+                function_ref<Value(OpBuilder &, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+               iterators,
+               [&](OpBuilder &nb, Location, ValueRange args) {
+                 linalg::YieldOp::create(nb, loc, body(nb, args));
+               })
+        .getResult(0);
+  }
+  /// scf.for from `lb` to `ub` carrying `inits`; `body` builds at the
+  /// rewriter's insertion point and returns the yielded values.
+  scf::ForOp forLoop(Value lb, Value ub, Value step, ValueRange inits,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> yielded =
+        body(loop.getInductionVar(), loop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, yielded);
+    return loop;
+  }
+  /// `m` with -inf replaced by 0: the shift used by exp() on rows that have
+  /// seen no key yet, so that exp(-inf - shift) = 0 instead of NaN.
+  Value safeShift(OpBuilder &nb, Value m) {
+    Value isEmpty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, m,
+                                          f32Const(nb, kNegInf));
+    return arith::SelectOp::create(nb, loc, isEmpty, f32Const(nb, 0.0), m);
+  }
+
+  /// `rows x width` slice of head `head` of a 4-D operand at row `row`,
+  /// padded with zeros to `paddedRows` rows when that is larger.
+  Value tile(Value source, Value batch, Value head, OpFoldResult row,
+             OpFoldResult rows, OpFoldResult paddedRows);
+
+  Value queryTile(Value batch, Value head);
+  State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
+  Value epilogue(State s, Value gate);
+  Value buildHead(Value batch, Value head);
+
+  RewriterBase &b;
+  AttentionOp op;
+  Location loc;
+  Type f32, elementType;
+  int64_t keyBlock;
+  // Per-op values set by build().
+  OpFoldResult rows, rowsTile;
+  Value numKeys, causalOffset;
+};
+} // namespace
+
+Value OnlineSoftmaxBuilder::tile(Value source, Value batch, Value head,
+                                 OpFoldResult row, OpFoldResult rows,
+                                 OpFoldResult paddedRows) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t width = type.getDimSize(3);
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> offsets = {batch, head, row, zero};
+  SmallVector<OpFoldResult> sizes = {one, one, rows, b.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides(4, one);
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  auto sliceType =
+      RankedTensorType::get({staticRows.value_or(ShapedType::kDynamic), width},
+                            type.getElementType());
+  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, source,
+                                               offsets, sizes, strides);
+  std::optional<int64_t> padded = getConstantIntValue(paddedRows);
+  if (!padded || staticRows == padded)
+    return slice;
+  auto paddedType =
+      RankedTensorType::get({*padded, width}, type.getElementType());
+  Value zeroElt =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return tensor::createPadHighOp(paddedType, slice, zeroElt, /*nofold=*/false,
+                                 loc, b);
+}
+
+Value OnlineSoftmaxBuilder::queryTile(Value batch, Value head) {
+  // Extended to f32 and pre-scaled once per tile, not once per key block.
+  Value q = tile(op.getQuery(), batch, head, b.getIndexAttr(0), rows, rowsTile);
+  double scale = op.getScaleValue();
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  return generic(q, empty({rowsTile, b.getIndexAttr(op.getHeadDim())}, f32),
+                 {id2, id2}, {IteratorType::parallel, IteratorType::parallel},
+                 [&](OpBuilder &nb, ValueRange args) -> Value {
+                   return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
+                                                f32Const(nb, scale));
+                 });
+}
+
+OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
+                                                               Value v, State s,
+                                                               Value kb,
+                                                               bool masked) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto par = IteratorType::parallel, red = IteratorType::reduction;
+  OpFoldResult bk = b.getIndexAttr(keyBlock);
+  OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
+  AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
+
+  // S = Q_blk K_blkᵀ (the scale is already in Q).
+  Value scores =
+      generic({q, k}, filled({rowsTile, bk}, 0.0),
+              {map(3, {d0, d2}), map(3, {d1, d2}), map(3, {d0, d1})},
+              {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value prod =
+                    arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                return arith::AddFOp::create(nb, loc, a[2], prod);
+              });
+
+  // Blocks on the causal diagonal or past the last key: key kb + j is
+  // visible from row i iff kb + j < Skv and (causal) kb + j <= i + offset.
+  if (masked)
+    scores = generic({}, scores, {ij}, {par, par},
+                     [&](OpBuilder &nb, ValueRange a) -> Value {
+                       Value row = linalg::IndexOp::create(nb, loc, 0);
+                       Value col = linalg::IndexOp::create(nb, loc, 1);
+                       Value key = arith::AddIOp::create(nb, loc, kb, col);
+                       Value visible = arith::CmpIOp::create(
+                           nb, loc, arith::CmpIPredicate::slt, key, numKeys);
+                       if (causalOffset) {
+                         Value last =
+                             arith::AddIOp::create(nb, loc, row, causalOffset);
+                         Value seen = arith::CmpIOp::create(
+                             nb, loc, arith::CmpIPredicate::sle, key, last);
+                         visible =
+                             arith::AndIOp::create(nb, loc, visible, seen);
+                       }
+                       return arith::SelectOp::create(nb, loc, visible, a[0],
+                                                      f32Const(nb, kNegInf));
+                     });
+
+  // Every update below writes into the buffer of the value it replaces, so
+  // that bufferization keeps (m, l, acc) in place across iterations.
+  Value rowMax =
+      generic(scores, filled({rowsTile}, kNegInf), {ij, i}, {par, red},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
+              });
+  // P = exp(S - m'); m' is recomputed elementwise so that m is overwritten
+  // only once, after its last use.
+  auto newMax = [&](OpBuilder &nb, Value m, Value blockMax) {
+    return safeShift(nb, arith::MaximumFOp::create(nb, loc, m, blockMax));
+  };
+  Value probs = generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
+                        [&](OpBuilder &nb, ValueRange a) -> Value {
+                          Value d = arith::SubFOp::create(
+                              nb, loc, a[2], newMax(nb, a[0], a[1]));
+                          return math::ExpOp::create(nb, loc, d);
+                        });
+  // alpha = exp(m - m'), the rescaling of what was accumulated so far.
+  Value alpha = generic({s.m, rowMax}, empty({rowsTile}, f32), {i1, i1, i1},
+                        {par}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                          Value d = arith::SubFOp::create(
+                              nb, loc, a[0], newMax(nb, a[0], a[1]));
+                          return math::ExpOp::create(nb, loc, d);
+                        });
+  Value mOut = generic(rowMax, s.m, {i1, i1}, {par},
+                       [&](OpBuilder &nb, ValueRange a) -> Value {
+                         return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
+                       });
+  // l' = alpha l + rowsum P
+  Value lScaled = generic(alpha, s.l, {i1, i1}, {par},
+                          [&](OpBuilder &nb, ValueRange a) -> Value {
+                            return arith::MulFOp::create(nb, loc, a[1], a[0]);
+                          });
+  Value lNew = generic(probs, lScaled, {ij, i}, {par, red},
+                       [&](OpBuilder &nb, ValueRange a) -> Value {
+                         return arith::AddFOp::create(nb, loc, a[0], a[1]);
+                       });
+  // acc' = alpha acc + P V_blk
+  Value accScaled = generic(alpha, s.acc, {i, ij}, {par, par},
+                            [&](OpBuilder &nb, ValueRange a) -> Value {
+                              return arith::MulFOp::create(nb, loc, a[1], a[0]);
+                            });
+  Value accNew =
+      generic({probs, v}, accScaled,
+              {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
+              {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value prod =
+                    arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                return arith::AddFOp::create(nb, loc, a[2], prod);
+              });
+  return {mOut, lNew, accNew};
+}
+
+Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  auto par = IteratorType::parallel;
+  AffineMap i1 = map(1, {d0}), ij = map(2, {d0, d1}), i = map(2, {d0});
+  // 1 / l, or 0 for a row that saw no key (its acc is 0 as well).
+  Value inv = generic(
+      s.l, empty({rowsTile}, f32), {i1, i1}, {par},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value zero = f32Const(nb, 0.0);
+        Value any = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT,
+                                          a[0], zero);
+        Value r = arith::DivFOp::create(nb, loc, f32Const(nb, 1.0), a[0]);
+        return arith::SelectOp::create(nb, loc, any, r, zero);
+      });
+  AffineMap gateMap =
+      op.isGateHeadwise() ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij;
+  auto gateFn = op.getGate();
+  CombineKind combine = op.getCombine();
+  return generic(
+      {s.acc, inv, gate},
+      empty({rowsTile, b.getIndexAttr(op.getValueHeadDim())}, elementType),
+      {ij, i, gateMap, ij}, {par, par},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
+        Value g = gateFn.buildActivation(nb, loc, toF32(nb, a[2]));
+        Value r = combine == CombineKind::mul
+                      ? arith::MulFOp::create(nb, loc, y, g).getResult()
+                      : arith::AddFOp::create(nb, loc, y, g).getResult();
+        return r.getType() == elementType
+                   ? r
+                   : arith::TruncFOp::create(nb, loc, elementType, r);
+      });
+}
+
+Value OnlineSoftmaxBuilder::buildHead(Value batch, Value head) {
+  Value kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGroupSize()));
+  Value q = queryTile(batch, head);
+
+  OpFoldResult bk = b.getIndexAttr(keyBlock);
+  OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
+  State state{filled({rowsTile}, kNegInf), filled({rowsTile}, 0.0),
+              filled({rowsTile, dv}, 0.0)};
+
+  // Keys [0, unmasked) are visible to every row of the tile in whole blocks:
+  // without causal, all full blocks; with causal, the full blocks up to what
+  // row 0 sees (j <= offset).
+  Value visibleToAll = numKeys;
+  if (causalOffset) {
+    Value seen = arith::AddIOp::create(b, loc, causalOffset, index(1));
+    seen = arith::MaxSIOp::create(b, loc, seen, index(0));
+    visibleToAll = arith::MinSIOp::create(b, loc, seen, numKeys);
+  }
+  Value unmasked = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, visibleToAll, index(keyBlock)),
+      index(keyBlock));
+
+  auto keyLoop = [&](Value lb, Value ub, bool masked) {
+    auto loop = forLoop(
+        lb, ub, index(keyBlock), {state.m, state.l, state.acc},
+        [&](Value kb, ValueRange iter) -> SmallVector<Value> {
+          // A masked block may be the last, partial one: pad it.
+          OpFoldResult cols = bk;
+          if (masked) {
+            AffineExpr k0, n;
+            bindDims(b.getContext(), k0, n);
+            cols = affine::makeComposedFoldedAffineMin(
+                b, loc,
+                AffineMap::get(
+                    2, 0,
+                    {getAffineConstantExpr(keyBlock, b.getContext()), n - k0},
+                    b.getContext()),
+                {kb, numKeys});
+          }
+          Value k = tile(op.getKey(), batch, kvHead, kb, cols, bk);
+          Value v = tile(op.getValue(), batch, kvHead, kb, cols, bk);
+          State next =
+              keyBlockStep(q, k, v, {iter[0], iter[1], iter[2]}, kb, masked);
+          return {next.m, next.l, next.acc};
+        });
+    state = {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  };
+  keyLoop(index(0), unmasked, /*masked=*/false);
+  keyLoop(unmasked, numKeys, /*masked=*/true);
+
+  Value gateHead = op.getGateType().getDimSize(1) == 1 ? index(0) : head;
+  Value gate = tile(op.getGateInput(), batch, gateHead, b.getIndexAttr(0), rows,
+                    rowsTile);
+  Value out = epilogue(state, gate);
+  if (rows != rowsTile) {
+    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {rows, dv};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    out = tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, strides);
+  }
+  return out;
+}
+
+Value OnlineSoftmaxBuilder::build() {
+  Value query = op.getQuery();
+  rows = tensor::getMixedSize(b, loc, query, 2);
+  rowsTile = rows;
+  // Pad the query tile to a static row count when one bounds the rows (the
+  // tiles made by gated-attention-tile have min(Bq, Sq - q0) rows).
+  if (!getConstantIntValue(rows)) {
+    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB, {query, 2}, /*stopCondition=*/nullptr,
+        /*closedUB=*/true);
+    if (succeeded(bound))
+      rowsTile = b.getIndexAttr(*bound);
+  }
+  numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
+  if (op.getCausal())
+    causalOffset = arith::SubIOp::create(
+        b, loc, numKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
+
+  // Batches and heads: loops that canonicalization removes when they are 1.
+  Value result = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
+                                b.getIndexAttr(op.getNumQueryHeads()), rows,
+                                b.getIndexAttr(op.getValueHeadDim())},
+      elementType);
+  Value numBatches = tensor::DimOp::create(b, loc, query, 0);
+  auto batchLoop = forLoop(
+      index(0), numBatches, index(1), result,
+      [&](Value batch, ValueRange batchIter) -> SmallVector<Value> {
+        auto headLoop = forLoop(
+            index(0), index(op.getNumQueryHeads()), index(1), batchIter,
+            [&](Value head, ValueRange headIter) -> SmallVector<Value> {
+              Value out = buildHead(batch, head);
+              OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+              SmallVector<OpFoldResult> offsets = {batch, head, zero, zero};
+              SmallVector<OpFoldResult> sizes = {
+                  one, one, rows, b.getIndexAttr(op.getValueHeadDim())};
+              SmallVector<OpFoldResult> strides(4, one);
+              return {tensor::InsertSliceOp::create(b, loc, out, headIter[0],
+                                                    offsets, sizes, strides)};
+            });
+        return {headLoop.getResult(0)};
+      });
+  Value res = batchLoop.getResult(0);
+  if (res.getType() != op.getResultType())
+    res = tensor::CastOp::create(b, loc, op.getResultType(), res);
+  return res;
+}
+
+FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
+    RewriterBase &rewriter, AttentionOp op,
+    const OnlineSoftmaxOptions &options) {
+  if (options.keyBlock <= 0 || options.queryBlock <= 0)
+    return rewriter.notifyMatchFailure(op, "block sizes must be positive");
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Value result = OnlineSoftmaxBuilder(rewriter, op, options).build();
+  rewriter.replaceOp(op, result);
+  return result;
+}
+
+namespace {
+struct OnlineSoftmaxPattern : OpRewritePattern<AttentionOp> {
+  OnlineSoftmaxPattern(MLIRContext *ctx, const OnlineSoftmaxOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    return decomposeToOnlineSoftmax(rewriter, op, options);
+  }
+
+  OnlineSoftmaxOptions options;
+};
+} // namespace
+
+void mlir::gated_attention::populateGatedAttentionOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns, const OnlineSoftmaxOptions &options) {
+  patterns.add<OnlineSoftmaxPattern>(patterns.getContext(), options);
+}

@@ -1,0 +1,64 @@
+//===- TileAttention.cpp - the gated-attention-tile pass ------------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::gated_attention {
+#define GEN_PASS_DEF_GATEDATTENTIONTILEPASS
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h.inc"
+} // namespace mlir::gated_attention
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
+    RewriterBase &rewriter, AttentionOp op,
+    const OnlineSoftmaxOptions &options) {
+  // (B, Hq, Sq) in tiles of (1, 1, Bq), one scf.forall iteration each.
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+                       rewriter.getIndexAttr(options.queryBlock)});
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled))
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<AttentionOp>(tiled->tiledOps.back());
+  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
+    return failure();
+  return tiled->replacements.front();
+}
+
+namespace {
+struct GatedAttentionTilePass
+    : gated_attention::impl::GatedAttentionTilePassBase<
+          GatedAttentionTilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (queryBlock <= 0 || keyBlock <= 0) {
+      getOperation()->emitError("query-block and key-block must be positive");
+      return signalPassFailure();
+    }
+    OnlineSoftmaxOptions options{queryBlock, keyBlock};
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      if (failed(tileToOnlineSoftmax(rewriter, op, options))) {
+        op.emitError("failed to tile into the online-softmax form");
+        return signalPassFailure();
+      }
+  }
+};
+} // namespace

@@ -1,0 +1,123 @@
+// RUN: gated-attention-opt %s --gated-attention-tile --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=32" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=B32
+// No tensor of Sq x Skv (100 x 130) scores exists anywhere:
+// RUN: gated-attention-opt %s --gated-attention-tile --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=NOSCORES
+// NOSCORES-NOT: x130xf32>
+// NOSCORES-NOT: 100x130
+
+// GQA 8/2, causal, Sq = 100 and Skv = 130 (neither a multiple of 64).
+
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0) -> (-d0 + 100, 64)>
+// CHECK-DAG: #[[KVHEAD:.+]] = affine_map<(d0) -> (d0 floordiv 4)>
+// CHECK-DAG: #[[KEYS:.+]] = affine_map<(d0, d1) -> (0, d0 + d1 + 30)>
+// CHECK-LABEL: func.func @gqa_causal
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x8x100x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x130x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x130x16xf32>, %[[G:[a-z0-9]+]]: tensor<1x8x100x16xf32>)
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// One parallel iteration per (head, block of 64 query rows).
+// CHECK: %[[RES:.+]] = scf.forall (%[[H:.+]], %[[Q0:.+]]) = (0, 0) to (8, 100) step (1, 64) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x100x16xf32>)
+// CHECK: %[[NROWS:.+]] = affine.min #[[ROWS]](%[[Q0]])
+// K/V come from head h / 4 and, under the causal mask, only keys
+// [0, q0 + rows + Skv - Sq) are read: later blocks are never visited.
+// CHECK: %[[KVH:.+]] = affine.apply #[[KVHEAD]](%[[H]])
+// CHECK: %[[NKEYS:.+]] = affine.max #[[KEYS]](%[[Q0]], %[[NROWS]])
+// CHECK: %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 32]
+// CHECK: %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 16]
+// CHECK: %[[OFF:.+]] = arith.subi %[[NKEYS]], %[[NROWS]] : index
+// The query tile: padded to 64 rows, scaled once in f32.
+// CHECK: tensor.pad %{{.+}} low[0, 0] high[%{{.+}}, 0]
+// CHECK: } : tensor<?x32xf32> to tensor<64x32xf32>
+// CHECK: %[[QT:.+]] = linalg.generic
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]]
+// Running max (-inf), sum and accumulator (0).
+// CHECK: %[[M0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<64xf32>)
+// CHECK: %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64xf32>)
+// CHECK: %[[ACC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x16xf32>)
+// Loop 1: the full blocks row 0 already sees; no mask code.
+// CHECK: %[[UNMASKED:.+]] = arith.muli
+// CHECK: %[[LOOP1:.+]]:3 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[ACC:.+]] = %[[ACC0]]) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK-NOT: linalg.index
+// CHECK-NOT: tensor.pad
+// CHECK: %[[KT:.+]] = tensor.extract_slice %[[KS]][0, 0, %[[KB]], 0] [1, 1, 64, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<64x32xf32>
+// CHECK: %[[VT:.+]] = tensor.extract_slice %[[VS]][0, 0, %[[KB]], 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> to tensor<64x16xf32>
+// S = Q Kᵀ
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]], %[[KT]] : tensor<64x32xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+// rowmax S
+// CHECK: %[[BMAX:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<64x64xf32>)
+// CHECK: arith.maximumf
+// P = exp(S - max(m, rowmax S))
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<64x64xf32>)
+// CHECK: math.exp
+// alpha = exp(m - m')
+// CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
+// CHECK: math.exp
+// CHECK: %[[MN:.+]] = linalg.generic {{.+}} ins(%[[BMAX]] : tensor<64xf32>) outs(%[[M]] : tensor<64xf32>)
+// l' = alpha l + rowsum P
+// CHECK: %[[LS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[L]] : tensor<64xf32>)
+// CHECK: %[[LN:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<64x64xf32>) outs(%[[LS]] : tensor<64xf32>)
+// acc' = alpha acc + P V
+// CHECK: %[[AS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACC]] : tensor<64x16xf32>)
+// CHECK: %[[AN:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[AS]] : tensor<64x16xf32>)
+// CHECK: scf.yield %[[MN]], %[[LN]], %[[AN]]
+// Loop 2: blocks on the diagonal or past the last key, padded and masked.
+// CHECK: %[[LOOP2:.+]]:3 = scf.for %[[KB2:.+]] = %[[UNMASKED]] to %[[NKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2)
+// CHECK: tensor.pad
+// CHECK: tensor.pad
+// CHECK: linalg.generic
+// CHECK: %[[I:.+]] = linalg.index 0
+// CHECK: %[[J:.+]] = linalg.index 1
+// CHECK: %[[KEY:.+]] = arith.addi %[[KB2]], %[[J]]
+// CHECK: arith.cmpi slt, %[[KEY]], %[[NKEYS]]
+// CHECK: %[[LAST:.+]] = arith.addi %[[I]], %[[OFF]]
+// CHECK: arith.cmpi sle, %[[KEY]], %[[LAST]]
+// CHECK: arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
+// CHECK: scf.yield
+// Epilogue: 1/l (0 for rows without keys), then Y * sigmoid(G), once.
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#1 : tensor<64xf32>)
+// CHECK: arith.cmpf ogt
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#2, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.mulf
+// CHECK: %[[YR:.+]] = tensor.extract_slice %[[Y]][0, 0] [%[[NROWS]], 16]
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 1, %[[NROWS]], 16]
+// CHECK: return %[[RES]]
+func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
+                      %v: tensor<1x2x130x16xf32>, %g: tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32> {
+  %0 = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x8x100x32xf32>, tensor<1x2x130x32xf32>, tensor<1x2x130x16xf32>, tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32>
+  return %0 : tensor<1x8x100x16xf32>
+}
+
+// -----
+
+// Not causal, static multiples of the blocks: all key blocks are full and
+// unmasked; no padding anywhere. Headwise shared gate, SiLU, add, bf16:
+// K/V tiles are extended inside the contractions, the result truncated once.
+
+// B32-DAG: #[[GMAP:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// B32-LABEL: func.func @aligned_headwise_bf16
+// B32-NOT: tensor.pad
+// B32: scf.forall (%[[B:.+]], %[[H:.+]], %[[Q0:.+]]) = (0, 0, 0) to (2, 4, 128) step (1, 1, 32)
+// B32: scf.for %{{.+}} = %c0 to %c96 step %c32
+// B32: arith.extf %{{.+}} : bf16 to f32
+// B32: scf.yield
+// The masked loop would only handle a tail: it is empty (96 % 32 == 0) and
+// folded away.
+// B32-NOT: scf.for
+// B32-NOT: linalg.index
+// B32: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[GMAP]], #{{.+}}]
+// B32: %[[Y:.+]] = arith.mulf
+// B32: arith.negf
+// B32: %[[SIG:.+]] = arith.divf
+// B32: %[[SILU:.+]] = arith.mulf %{{.+}}, %[[SIG]] : f32
+// B32: %[[SUM:.+]] = arith.addf %[[Y]], %[[SILU]] : f32
+// B32: arith.truncf %[[SUM]] : f32 to bf16
+// B32: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 32, 8]
+func.func @aligned_headwise_bf16(%q: tensor<2x4x128x16xbf16>, %k: tensor<2x4x96x16xbf16>,
+                                 %v: tensor<2x4x96x8xbf16>, %g: tensor<2x1x128x1xbf16>) -> tensor<2x4x128x8xbf16> {
+  %0 = gated_attention.attention %q, %k, %v, %g {gate = #gated_attention.gate<silu>, combine = #gated_attention.combine<add>}
+      : (tensor<2x4x128x16xbf16>, tensor<2x4x96x16xbf16>, tensor<2x4x96x8xbf16>, tensor<2x1x128x1xbf16>) -> tensor<2x4x128x8xbf16>
+  return %0 : tensor<2x4x128x8xbf16>
+}
