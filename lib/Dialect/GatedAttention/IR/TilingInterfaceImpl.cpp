@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -65,19 +66,29 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
 
   // Key/value heads of the query-head tile [h0, h0 + n): a tile inside one
   // GQA group reads one KV head; a tile of whole groups reads n / R heads.
+  // A partial last tile (Hq not a multiple of the tile) has a dynamic size
+  // bounded by the tile size; it is valid only inside one group.
   std::optional<int64_t> heads = getConstantIntValue(headSize);
-  if (!heads)
-    return emitOpError("tiling needs a static query-head tile size");
+  int64_t headTile = heads.value_or(0);
+  if (!heads) {
+    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB, {getValueOrCreateConstantIndexOp(b, loc, headSize)},
+        /*stopCondition=*/nullptr, /*closedUB=*/true);
+    if (failed(bound))
+      return emitOpError("tiling needs a bounded query-head tile size");
+    headTile = *bound;
+  }
   int64_t kvHeads;
-  if (*heads % group == 0)
+  if (heads && *heads % group == 0)
     kvHeads = *heads / group;
-  else if (group % *heads == 0)
+  else if (group % headTile == 0)
     kvHeads = 1;
   else
-    return emitOpError() << "query-head tile size " << *heads
+    return emitOpError() << "query-head tile size " << headTile
                          << " neither divides nor is a multiple of the group "
                             "size Hq / Hkv = "
-                         << group;
+                         << group << " (or does not divide Hq = "
+                         << getNumQueryHeads() << ")";
   AffineExpr h;
   bindDims(ctx, h);
   OpFoldResult kvHeadOff = affine::makeComposedFoldedAffineApply(
