@@ -28,6 +28,8 @@ llvm_config.with_environment("PYTHONPATH", python_root, append_path=True)
 
 runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_runner_utils.so")
 c_runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")
+# The OpenMP runtime (Debian libomp-22-dev) used by the parallel loops.
+libomp = os.path.join(config.mlir_lib_dir, "libomp.so")
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%gated_attention_src_root",
                              config.gated_attention_src_root))
@@ -35,6 +37,7 @@ config.substitutions.append(("%gated_attention_obj_root",
                              config.gated_attention_obj_root))
 config.substitutions.append(("%mlir_runner_utils", runner_utils))
 config.substitutions.append(("%mlir_c_runner_utils", c_runner_utils))
+config.substitutions.append(("%libomp", libomp))
 # The harness finds the tools through these variables.
 config.environment["GATED_ATTENTION_OPT"] = os.path.join(
     config.gated_attention_tools_dir, "gated-attention-opt")
@@ -42,6 +45,7 @@ config.environment["MLIR_RUNNER"] = os.path.join(config.llvm_tools_dir,
                                                  "mlir-runner")
 config.environment["MLIR_RUNNER_UTILS"] = runner_utils
 config.environment["MLIR_C_RUNNER_UTILS"] = c_runner_utils
+config.environment["LIBOMP"] = libomp
 
 tools = [
     "gated-attention-opt",

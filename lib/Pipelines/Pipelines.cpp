@@ -9,6 +9,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -36,6 +37,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     tileOptions.queryBlock = options.queryBlock;
     tileOptions.keyBlock = options.keyBlock;
     funcPm.addPass(createGatedAttentionTilePass(tileOptions));
+    funcPm.addPass(createCanonicalizerPass());
+    funcPm.addPass(createCSEPass());
+    funcPm.addPass(createGatedAttentionVectorizeTilesPass());
   }
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
@@ -54,6 +58,15 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // conversions into integer ops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.openmp) {
+    // Canonicalization inlines the memref.alloca_scope ops that wrap the
+    // parallel bodies (they hold no alloca here), which convert-scf-to-cf
+    // could not lower inside a scope.
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createCanonicalizerPass());
+  }
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -61,11 +74,15 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   expandOptions.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  if (options.openmp)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -24,14 +24,16 @@ def attention_attributes(cfg):
     return "{" + ", ".join(attrs) + "}" if attrs else ""
 
 
-def attention_function(cfg, name):
-    """func.func @name(q, k, v, g) -> result holding one attention op."""
+def attention_function(cfg, name, c_interface=False):
+    """func.func @name(q, k, v, g) -> result holding one attention op;
+    `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes."""
     t = cfg.types()
     args = ", ".join(f"%{o[0]}: {t[o]}" for o in OPERANDS)
     in_types = ", ".join(t[o] for o in OPERANDS)
     attrs = attention_attributes(cfg)
+    fattrs = " attributes {llvm.emit_c_interface}" if c_interface else ""
     return (
-        f"func.func @{name}({args}) -> {t['result']} {{\n"
+        f"func.func @{name}({args}) -> {t['result']}{fattrs} {{\n"
         f"  %r = gated_attention.attention %q, %k, %v, %g {attrs}\n"
         f"      : ({in_types}) -> {t['result']}\n"
         f"  return %r : {t['result']}\n"

@@ -18,10 +18,13 @@ def tool_paths():
                                            "gated-attention-opt")),
         "runner": os.environ.get("MLIR_RUNNER",
                                  os.path.join(_LLVM, "bin", "mlir-runner")),
+        # The runner utilities (printMemrefF32) and the OpenMP runtime that
+        # the parallel loops of --gated-attention-to-llvm call into.
         "libs": [os.environ.get("MLIR_RUNNER_UTILS",
                                 os.path.join(_LLVM, "lib", "libmlir_runner_utils.so")),
                  os.environ.get("MLIR_C_RUNNER_UTILS",
-                                os.path.join(_LLVM, "lib", "libmlir_c_runner_utils.so"))],
+                                os.path.join(_LLVM, "lib", "libmlir_c_runner_utils.so")),
+                 os.environ.get("LIBOMP", os.path.join(_LLVM, "lib", "libomp.so"))],
     }
 
 

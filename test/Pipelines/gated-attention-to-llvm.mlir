@@ -4,7 +4,7 @@
 // row that sees no key under the causal mask, 0: the results are known exactly.
 // RUN: gated-attention-opt %s --gated-attention-to-llvm \
 // RUN:   | mlir-runner -e main -entry-point-result=void \
-// RUN:       -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN:       -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
 // RUN:   | FileCheck %s
 
 // LLVM-NOT: gated_attention.

@@ -29,6 +29,11 @@ struct GatedAttentionToLLVMPipelineOptions
   PassOptions::Option<int64_t> keyBlock{
       *this, "key-block", llvm::cl::desc("Keys per block of the tiled path"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run parallel loops on all cores with OpenMP (the code "
+                     "then needs libomp.so at run time)"),
+      llvm::cl::init(true)};
 };
 
 /// Lowers a module of `func` + tensor-level upstream ops (linalg, tensor,

@@ -75,7 +75,7 @@ module attributes {transform.with_named_sequence} {
 // A head tile that would split GQA groups unevenly is refused.
 func.func @tile_bad_heads(%q: tensor<1x8x16x16xf32>, %k: tensor<1x2x16x16xf32>,
                           %v: tensor<1x2x16x16xf32>, %g: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
-  // expected-error @+4 {{query-head tile size 3 neither divides nor is a multiple of the group size Hq / Hkv = 4 (or does not divide Hq = 8)}}
+  // expected-error @+5 {{query-head tile size 3 neither divides nor is a multiple of the group size Hq / Hkv = 4 (or does not divide Hq = 8)}}
   // (upstream spells it "faild")
   // expected-error @+3 {{to tile operation}}
   // expected-error @+2 {{failed to generate tiling loops}}

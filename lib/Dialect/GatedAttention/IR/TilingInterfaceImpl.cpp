@@ -72,7 +72,8 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
   int64_t headTile = heads.value_or(0);
   if (!heads) {
     FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-        presburger::BoundType::UB, {getValueOrCreateConstantIndexOp(b, loc, headSize)},
+        presburger::BoundType::UB,
+        {getValueOrCreateConstantIndexOp(b, loc, headSize)},
         /*stopCondition=*/nullptr, /*closedUB=*/true);
     if (failed(bound))
       return emitOpError("tiling needs a bounded query-head tile size");
@@ -87,8 +88,9 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
     return emitOpError() << "query-head tile size " << headTile
                          << " neither divides nor is a multiple of the group "
                             "size Hq / Hkv = "
-                         << group << " (or does not divide Hq = "
-                         << getNumQueryHeads() << ")";
+                         << group
+                         << " (or does not divide Hq = " << getNumQueryHeads()
+                         << ")";
   AffineExpr h;
   bindDims(ctx, h);
   OpFoldResult kvHeadOff = affine::makeComposedFoldedAffineApply(

@@ -60,4 +60,49 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   ];
 }
 
+def GatedAttentionVectorizeTilesPass
+    : Pass<"gated-attention-vectorize-tiles"> {
+  let summary = "Vectorize the static tile math of the online-softmax form for CPUs";
+  let description = [{
+    Runs after `gated-attention-tile`, on tensors, on every `linalg.generic`
+    and `linalg.fill` with static shapes inside an `scf.forall` (the tiles):
+
+    1. A contraction whose right operand is read transposed (`S = Q Kᵀ`)
+       gets that operand packed once per block by a transposing
+       `linalg.generic` (also extending it to f32), so that the contraction
+       reads both operands along rows.
+    2. Register tiling: contractions to `register-rows x register-cols`
+       output tiles (full reduction), row-wise ops to one row, packing ops
+       to 16 x 16.
+    3. `linalg::vectorize`, then upstream vector lowerings: contractions to
+       outer products (FMAs), transposes and multi-reductions, and
+       `math.exp` to its polynomial approximation so that it stays a vector
+       operation (LLVM would otherwise call `expf` per lane).
+
+    The result is still on tensors; bufferization and the LLVM lowering
+    follow in `--gated-attention-to-llvm`.
+
+    ```mlir
+    // before: linalg.generic {iterator_types = ["parallel", "parallel",
+    //   "reduction"]} ins(%q, %k : tensor<64x128xf32>, tensor<64x128xf32>) ...
+    // after:  scf.for loops over 8 x 32 output tiles of vector.fma on
+    //   vector<32xf32> rows, reading a packed 128 x 64 transposed K tile.
+    ```
+  }];
+  let options = [
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register tile">,
+    Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
+           "Columns of a contraction's register tile (vector width)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD

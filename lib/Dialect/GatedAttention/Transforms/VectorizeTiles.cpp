@@ -1,0 +1,216 @@
+//===- VectorizeTiles.cpp - CPU vectorization of the tile math ------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The online-softmax form has static tiles (Bq x D, Bk x D, Bq x Bk, ...).
+// This pass tiles their linalg ops to register size and vectorizes them with
+// upstream linalg vectorization and vector lowering patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::gated_attention {
+#define GEN_PASS_DEF_GATEDATTENTIONVECTORIZETILESPASS
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h.inc"
+} // namespace mlir::gated_attention
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+namespace {
+using utils::IteratorType;
+
+bool isStaticTensorOp(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() &&
+         llvm::all_of(op->getOperandTypes(), [](Type t) {
+           auto shaped = dyn_cast<ShapedType>(t);
+           return !shaped || shaped.hasStaticShape();
+         });
+}
+
+/// A (parallel, parallel, reduction) generic: a contraction.
+bool isContraction(linalg::LinalgOp op) {
+  return isa<linalg::GenericOp>(op) && op.getNumLoops() == 3 &&
+         op.getNumDpsInputs() == 2 &&
+         op.getIteratorTypesArray() ==
+             SmallVector<IteratorType>{IteratorType::parallel,
+                                       IteratorType::parallel,
+                                       IteratorType::reduction};
+}
+
+/// Rewrites a contraction whose right operand is indexed (n, k) into one
+/// indexed (k, n) by materializing the transposed (and f32-extended)
+/// operand with a linalg.generic. Returns the packing op, or null.
+linalg::GenericOp packTransposedRhs(RewriterBase &rewriter,
+                                    linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr n, k;
+  bindDims(ctx, n, k);
+  AffineExpr d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
+  AffineMap rhsMap = op.getIndexingMapsArray()[1];
+  if (rhsMap != AffineMap::get(3, 0, {d1, d2}, ctx))
+    return nullptr;
+  Value rhs = op.getDpsInputOperand(1)->get();
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  Type f32 = rewriter.getF32Type();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::EmptyOp::create(
+      rewriter, loc,
+      ArrayRef<int64_t>{rhsType.getDimSize(1), rhsType.getDimSize(0)}, f32);
+  auto pack = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{rhs},
+      ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, {k, n}, ctx),
+                          AffineMap::get(2, 0, {n, k}, ctx)},
+      ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = args[0];
+        if (x.getType() != f32)
+          x = arith::ExtFOp::create(b, l, f32, x);
+        linalg::YieldOp::create(b, l, x);
+      });
+  // The contraction now reads the packed operand as (k, n) = (d2, d1), and
+  // its body sees an f32 value where it saw the original element type.
+  rewriter.modifyOpInPlace(op, [&] {
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
+        {op.getIndexingMapsArray()[0], AffineMap::get(3, 0, {d2, d1}, ctx),
+         op.getIndexingMapsArray()[2]}));
+    op.getDpsInputOperand(1)->set(pack.getResult(0));
+    BlockArgument arg = op.getBody()->getArgument(1);
+    if (arg.getType() != f32) {
+      // Replace the extension of the old element by the f32 argument.
+      arg.setType(f32);
+      for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
+        if (auto ext = dyn_cast<arith::ExtFOp>(user)) {
+          ext.getResult().replaceAllUsesWith(arg);
+          rewriter.eraseOp(ext);
+        }
+    }
+  });
+  return pack;
+}
+
+struct GatedAttentionVectorizeTilesPass
+    : gated_attention::impl::GatedAttentionVectorizeTilesPassBase<
+          GatedAttentionVectorizeTilesPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Register-size tile sizes for `op` (0 = untiled), or empty to leave it.
+  SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack) const {
+    unsigned loops = op.getNumLoops();
+    if (isPack)
+      return {16, 16};
+    if (isContraction(op))
+      return {registerRows, registerCols, 0};
+    if (loops == 2)
+      return {1, 0};
+    return {};
+  }
+};
+} // namespace
+
+void GatedAttentionVectorizeTilesPass::runOnOperation() {
+  Operation *root = getOperation();
+  MLIRContext *ctx = &getContext();
+  IRRewriter rewriter(ctx);
+
+  // Only the tiles of the online-softmax form: static linalg ops in foralls.
+  SmallVector<linalg::LinalgOp> ops;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->getParentOfType<scf::ForallOp>() && isStaticTensorOp(op))
+      ops.push_back(op);
+  });
+
+  // 1. Pack transposed right operands; 2. tile to register size.
+  SmallVector<std::pair<linalg::LinalgOp, bool>> toTile;
+  for (linalg::LinalgOp op : ops) {
+    if (isContraction(op))
+      if (linalg::GenericOp pack =
+              packTransposedRhs(rewriter, cast<linalg::GenericOp>(op)))
+        toTile.push_back({pack, true});
+    toTile.push_back({op, false});
+  }
+  for (auto [op, isPack] : toTile) {
+    SmallVector<int64_t> sizes = tileSizesFor(op, isPack);
+    if (sizes.empty() || llvm::all_of(sizes, [](int64_t s) { return !s; }))
+      continue;
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+    if (failed(tiled)) {
+      op->emitError("failed to tile to register size");
+      return signalPassFailure();
+    }
+    rewriter.replaceOp(op, tiled->replacements);
+  }
+
+  // 3. Vectorize every static tile op.
+  SmallVector<linalg::LinalgOp> tiles;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op->getParentOfType<scf::ForallOp>() && isStaticTensorOp(op))
+      tiles.push_back(op);
+  });
+  for (linalg::LinalgOp op : tiles) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/isContraction(op));
+    if (failed(result)) {
+      op->emitError("failed to vectorize");
+      return signalPassFailure();
+    }
+    rewriter.replaceOp(op, result->replacements);
+  }
+
+  // 4. The vectorizer expresses contractions as multi_reduction(mul(
+  // broadcast)); fold them back into vector.contract first.
+  RewritePatternSet toContract(ctx);
+  vector::populateVectorReductionToContractPatterns(toContract);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(toContract);
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    if (name.getDialectNamespace() == "vector")
+      name.getCanonicalizationPatterns(toContract, ctx);
+  if (failed(applyPatternsGreedily(root, std::move(toContract))))
+    return signalPassFailure();
+
+  // 5. Lower the vector ops that LLVM would not lower well.
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorContractLoweringPatterns(
+      patterns, vector::VectorContractLowering::OuterProduct);
+  vector::populateVectorOuterProductLoweringPatterns(patterns);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vector::VectorTransposeLowering::Shuffle16x16);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerReduction);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    return name == math::ExpOp::getOperationName();
+  });
+  vector::ContractionOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+  if (failed(applyPatternsGreedily(root, std::move(patterns))))
+    return signalPassFailure();
+}

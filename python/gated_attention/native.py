@@ -1,0 +1,92 @@
+"""Compile MLIR to a host shared library and call it with numpy arrays.
+
+The module is lowered with gated-attention-opt (by default
+`--gated-attention-to-llvm`), translated to LLVM IR, compiled by LLVM 22's
+`llc` for the host CPU and linked into a shared library; functions marked
+`llvm.emit_c_interface` are then called through ctypes with MLIR memref
+descriptors. Used by the benchmarks; stdlib + numpy only.
+"""
+
+import ctypes
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+from . import runner
+
+_LLVM_BIN = "/usr/lib/llvm-22/bin"
+_LLVM_LIB = "/usr/lib/llvm-22/lib"
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def memref_descriptor(rank):
+    """ctypes struct of a ranked memref descriptor."""
+    class Descriptor(ctypes.Structure):
+        _fields_ = [("allocated", ctypes.c_void_p),
+                    ("aligned", ctypes.c_void_p),
+                    ("offset", ctypes.c_int64),
+                    ("sizes", ctypes.c_int64 * rank),
+                    ("strides", ctypes.c_int64 * rank)]
+    return Descriptor
+
+
+def _descriptor_of(array):
+    """Descriptor viewing a C-contiguous numpy array (kept alive by caller)."""
+    desc = memref_descriptor(array.ndim)()
+    ptr = array.ctypes.data_as(ctypes.c_void_p)
+    desc.allocated = desc.aligned = ptr
+    desc.offset = 0
+    item = array.itemsize
+    for i, (n, s) in enumerate(zip(array.shape, array.strides)):
+        desc.sizes[i] = n
+        desc.strides[i] = s // item
+    return desc
+
+
+def _run(cmd, stdin=None):
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if proc.returncode:
+        raise runner.ToolError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+class SharedLibrary:
+    """A module compiled to a shared library in a temporary directory."""
+
+    def __init__(self, mlir_text, pipeline=("--gated-attention-to-llvm",),
+                 openmp=False):
+        self._dir = tempfile.TemporaryDirectory(prefix="gated-attention-")
+        d = self._dir.name
+        llvm_dialect = runner.compile_module(mlir_text, list(pipeline))
+        ll = os.path.join(d, "module.ll")
+        obj = os.path.join(d, "module.o")
+        self.path = os.path.join(d, "module.so")
+        with open(ll, "w") as f:
+            f.write(_run([os.path.join(_LLVM_BIN, "mlir-translate"),
+                          "--mlir-to-llvmir"], llvm_dialect))
+        _run([os.path.join(_LLVM_BIN, "llc"), "-O3", "-mcpu=native",
+              "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
+        libs = ["-lm"]
+        if openmp:
+            libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}", "-lomp"] + libs
+        _run(["gcc", "-shared", "-o", self.path, obj] + libs)
+        self.lib = ctypes.CDLL(self.path)
+
+    def call(self, name, args, result_rank, result_dtype):
+        """Calls `_mlir_ciface_<name>` on numpy arrays; returns the result
+        (a fresh numpy array; the callee's buffer is freed)."""
+        args = [np.ascontiguousarray(a) for a in args]
+        descs = [_descriptor_of(a) for a in args]
+        result = memref_descriptor(result_rank)()
+        fn = getattr(self.lib, f"_mlir_ciface_{name}")
+        fn(ctypes.byref(result), *[ctypes.byref(x) for x in descs])
+        shape = tuple(result.sizes)
+        count = int(np.prod(shape))
+        itemsize = np.dtype(result_dtype).itemsize
+        raw = ctypes.string_at(result.aligned + result.offset * itemsize,
+                               count * itemsize)
+        _libc.free(result.allocated)
+        return np.frombuffer(raw, dtype=result_dtype).reshape(shape).copy()
