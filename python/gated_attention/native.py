@@ -69,9 +69,11 @@ class SharedLibrary:
                           "--mlir-to-llvmir"], llvm_dialect))
         _run([os.path.join(_LLVM_BIN, "llc"), "-O3", "-mcpu=native",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
-        libs = ["-lm"]
+        # memref.copy calls memrefCopy from the C runner utilities.
+        libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}",
+                "-lmlir_c_runner_utils", "-lm"]
         if openmp:
-            libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}", "-lomp"] + libs
+            libs.insert(2, "-lomp")
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
         self.lib = ctypes.CDLL(self.path)
 
@@ -84,9 +86,10 @@ class SharedLibrary:
         fn = getattr(self.lib, f"_mlir_ciface_{name}")
         fn(ctypes.byref(result), *[ctypes.byref(x) for x in descs])
         shape = tuple(result.sizes)
+        dtype = np.dtype(result_dtype)
         count = int(np.prod(shape))
-        itemsize = np.dtype(result_dtype).itemsize
-        raw = ctypes.string_at(result.aligned + result.offset * itemsize,
-                               count * itemsize)
+        buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(
+            result.aligned + result.offset * dtype.itemsize)
+        out = np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape).copy()
         _libc.free(result.allocated)
-        return np.frombuffer(raw, dtype=result_dtype).reshape(shape).copy()
+        return out

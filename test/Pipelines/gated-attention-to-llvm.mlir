@@ -1,5 +1,16 @@
-// The CPU pipeline leaves only the LLVM dialect.
-// RUN: gated-attention-opt %s --gated-attention-to-llvm | FileCheck %s --check-prefix=LLVM
+// The CPU pipeline leaves only the LLVM (and OpenMP) dialects.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm | FileCheck %s --check-prefix=LLVM \
+// RUN:   --implicit-check-not=gated_attention. --implicit-check-not=linalg. \
+// RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
+// RUN:   '--implicit-check-not== vector.' --implicit-check-not=vector.transfer \
+// RUN:   --implicit-check-not=scf.
+// Without OpenMP there is no omp dialect either.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm=openmp=0 | FileCheck %s --check-prefix=SEQ
+// The reference path runs too.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm=reference=1 \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN:   | FileCheck %s
 // And it runs. Skv = 1 makes every softmax weight 1 (Y = V) or, for a query
 // row that sees no key under the causal mask, 0: the results are known exactly.
 // RUN: gated-attention-opt %s --gated-attention-to-llvm \
@@ -7,12 +18,17 @@
 // RUN:       -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
 // RUN:   | FileCheck %s
 
-// LLVM-NOT: gated_attention.
-// LLVM-NOT: linalg.
-// LLVM-NOT: tensor.
-// LLVM-NOT: memref.
-// LLVM: llvm.func @attention
-// LLVM: llvm.func @main
+// LLVM-LABEL: llvm.func @attention
+// LLVM-LABEL: llvm.func @structure
+// The forall over (heads, query blocks) runs as an OpenMP loop and the tile
+// contractions are vector FMAs.
+// LLVM: omp.parallel
+// LLVM: omp.wsloop
+// LLVM: omp.loop_nest
+// LLVM: llvm.intr.fmuladd{{.*}}vector<32xf32>
+// LLVM-LABEL: llvm.func @main
+// SEQ-NOT: omp.
+// SEQ: llvm.func @main
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
@@ -25,6 +41,14 @@ func.func @attention(%q: tensor<1x1x2x2xf32>, %k: tensor<1x1x1x2xf32>,
   %add = gated_attention.attention %q, %k, %v, %g {causal, combine = #gated_attention.combine<add>, gate = #gated_attention.gate<ns_sigmoid>}
       : (tensor<1x1x2x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %mul, %add : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+}
+
+// Large enough to keep its parallel loop (4 heads x 2 query blocks).
+func.func @structure(%q: tensor<1x4x128x32xf32>, %k: tensor<1x2x128x32xf32>,
+                     %v: tensor<1x2x128x32xf32>, %g: tensor<1x4x128x32xf32>) -> tensor<1x4x128x32xf32> {
+  %0 = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x4x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x4x128x32xf32>) -> tensor<1x4x128x32xf32>
+  return %0 : tensor<1x4x128x32xf32>
 }
 
 func.func @main() {

@@ -50,31 +50,37 @@ bool isContraction(linalg::LinalgOp op) {
                                        IteratorType::reduction};
 }
 
-/// Rewrites a contraction whose right operand is indexed (n, k) into one
-/// indexed (k, n) by materializing the transposed (and f32-extended)
-/// operand with a linalg.generic. Returns the packing op, or null.
-linalg::GenericOp packTransposedRhs(RewriterBase &rewriter,
-                                    linalg::GenericOp op) {
+/// Packs the right operand of a contraction into an f32 (k, n) tile with a
+/// linalg.generic, so that the register-tiled contraction reads it along
+/// rows without converting each element once per row tile: a (n, k) operand
+/// (`S = Q Kᵀ`) is transposed, a narrower element type is extended. Returns
+/// the packing op, or null when the operand is already f32 and (k, n).
+linalg::GenericOp packRhs(RewriterBase &rewriter, linalg::GenericOp op) {
   MLIRContext *ctx = op.getContext();
-  AffineExpr n, k;
-  bindDims(ctx, n, k);
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
   AffineExpr d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
   AffineMap rhsMap = op.getIndexingMapsArray()[1];
-  if (rhsMap != AffineMap::get(3, 0, {d1, d2}, ctx))
+  bool transposed = rhsMap == AffineMap::get(3, 0, {d1, d2}, ctx);
+  if (!transposed && rhsMap != AffineMap::get(3, 0, {d2, d1}, ctx))
     return nullptr;
   Value rhs = op.getDpsInputOperand(1)->get();
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   Type f32 = rewriter.getF32Type();
+  if (!transposed && rhsType.getElementType() == f32)
+    return nullptr;
+  SmallVector<int64_t> shape = llvm::to_vector(rhsType.getShape());
+  if (transposed)
+    std::swap(shape[0], shape[1]);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Value init = tensor::EmptyOp::create(
-      rewriter, loc,
-      ArrayRef<int64_t>{rhsType.getDimSize(1), rhsType.getDimSize(0)}, f32);
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, f32);
+  AffineMap readMap = transposed ? AffineMap::get(2, 0, {c, r}, ctx)
+                                 : AffineMap::get(2, 0, {r, c}, ctx);
   auto pack = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, ValueRange{rhs},
       ValueRange{init},
-      ArrayRef<AffineMap>{AffineMap::get(2, 0, {k, n}, ctx),
-                          AffineMap::get(2, 0, {n, k}, ctx)},
+      ArrayRef<AffineMap>{readMap, AffineMap::get(2, 0, {r, c}, ctx)},
       ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &b, Location l, ValueRange args) {
         Value x = args[0];
@@ -91,7 +97,6 @@ linalg::GenericOp packTransposedRhs(RewriterBase &rewriter,
     op.getDpsInputOperand(1)->set(pack.getResult(0));
     BlockArgument arg = op.getBody()->getArgument(1);
     if (arg.getType() != f32) {
-      // Replace the extension of the old element by the f32 argument.
       arg.setType(f32);
       for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
         if (auto ext = dyn_cast<arith::ExtFOp>(user)) {
@@ -142,7 +147,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   for (linalg::LinalgOp op : ops) {
     if (isContraction(op))
       if (linalg::GenericOp pack =
-              packTransposedRhs(rewriter, cast<linalg::GenericOp>(op)))
+              packRhs(rewriter, cast<linalg::GenericOp>(op)))
         toTile.push_back({pack, true});
     toTile.push_back({op, false});
   }

@@ -67,10 +67,10 @@ def GatedAttentionVectorizeTilesPass
     Runs after `gated-attention-tile`, on tensors, on every `linalg.generic`
     and `linalg.fill` with static shapes inside an `scf.forall` (the tiles):
 
-    1. A contraction whose right operand is read transposed (`S = Q Kᵀ`)
-       gets that operand packed once per block by a transposing
-       `linalg.generic` (also extending it to f32), so that the contraction
-       reads both operands along rows.
+    1. The right operand of each contraction is packed once per block into
+       an f32 `k x n` tile by a `linalg.generic`: transposed for `S = Q Kᵀ`,
+       extended for f16/bf16 `V`, so that the register-tiled contraction
+       reads it along rows and converts nothing in its inner loop.
     2. Register tiling: contractions to `register-rows x register-cols`
        output tiles (full reduction), row-wise ops to one row, packing ops
        to 16 x 16.

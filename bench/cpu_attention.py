@@ -1,0 +1,215 @@
+"""CPU benchmark of gated attention: the tiled (fused, vectorized, OpenMP)
+path, the reference path and numpy + OpenBLAS computing the same unfused
+math, in one run on one machine; then peak resident memory vs S.
+
+    bench/run-cpu [--sizes 512,1024,2048,4096] [--mem-sizes 1024,4096,16384]
+
+GFLOP/s = 4 * B * H * Sq * Skv * D / time (non-causal, B = 1, H = 8, D = 128,
+f32), best of --repeat calls after a warm-up call. numpy runs in a child
+process with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (OpenBLAS picks its
+kernels itself); a second numpy column forces OPENBLAS_CORETYPE=SkylakeX,
+the fastest OpenBLAS kernels on AVX-512 machines, as the strongest baseline.
+Writes CSV files to bench/results/.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+from gated_attention import config, mlir, native  # noqa: E402
+
+H, D = 8, 128
+
+
+def attention_config(s, causal=False):
+    return config.AttentionConfig(b=1, hq=H, hkv=H, sq=s, skv=s, d=D, dv=D,
+                                  causal=causal)
+
+
+def compile_attention(cfg, reference=False):
+    text = mlir.attention_function(cfg, "attn", c_interface=True)
+    pipeline = "--gated-attention-to-llvm" + ("=reference=1" if reference else "")
+    return native.SharedLibrary(text, [pipeline], openmp=not reference)
+
+
+def inputs(cfg):
+    rng = np.random.default_rng(0)
+    shapes = cfg.shapes()
+    return [rng.standard_normal(shapes[o]).astype(np.float32)
+            for o in mlir.OPERANDS]
+
+
+def time_calls(fn, repeat):
+    fn()  # warm-up
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+NUMPY_WORKER = r"""
+import json, resource, sys, time
+import numpy as np
+s, h, d, repeat = (int(a) for a in sys.argv[1:5])
+mode = sys.argv[5]
+rng = np.random.default_rng(0)
+q, k, v, g = (rng.standard_normal((1, h, s, d)).astype(np.float32) for _ in range(4))
+def attention():
+    x = q @ k.transpose(0, 1, 3, 2) * np.float32(d ** -0.5)
+    if mode == "causal":
+        x = np.where(np.tril(np.ones((s, s), dtype=bool)), x, np.float32(-np.inf))
+    x = np.exp(x - x.max(-1, keepdims=True))
+    y = (x @ v) / x.sum(-1, keepdims=True)
+    return y * (1 / (1 + np.exp(-g)))
+attention()
+best = float("inf")
+for _ in range(repeat):
+    t = time.perf_counter(); attention(); best = min(best, time.perf_counter() - t)
+print(json.dumps({"seconds": best,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def numpy_child(s, repeat, causal=False, coretype=None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    out = subprocess.run(
+        [sys.executable, "-c", NUMPY_WORKER, str(s), str(H), str(D),
+         str(repeat), "causal" if causal else "full"],
+        env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+MEMORY_WORKER = r"""
+import json, resource, sys
+sys.path.insert(0, sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+import cpu_attention as b
+cfg = b.attention_config(int(sys.argv[1]), causal=True)
+lib = b.compile_attention(cfg)
+args = b.inputs(cfg)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+out = lib.call("attn", args, 4, "float32")
+print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "before_kib": before,
+                  "io_bytes": sum(a.nbytes for a in args) + out.nbytes}))
+"""
+
+
+def tiled_memory_child(s):
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_WORKER, str(s), HERE,
+         os.path.join(os.path.dirname(HERE), "python")],
+        capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def csv_cell(c):
+    if c is None:
+        return ""
+    return str(c) if isinstance(c, int) else f"{c:.4g}"
+
+
+def gflops(cfg, seconds):
+    return cfg.flops() / seconds / 1e9 if seconds else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="512,1024,2048,4096")
+    p.add_argument("--mem-sizes", default="1024,4096,16384")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--reference-max", type=int, default=1024,
+                   help="largest S for the (slow, O(S^2) memory) reference path")
+    p.add_argument("--numpy-mem-max", type=int, default=4096,
+                   help="largest S for numpy's peak memory (it holds S x S scores)")
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = p.parse_args()
+
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d")
+    machine = f"{cpu_name()}, {os.cpu_count()} cores"
+    os.makedirs(args.out, exist_ok=True)
+    print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, {stamp}")
+
+    rows = []
+    header = ("S", "tiled GFLOP/s", "reference GFLOP/s", "numpy GFLOP/s",
+              "numpy SkylakeX GFLOP/s", "tiled / numpy")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for s in (int(x) for x in args.sizes.split(",")):
+        cfg = attention_config(s)
+        x = inputs(cfg)
+        tiled = compile_attention(cfg)
+        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
+                             args.repeat)
+        t_ref = None
+        if s <= args.reference_max:
+            ref = compile_attention(cfg, reference=True)
+            t_ref = time_calls(lambda: ref.call("attn", x, 4, np.float32), 1)
+        t_np = numpy_child(s, args.repeat)["seconds"]
+        t_np_skx = numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
+        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
+               gflops(cfg, t_np), gflops(cfg, t_np_skx), t_np / t_tiled)
+        rows.append(row)
+        cells = [str(s)] + [f"{c:.1f}" if c is not None else "-" for c in row[1:5]]
+        cells.append(f"{row[5]:.2f}x")
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+    with open(os.path.join(args.out, f"cpu-throughput-{stamp}.csv"), "w") as f:
+        f.write("# " + machine + "\n")
+        f.write("S,tiled_gflops,reference_gflops,numpy_gflops,"
+                "numpy_skylakex_gflops,tiled_over_numpy\n")
+        for r in rows:
+            f.write(",".join(csv_cell(c) for c in r) + "\n")
+
+    print()
+    print("| S (causal) | tiled peak RSS MiB | of which during the call | "
+          "inputs+output MiB | numpy peak RSS MiB |")
+    print("|---|---|---|---|---|")
+    mem_rows = []
+    for s in (int(x) for x in args.mem_sizes.split(",")):
+        tiled = tiled_memory_child(s)
+        np_peak = (numpy_child(s, 1, causal=True)["peak_kib"] / 1024
+                   if s <= args.numpy_mem_max else None)
+        row = (s, tiled["peak_kib"] / 1024,
+               (tiled["peak_kib"] - tiled["before_kib"]) / 1024,
+               tiled["io_bytes"] / 2**20, np_peak)
+        mem_rows.append(row)
+        print(f"| {s} | {row[1]:.0f} | {row[2]:.0f} | {row[3]:.0f} | "
+              f"{'-' if np_peak is None else f'{np_peak:.0f}'} |", flush=True)
+    with open(os.path.join(args.out, f"cpu-memory-{stamp}.csv"), "w") as f:
+        f.write("# " + machine + "\n")
+        f.write("S,tiled_peak_MiB,tiled_call_MiB,inputs_output_MiB,numpy_peak_MiB\n")
+        for r in mem_rows:
+            f.write(",".join(csv_cell(c) for c in r) + "\n")
+
+
+if __name__ == "__main__":
+    main()

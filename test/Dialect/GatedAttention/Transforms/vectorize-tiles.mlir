@@ -1,0 +1,38 @@
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=32" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles --canonicalize --cse \
+// RUN:   | FileCheck %s
+
+// After vectorization no linalg op is left in the tiles, math.exp has become
+// its polynomial approximation, contractions are FMAs on register rows, and
+// the online-softmax loop still carries (m, l, acc).
+// CHECK-NOT: linalg.
+// CHECK-NOT: math.exp
+// CHECK-LABEL: func.func @gqa_causal_bf16
+// CHECK: scf.forall
+// CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>)
+// The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
+// time, with shuffles (no per-element copies).
+// CHECK: scf.for {{.+}} -> (tensor<64x32xf32>)
+// CHECK: vector.transfer_read {{.+}} : tensor<16x16xbf16>, vector<16x16xbf16>
+// CHECK: vector.shuffle
+// CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
+// S = Q Kᵀ in 8 x 32 register tiles: 8 rows x 64 steps of vector<32> FMAs.
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-512: vector.fma {{.+}} : vector<32xf32>
+// CHECK: scf.yield
+// CHECK: scf.yield
+// The V block is extended to f32 once (16 x 16 at a time, no transpose),
+// then P V (32 keys) runs in 8 x 32 register tiles: 8 rows x 32 steps.
+// CHECK: scf.for {{.+}} -> (tensor<32x32xf32>)
+// CHECK-NOT: vector.shuffle
+// CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>
+// CHECK: tensor.parallel_insert_slice
+func.func @gqa_causal_bf16(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
+                           %v: tensor<1x1x64x32xbf16>, %g: tensor<1x2x64x32xbf16>) -> tensor<1x2x64x32xbf16> {
+  %0 = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x32xbf16>, tensor<1x2x64x32xbf16>) -> tensor<1x2x64x32xbf16>
+  return %0 : tensor<1x2x64x32xbf16>
+}
