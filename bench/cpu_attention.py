@@ -5,7 +5,9 @@ math, in one run on one machine; then peak resident memory vs S.
     bench/run-cpu [--sizes 512,1024,2048,4096] [--mem-sizes 1024,4096,16384]
 
 GFLOP/s = 4 * B * H * Sq * Skv * D / time (non-causal, B = 1, H = 8, D = 128,
-f32), best of --repeat calls after a warm-up call. numpy runs in a child
+f32), best of --repeat calls after a warm-up call; a second table runs the
+Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal; FLOPs halved), where
+numpy repeats K/V per query head as unfused implementations do. numpy runs in a child
 process with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (OpenBLAS picks its
 kernels itself); a second numpy column forces OPENBLAS_CORETYPE=SkylakeX,
 the fastest OpenBLAS kernels on AVX-512 machines, as the strongest baseline.
@@ -30,11 +32,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from gated_attention import config, mlir, native  # noqa: E402
 
 H, D = 8, 128
+# Qwen3-Next's full-attention layer: 16 query heads over 2 KV heads, D 256.
+QWEN = dict(hq=16, hkv=2, d=256)
 
 
-def attention_config(s, causal=False):
-    return config.AttentionConfig(b=1, hq=H, hkv=H, sq=s, skv=s, d=D, dv=D,
+def attention_config(s, causal=False, hq=H, hkv=H, d=D):
+    return config.AttentionConfig(b=1, hq=hq, hkv=hkv, sq=s, skv=s, d=d, dv=d,
                                   causal=causal)
+
+
+def useful_flops(cfg):
+    """4 B Hq Sq Skv D, halved under the causal mask."""
+    return cfg.flops() / (2 if cfg.causal else 1)
 
 
 def compile_attention(cfg, reference=False):
@@ -63,16 +72,18 @@ def time_calls(fn, repeat):
 NUMPY_WORKER = r"""
 import json, resource, sys, time
 import numpy as np
-s, h, d, repeat = (int(a) for a in sys.argv[1:5])
-mode = sys.argv[5]
+s, h, hkv, d, repeat = (int(a) for a in sys.argv[1:6])
+mode = sys.argv[6]
 rng = np.random.default_rng(0)
-q, k, v, g = (rng.standard_normal((1, h, s, d)).astype(np.float32) for _ in range(4))
+q, g = (rng.standard_normal((1, h, s, d)).astype(np.float32) for _ in range(2))
+k, v = (rng.standard_normal((1, hkv, s, d)).astype(np.float32) for _ in range(2))
 def attention():
-    x = q @ k.transpose(0, 1, 3, 2) * np.float32(d ** -0.5)
+    kk, vv = (np.repeat(t, h // hkv, axis=1) if hkv != h else t for t in (k, v))
+    x = q @ kk.transpose(0, 1, 3, 2) * np.float32(d ** -0.5)
     if mode == "causal":
         x = np.where(np.tril(np.ones((s, s), dtype=bool)), x, np.float32(-np.inf))
     x = np.exp(x - x.max(-1, keepdims=True))
-    y = (x @ v) / x.sum(-1, keepdims=True)
+    y = (x @ vv) / x.sum(-1, keepdims=True)
     return y * (1 / (1 + np.exp(-g)))
 attention()
 best = float("inf")
@@ -83,13 +94,13 @@ print(json.dumps({"seconds": best,
 """
 
 
-def numpy_child(s, repeat, causal=False, coretype=None):
+def numpy_child(s, repeat, causal=False, coretype=None, hq=H, hkv=H, d=D):
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
     out = subprocess.run(
-        [sys.executable, "-c", NUMPY_WORKER, str(s), str(H), str(D),
+        [sys.executable, "-c", NUMPY_WORKER, str(s), str(hq), str(hkv), str(d),
          str(repeat), "causal" if causal else "full"],
         env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -137,7 +148,7 @@ def csv_cell(c):
 
 
 def gflops(cfg, seconds):
-    return cfg.flops() / seconds / 1e9 if seconds else float("nan")
+    return useful_flops(cfg) / seconds / 1e9 if seconds else float("nan")
 
 
 def main():
@@ -145,6 +156,8 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="512,1024,2048,4096")
     p.add_argument("--mem-sizes", default="1024,4096,16384")
+    p.add_argument("--qwen-sizes", default="1024,2048",
+                   help="S for the Qwen3-Next shape (Hq 16, Hkv 2, D 256, causal)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--reference-max", type=int, default=1024,
                    help="largest S for the (slow, O(S^2) memory) reference path")
@@ -187,6 +200,34 @@ def main():
         f.write("S,tiled_gflops,reference_gflops,numpy_gflops,"
                 "numpy_skylakex_gflops,tiled_over_numpy\n")
         for r in rows:
+            f.write(",".join(csv_cell(c) for c in r) + "\n")
+
+    print()
+    print("Qwen3-Next shape: Hq 16, Hkv 2, D 256, causal, f32 "
+          "(GFLOP/s count the causal half)")
+    print("| S | tiled GFLOP/s | numpy GFLOP/s | numpy SkylakeX GFLOP/s | "
+          "tiled / numpy |")
+    print("|---|---|---|---|---|")
+    qwen_rows = []
+    for s in (int(x) for x in args.qwen_sizes.split(",") if x):
+        cfg = attention_config(s, causal=True, **QWEN)
+        x = inputs(cfg)
+        tiled = compile_attention(cfg)
+        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
+                             args.repeat)
+        kw = dict(causal=True, **QWEN)
+        t_np = numpy_child(s, args.repeat, **kw)["seconds"]
+        t_skx = numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
+        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np), gflops(cfg, t_skx),
+               t_np / t_tiled)
+        qwen_rows.append(row)
+        print(f"| {s} | {row[1]:.1f} | {row[2]:.1f} | {row[3]:.1f} | "
+              f"{row[4]:.2f}x |", flush=True)
+    with open(os.path.join(args.out, f"cpu-qwen3next-{stamp}.csv"), "w") as f:
+        f.write("# " + machine + "\n")
+        f.write("S,tiled_gflops,numpy_gflops,numpy_skylakex_gflops,"
+                "tiled_over_numpy\n")
+        for r in qwen_rows:
             f.write(",".join(csv_cell(c) for c in r) + "\n")
 
     print()

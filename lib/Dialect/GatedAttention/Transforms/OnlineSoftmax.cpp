@@ -106,18 +106,29 @@ private:
   Value tile(Value source, Value batch, Value head, OpFoldResult row,
              OpFoldResult rows, OpFoldResult paddedRows);
 
-  Value queryTile(Value batch, Value head);
+  /// The tiles of heads firstHead .. firstHead + stack - 1 of `source`,
+  /// each padded to `rowsTile` rows, stacked into one `tileRows x width`
+  /// tile. `shared` reads head 0 for every one of them.
+  Value stackedTile(Value source, Value batch, Value firstHead, bool shared);
+
+  Value queryTile(Value batch, Value firstHead);
   State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
   Value epilogue(State s, Value gate);
-  Value buildHead(Value batch, Value head);
+  /// The online softmax for heads firstHead .. firstHead + stack - 1, which
+  /// share one key/value head: one query tile of `tileRows` rows.
+  Value buildGroup(Value batch, Value firstHead);
 
   RewriterBase &b;
   AttentionOp op;
   Location loc;
   Type f32, elementType;
   int64_t keyBlock;
-  // Per-op values set by build().
+  // Per-op values set by build(): the op's rows, the rows of one head's
+  // padded tile, how many heads of one GQA group share a query tile (all of
+  // them when the rows are padded to a static count), and the stacked rows.
   OpFoldResult rows, rowsTile;
+  int64_t stack = 1;
+  OpFoldResult tileRows;
   Value numKeys, causalOffset;
 };
 } // namespace
@@ -148,12 +159,37 @@ Value OnlineSoftmaxBuilder::tile(Value source, Value batch, Value head,
                                  loc, b);
 }
 
-Value OnlineSoftmaxBuilder::queryTile(Value batch, Value head) {
+Value OnlineSoftmaxBuilder::stackedTile(Value source, Value batch,
+                                        Value firstHead, bool shared) {
+  auto headTile = [&](int64_t r) {
+    Value head =
+        shared ? index(0) : arith::AddIOp::create(b, loc, firstHead, index(r));
+    return tile(source, batch, head, b.getIndexAttr(0), rows, rowsTile);
+  };
+  if (stack == 1)
+    return headTile(0);
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t width = type.getDimSize(3), headRows = *getConstantIntValue(rowsTile);
+  Value stacked = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{stack * headRows, width},
+      type.getElementType());
+  for (int64_t r = 0; r < stack; ++r) {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(r * headRows),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {rowsTile, b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    stacked = tensor::InsertSliceOp::create(b, loc, headTile(r), stacked,
+                                            offsets, sizes, strides);
+  }
+  return stacked;
+}
+
+Value OnlineSoftmaxBuilder::queryTile(Value batch, Value firstHead) {
   // Extended to f32 and pre-scaled once per tile, not once per key block.
-  Value q = tile(op.getQuery(), batch, head, b.getIndexAttr(0), rows, rowsTile);
+  Value q = stackedTile(op.getQuery(), batch, firstHead, /*shared=*/false);
   double scale = op.getScaleValue();
   AffineMap id2 = b.getMultiDimIdentityMap(2);
-  return generic(q, empty({rowsTile, b.getIndexAttr(op.getHeadDim())}, f32),
+  return generic(q, empty({tileRows, b.getIndexAttr(op.getHeadDim())}, f32),
                  {id2, id2}, {IteratorType::parallel, IteratorType::parallel},
                  [&](OpBuilder &nb, ValueRange args) -> Value {
                    return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
@@ -175,7 +211,7 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
 
   // S = Q_blk K_blkᵀ (the scale is already in Q).
   Value scores =
-      generic({q, k}, filled({rowsTile, bk}, 0.0),
+      generic({q, k}, filled({tileRows, bk}, 0.0),
               {map(3, {d0, d2}), map(3, {d1, d2}), map(3, {d0, d1})},
               {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
                 Value prod =
@@ -186,29 +222,34 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
   // Blocks on the causal diagonal or past the last key: key kb + j is
   // visible from row i iff kb + j < Skv and (causal) kb + j <= i + offset.
   if (masked)
-    scores = generic({}, scores, {ij}, {par, par},
-                     [&](OpBuilder &nb, ValueRange a) -> Value {
-                       Value row = linalg::IndexOp::create(nb, loc, 0);
-                       Value col = linalg::IndexOp::create(nb, loc, 1);
-                       Value key = arith::AddIOp::create(nb, loc, kb, col);
-                       Value visible = arith::CmpIOp::create(
-                           nb, loc, arith::CmpIPredicate::slt, key, numKeys);
-                       if (causalOffset) {
-                         Value last =
-                             arith::AddIOp::create(nb, loc, row, causalOffset);
-                         Value seen = arith::CmpIOp::create(
-                             nb, loc, arith::CmpIPredicate::sle, key, last);
-                         visible =
-                             arith::AndIOp::create(nb, loc, visible, seen);
-                       }
-                       return arith::SelectOp::create(nb, loc, visible, a[0],
-                                                      f32Const(nb, kNegInf));
-                     });
+    scores = generic(
+        {}, scores, {ij}, {par, par},
+        [&](OpBuilder &nb, ValueRange a) -> Value {
+          // Row of the tile's head: stacked heads repeat the row range.
+          Value row = linalg::IndexOp::create(nb, loc, 0);
+          if (stack > 1)
+            row = arith::RemUIOp::create(
+                nb, loc, row,
+                arith::ConstantIndexOp::create(nb, loc,
+                                               *getConstantIntValue(rowsTile)));
+          Value col = linalg::IndexOp::create(nb, loc, 1);
+          Value key = arith::AddIOp::create(nb, loc, kb, col);
+          Value visible = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::slt, key, numKeys);
+          if (causalOffset) {
+            Value last = arith::AddIOp::create(nb, loc, row, causalOffset);
+            Value seen = arith::CmpIOp::create(
+                nb, loc, arith::CmpIPredicate::sle, key, last);
+            visible = arith::AndIOp::create(nb, loc, visible, seen);
+          }
+          return arith::SelectOp::create(nb, loc, visible, a[0],
+                                         f32Const(nb, kNegInf));
+        });
 
   // Every update below writes into the buffer of the value it replaces, so
   // that bufferization keeps (m, l, acc) in place across iterations.
   Value rowMax =
-      generic(scores, filled({rowsTile}, kNegInf), {ij, i}, {par, red},
+      generic(scores, filled({tileRows}, kNegInf), {ij, i}, {par, red},
               [&](OpBuilder &nb, ValueRange a) -> Value {
                 return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
               });
@@ -224,7 +265,7 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
                           return math::ExpOp::create(nb, loc, d);
                         });
   // alpha = exp(m - m'), the rescaling of what was accumulated so far.
-  Value alpha = generic({s.m, rowMax}, empty({rowsTile}, f32), {i1, i1, i1},
+  Value alpha = generic({s.m, rowMax}, empty({tileRows}, f32), {i1, i1, i1},
                         {par}, [&](OpBuilder &nb, ValueRange a) -> Value {
                           Value d = arith::SubFOp::create(
                               nb, loc, a[0], newMax(nb, a[0], a[1]));
@@ -267,7 +308,7 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
   AffineMap i1 = map(1, {d0}), ij = map(2, {d0, d1}), i = map(2, {d0});
   // 1 / l, or 0 for a row that saw no key (its acc is 0 as well).
   Value inv = generic(
-      s.l, empty({rowsTile}, f32), {i1, i1}, {par},
+      s.l, empty({tileRows}, f32), {i1, i1}, {par},
       [&](OpBuilder &nb, ValueRange a) -> Value {
         Value zero = f32Const(nb, 0.0);
         Value any = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT,
@@ -281,7 +322,7 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
   CombineKind combine = op.getCombine();
   return generic(
       {s.acc, inv, gate},
-      empty({rowsTile, b.getIndexAttr(op.getValueHeadDim())}, elementType),
+      empty({tileRows, b.getIndexAttr(op.getValueHeadDim())}, elementType),
       {ij, i, gateMap, ij}, {par, par},
       [&](OpBuilder &nb, ValueRange a) -> Value {
         Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
@@ -295,14 +336,15 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
       });
 }
 
-Value OnlineSoftmaxBuilder::buildHead(Value batch, Value head) {
-  Value kvHead = arith::DivUIOp::create(b, loc, head, index(op.getGroupSize()));
-  Value q = queryTile(batch, head);
+Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
+  Value kvHead =
+      arith::DivUIOp::create(b, loc, firstHead, index(op.getGroupSize()));
+  Value q = queryTile(batch, firstHead);
 
   OpFoldResult bk = b.getIndexAttr(keyBlock);
   OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
-  State state{filled({rowsTile}, kNegInf), filled({rowsTile}, 0.0),
-              filled({rowsTile, dv}, 0.0)};
+  State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
+              filled({tileRows, dv}, 0.0)};
 
   // Keys [0, unmasked) are visible to every row of the tile in whole blocks:
   // without causal, all full blocks; with causal, the full blocks up to what
@@ -345,17 +387,9 @@ Value OnlineSoftmaxBuilder::buildHead(Value batch, Value head) {
   keyLoop(index(0), unmasked, /*masked=*/false);
   keyLoop(unmasked, numKeys, /*masked=*/true);
 
-  Value gateHead = op.getGateType().getDimSize(1) == 1 ? index(0) : head;
-  Value gate = tile(op.getGateInput(), batch, gateHead, b.getIndexAttr(0), rows,
-                    rowsTile);
-  Value out = epilogue(state, gate);
-  if (rows != rowsTile) {
-    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = {rows, dv};
-    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-    out = tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, strides);
-  }
-  return out;
+  Value gate = stackedTile(op.getGateInput(), batch, firstHead,
+                           /*shared=*/op.getGateType().getDimSize(1) == 1);
+  return epilogue(state, gate);
 }
 
 Value OnlineSoftmaxBuilder::build() {
@@ -371,12 +405,20 @@ Value OnlineSoftmaxBuilder::build() {
     if (succeeded(bound))
       rowsTile = b.getIndexAttr(*bound);
   }
+  // All query heads of a GQA group share one query tile (FlashAttention-3's
+  // "pack GQA"), so each key/value block is read and packed once per group.
+  tileRows = rowsTile;
+  if (std::optional<int64_t> headRows = getConstantIntValue(rowsTile)) {
+    stack = op.getGroupSize();
+    tileRows = b.getIndexAttr(stack * *headRows);
+  }
   numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
   if (op.getCausal())
     causalOffset = arith::SubIOp::create(
         b, loc, numKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
 
-  // Batches and heads: loops that canonicalization removes when they are 1.
+  // Batches and head groups: loops that canonicalization removes when they
+  // run once.
   Value result = tensor::EmptyOp::create(
       b, loc,
       SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
@@ -388,16 +430,34 @@ Value OnlineSoftmaxBuilder::build() {
       index(0), numBatches, index(1), result,
       [&](Value batch, ValueRange batchIter) -> SmallVector<Value> {
         auto headLoop = forLoop(
-            index(0), index(op.getNumQueryHeads()), index(1), batchIter,
-            [&](Value head, ValueRange headIter) -> SmallVector<Value> {
-              Value out = buildHead(batch, head);
+            index(0), index(op.getNumQueryHeads()), index(stack), batchIter,
+            [&](Value firstHead, ValueRange headIter) -> SmallVector<Value> {
+              Value out = buildGroup(batch, firstHead);
+              // Head r of the group: rows [r * rowsTile, + rows) of the tile.
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-              SmallVector<OpFoldResult> offsets = {batch, head, zero, zero};
-              SmallVector<OpFoldResult> sizes = {
-                  one, one, rows, b.getIndexAttr(op.getValueHeadDim())};
-              SmallVector<OpFoldResult> strides(4, one);
-              return {tensor::InsertSliceOp::create(b, loc, out, headIter[0],
-                                                    offsets, sizes, strides)};
+              OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
+              Value result = headIter[0];
+              for (int64_t r = 0; r < stack; ++r) {
+                Value headOut = out;
+                if (stack > 1 || rows != rowsTile) {
+                  OpFoldResult first =
+                      stack > 1
+                          ? b.getIndexAttr(r * *getConstantIntValue(rowsTile))
+                          : zero;
+                  SmallVector<OpFoldResult> offsets = {first, zero};
+                  SmallVector<OpFoldResult> sizes = {rows, dv};
+                  SmallVector<OpFoldResult> strides(2, one);
+                  headOut = tensor::ExtractSliceOp::create(b, loc, out, offsets,
+                                                           sizes, strides);
+                }
+                Value head = arith::AddIOp::create(b, loc, firstHead, index(r));
+                SmallVector<OpFoldResult> offsets = {batch, head, zero, zero};
+                SmallVector<OpFoldResult> sizes = {one, one, rows, dv};
+                SmallVector<OpFoldResult> strides(4, one);
+                result = tensor::InsertSliceOp::create(b, loc, headOut, result,
+                                                       offsets, sizes, strides);
+              }
+              return {result};
             });
         return {headLoop.getResult(0)};
       });

@@ -22,11 +22,15 @@ using namespace mlir::gated_attention;
 FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
     const OnlineSoftmaxOptions &options) {
-  // (B, Hq, Sq) in tiles of (1, 1, Bq), one scf.forall iteration each.
+  // (B, Hq, Sq) in tiles of (1, R, Bq / R), one scf.forall iteration each:
+  // the R query heads of a GQA group share one tile of about Bq rows, so
+  // every key/value block is loaded once per group.
+  int64_t group = op.getGroupSize();
+  int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-                       rewriter.getIndexAttr(options.queryBlock)});
+  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
+                       rewriter.getIndexAttr(rowsPerHead)});
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), tiling);

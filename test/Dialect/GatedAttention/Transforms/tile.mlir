@@ -7,15 +7,16 @@
 
 // GQA 8/2, causal, Sq = 100 and Skv = 130 (neither a multiple of 64).
 
-// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0) -> (-d0 + 100, 64)>
+// CHECK-DAG: #[[ROWS:.+]] = affine_map<(d0) -> (-d0 + 100, 16)>
 // CHECK-DAG: #[[KVHEAD:.+]] = affine_map<(d0) -> (d0 floordiv 4)>
 // CHECK-DAG: #[[KEYS:.+]] = affine_map<(d0, d1) -> (0, d0 + d1 + 30)>
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: tensor<1x8x100x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x130x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x130x16xf32>, %[[G:[a-z0-9]+]]: tensor<1x8x100x16xf32>)
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
 // CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
-// One parallel iteration per (head, block of 64 query rows).
-// CHECK: %[[RES:.+]] = scf.forall (%[[H:.+]], %[[Q0:.+]]) = (0, 0) to (8, 100) step (1, 64) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x100x16xf32>)
+// One parallel iteration per (GQA group of 4 heads, block of 16 query rows):
+// the group's heads share one 64-row query tile and every K/V block.
+// CHECK: %[[RES:.+]] = scf.forall (%[[H:.+]], %[[Q0:.+]]) = (0, 0) to (8, 100) step (4, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x100x16xf32>)
 // CHECK: %[[NROWS:.+]] = affine.min #[[ROWS]](%[[Q0]])
 // K/V come from head h / 4 and, under the causal mask, only keys
 // [0, q0 + rows + Skv - Sq) are read: later blocks are never visited.
@@ -24,9 +25,9 @@
 // CHECK: %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 32]
 // CHECK: %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 16]
 // CHECK: %[[OFF:.+]] = arith.subi %[[NKEYS]], %[[NROWS]] : index
-// The query tile: padded to 64 rows, scaled once in f32.
-// CHECK: tensor.pad %{{.+}} low[0, 0] high[%{{.+}}, 0]
-// CHECK: } : tensor<?x32xf32> to tensor<64x32xf32>
+// The query tile: each head's rows padded to 16 and stacked, scaled once in
+// f32.
+// CHECK-COUNT-4: tensor.insert_slice %{{.+}} : tensor<16x32xf32> into tensor<64x32xf32>
 // CHECK: %[[QT:.+]] = linalg.generic
 // CHECK: arith.mulf %{{.+}}, %[[SCALE]]
 // Running max (-inf), sum and accumulator (0).
@@ -65,10 +66,11 @@
 // CHECK: tensor.pad
 // CHECK: linalg.generic
 // CHECK: %[[I:.+]] = linalg.index 0
+// CHECK: %[[ROW:.+]] = arith.remui %[[I]], %c16
 // CHECK: %[[J:.+]] = linalg.index 1
 // CHECK: %[[KEY:.+]] = arith.addi %[[KB2]], %[[J]]
 // CHECK: arith.cmpi slt, %[[KEY]], %[[NKEYS]]
-// CHECK: %[[LAST:.+]] = arith.addi %[[I]], %[[OFF]]
+// CHECK: %[[LAST:.+]] = arith.addi %[[ROW]], %[[OFF]]
 // CHECK: arith.cmpi sle, %[[KEY]], %[[LAST]]
 // CHECK: arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
 // CHECK: scf.yield
@@ -79,9 +81,13 @@
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.mulf
-// CHECK: %[[YR:.+]] = tensor.extract_slice %[[Y]][0, 0] [%[[NROWS]], 16]
+// Head r of the group is rows [16 r, 16 r + rows) of the output tile.
+// CHECK: tensor.extract_slice %[[Y]][0, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y]][16, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y]][32, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y]][48, 0] [%[[NROWS]], 16]
 // CHECK: scf.forall.in_parallel
-// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 1, %[[NROWS]], 16]
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 4, %[[NROWS]], 16]
 // CHECK: return %[[RES]]
 func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
                       %v: tensor<1x2x130x16xf32>, %g: tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32> {

@@ -14,8 +14,11 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   let description = [{
     Rewrites every `gated_attention.attention` into:
 
-    - an `scf.forall` over `(B, Hq, ceildiv(Sq, query-block))`, made by
-      tiling the op through its `TilingInterface` (tile `1 x 1 x query-block`);
+    - an `scf.forall` over `(B, Hq / R, ceildiv(Sq, query-block / R))`
+      (R = Hq / Hkv), made by tiling the op through its `TilingInterface`
+      (tile `1 x R x query-block / R`): the R query heads of a GQA group
+      share one query tile of about `query-block` rows (FlashAttention-3's
+      "pack GQA"), so each K/V block is read once per group;
     - in each tile, the online softmax: a sequential `scf.for` over blocks of
       `key-block` keys carrying the running row max `m`, row sum `l` and the
       f32 accumulator `acc`; per block `S = Q_blk K_blkᵀ` (the scale is folded
@@ -36,7 +39,7 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal} : ...
     // becomes
-    %o = scf.forall (%b, %h, %i) = (0, 0, 0) to (1, 8, 128) step (1, 1, 64)
+    %o = scf.forall (%b, %h, %i) = (0, 0, 0) to (1, 8, 128) step (1, 4, 16)
         shared_outs(%out = %init) -> (tensor<1x8x128x64xf32>) {
       ... scf.for %kb = %c0 to %unmasked step %c64 iter_args(%m, %l, %acc) ...
       ... scf.for %kb = %unmasked to %end step %c64 iter_args(%m, %l, %acc) ...
