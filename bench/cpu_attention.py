@@ -108,11 +108,13 @@ def numpy_child(s, repeat, causal=False, coretype=None, hq=H, hkv=H, d=D):
 
 MEMORY_WORKER = r"""
 import json, resource, sys
-sys.path.insert(0, sys.argv[2])
 sys.path.insert(0, sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+import ctypes
 import cpu_attention as b
+from gated_attention import native
 cfg = b.attention_config(int(sys.argv[1]), causal=True)
-lib = b.compile_attention(cfg)
+lib = native.SharedLibrary.load(sys.argv[2])
 args = b.inputs(cfg)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 out = lib.call("attn", args, 4, "float32")
@@ -123,8 +125,12 @@ print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def tiled_memory_child(s):
+    """Peak RSS of a fresh process that loads the compiled kernel (compiled
+    here, so that compilation does not count), allocates the inputs and
+    calls it once."""
+    lib = compile_attention(attention_config(s, causal=True))
     out = subprocess.run(
-        [sys.executable, "-c", MEMORY_WORKER, str(s), HERE,
+        [sys.executable, "-c", MEMORY_WORKER, str(s), lib.path, HERE,
          os.path.join(os.path.dirname(HERE), "python")],
         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)

@@ -57,6 +57,8 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  // Copies become loops, not calls into libmlir_c_runner_utils.
+  pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
     // Canonicalization inlines the memref.alloca_scope ops that wrap the

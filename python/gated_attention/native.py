@@ -69,13 +69,22 @@ class SharedLibrary:
                           "--mlir-to-llvmir"], llvm_dialect))
         _run([os.path.join(_LLVM_BIN, "llc"), "-O3", "-mcpu=native",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
-        # memref.copy calls memrefCopy from the C runner utilities.
-        libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}",
-                "-lmlir_c_runner_utils", "-lm"]
+        # The pipeline turns copies into loops, so no MLIR runtime library is
+        # linked; only libomp for the parallel loop.
+        libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}", "-lm"]
         if openmp:
             libs.insert(2, "-lomp")
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
         self.lib = ctypes.CDLL(self.path)
+
+    @classmethod
+    def load(cls, path):
+        """A library compiled earlier (e.g. by another process)."""
+        self = cls.__new__(cls)
+        self._dir = None
+        self.path = path
+        self.lib = ctypes.CDLL(path)
+        return self
 
     def call(self, name, args, result_rank, result_dtype):
         """Calls `_mlir_ciface_<name>` on numpy arrays; returns the result

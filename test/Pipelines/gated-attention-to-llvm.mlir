@@ -3,7 +3,7 @@
 // RUN:   --implicit-check-not=gated_attention. --implicit-check-not=linalg. \
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
 // RUN:   '--implicit-check-not== vector.' --implicit-check-not=vector.transfer \
-// RUN:   --implicit-check-not=scf.
+// RUN:   --implicit-check-not=scf. --implicit-check-not=memrefCopy
 // Without OpenMP there is no omp dialect either.
 // RUN: gated-attention-opt %s --gated-attention-to-llvm=openmp=0 | FileCheck %s --check-prefix=SEQ
 // The reference path runs too.

@@ -8,6 +8,7 @@
 #define GATED_ATTENTION_CONVERSION_PASSES_H
 
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
+#include "GatedAttention/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

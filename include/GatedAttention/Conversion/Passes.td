@@ -46,4 +46,24 @@ def ConvertGatedAttentionToLinalgPass
   ];
 }
 
+def ConvertMemRefCopyToLinalgPass : Pass<"convert-memref-copy-to-linalg"> {
+  let summary = "Turn memref.copy into linalg.copy so that copies become loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` between non-contiguous
+    views (the padded tiles of the online-softmax form) to a call to
+    `memrefCopy` in `libmlir_c_runner_utils.so`: an element-by-element
+    generic copy, and a library that links `libMLIR.so` and `libLLVM.so`
+    into every process that loads a compiled kernel. As `linalg.copy` the
+    copy is lowered to loops (which LLVM vectorizes) like every other linalg
+    op, and the kernel needs no MLIR runtime library.
+
+    ```mlir
+    memref.copy %a, %b : memref<?x32xf32, strided<[32, 1], offset: ?>> to memref<?x32xf32, strided<[32, 1]>>
+    // becomes
+    linalg.copy ins(%a : ...) outs(%b : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // GATED_ATTENTION_CONVERSION_PASSES_TD
