@@ -19,7 +19,6 @@ import datetime
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -69,8 +68,18 @@ def time_calls(fn, repeat):
     return best
 
 
-NUMPY_WORKER = r"""
-import json, resource, sys, time
+# Peak RSS is read from VmHWM, the high-water mark of this process image:
+# getrusage's ru_maxrss would include the (larger) parent it was forked from.
+HWM = r"""
+def peak_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+"""
+
+NUMPY_WORKER = HWM + r"""
+import json, sys, time
 import numpy as np
 s, h, hkv, d, repeat = (int(a) for a in sys.argv[1:6])
 mode = sys.argv[6]
@@ -89,8 +98,7 @@ attention()
 best = float("inf")
 for _ in range(repeat):
     t = time.perf_counter(); attention(); best = min(best, time.perf_counter() - t)
-print(json.dumps({"seconds": best,
-                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+print(json.dumps({"seconds": best, "peak_kib": peak_kib()}))
 """
 
 
@@ -106,8 +114,8 @@ def numpy_child(s, repeat, causal=False, coretype=None, hq=H, hkv=H, d=D):
     return json.loads(out.stdout)
 
 
-MEMORY_WORKER = r"""
-import json, resource, sys
+MEMORY_WORKER = HWM + r"""
+import json, sys
 sys.path.insert(0, sys.argv[3])
 sys.path.insert(0, sys.argv[4])
 import ctypes
@@ -116,10 +124,9 @@ from gated_attention import native
 cfg = b.attention_config(int(sys.argv[1]), causal=True)
 lib = native.SharedLibrary.load(sys.argv[2])
 args = b.inputs(cfg)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kib()
 out = lib.call("attn", args, 4, "float32")
-print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "before_kib": before,
+print(json.dumps({"peak_kib": peak_kib(), "before_kib": before,
                   "io_bytes": sum(a.nbytes for a in args) + out.nbytes}))
 """
 
