@@ -164,6 +164,96 @@ def gflops(cfg, seconds):
     return useful_flops(cfg) / seconds / 1e9 if seconds else float("nan")
 
 
+def print_row(cells):
+    print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def print_header(names):
+    print_row(names)
+    print("|" + "---|" * len(names))
+
+
+def fmt(c, pattern="{:.1f}"):
+    return "-" if c is None else pattern.format(c)
+
+
+def write_csv(path, machine, header, rows):
+    with open(path, "w") as f:
+        f.write("# " + machine + "\n")
+        f.write(",".join(header) + "\n")
+        for r in rows:
+            f.write(",".join(csv_cell(c) for c in r) + "\n")
+
+
+def throughput(args):
+    """The main table: tiled, reference, numpy (two kernels), non-causal."""
+    print_header(["S", "tiled GFLOP/s", "reference GFLOP/s", "numpy GFLOP/s",
+                  "numpy SkylakeX GFLOP/s", "tiled / numpy"])
+    rows = []
+    for s in (int(x) for x in args.sizes.split(",") if x):
+        cfg = attention_config(s)
+        x = inputs(cfg)
+        tiled = compile_attention(cfg)
+        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
+                             args.repeat)
+        t_ref = None
+        if s <= args.reference_max:
+            ref = compile_attention(cfg, reference=True)
+            t_ref = time_calls(lambda: ref.call("attn", x, 4, np.float32), 1)
+        t_np = numpy_child(s, args.repeat)["seconds"]
+        t_skx = numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
+        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
+               gflops(cfg, t_np), gflops(cfg, t_skx), t_np / t_tiled)
+        rows.append(row)
+        print_row([str(s)] + [fmt(c) for c in row[1:5]] +
+                  [fmt(row[5], "{:.2f}x")])
+    return ["S", "tiled_gflops", "reference_gflops", "numpy_gflops",
+            "numpy_skylakex_gflops", "tiled_over_numpy"], rows
+
+
+def qwen3next(args):
+    """Qwen3-Next's shape, causal; numpy repeats K/V per query head."""
+    print("Qwen3-Next shape: Hq 16, Hkv 2, D 256, causal, f32 "
+          "(GFLOP/s count the causal half)")
+    print_header(["S", "tiled GFLOP/s", "numpy GFLOP/s",
+                  "numpy SkylakeX GFLOP/s", "tiled / numpy"])
+    rows = []
+    for s in (int(x) for x in args.qwen_sizes.split(",") if x):
+        cfg = attention_config(s, causal=True, **QWEN)
+        x = inputs(cfg)
+        tiled = compile_attention(cfg)
+        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
+                             args.repeat)
+        kw = dict(causal=True, **QWEN)
+        t_np = numpy_child(s, args.repeat, **kw)["seconds"]
+        t_skx = numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
+        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np), gflops(cfg, t_skx),
+               t_np / t_tiled)
+        rows.append(row)
+        print_row([str(s)] + [fmt(c) for c in row[1:4]] +
+                  [fmt(row[4], "{:.2f}x")])
+    return ["S", "tiled_gflops", "numpy_gflops", "numpy_skylakex_gflops",
+            "tiled_over_numpy"], rows
+
+
+def memory(args):
+    """Peak resident memory vs S, causal."""
+    print_header(["S (causal)", "tiled peak RSS MiB", "of which during the call",
+                  "inputs+output MiB", "numpy peak RSS MiB"])
+    rows = []
+    for s in (int(x) for x in args.mem_sizes.split(",") if x):
+        tiled = tiled_memory_child(s)
+        np_peak = (numpy_child(s, 1, causal=True)["peak_kib"] / 1024
+                   if s <= args.numpy_mem_max else None)
+        row = (s, tiled["peak_kib"] / 1024,
+               (tiled["peak_kib"] - tiled["before_kib"]) / 1024,
+               tiled["io_bytes"] / 2**20, np_peak)
+        rows.append(row)
+        print_row([str(s)] + [fmt(c, "{:.0f}") for c in row[1:]])
+    return ["S", "tiled_peak_MiB", "tiled_call_MiB", "inputs_output_MiB",
+            "numpy_peak_MiB"], rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -183,86 +273,12 @@ def main():
     machine = f"{cpu_name()}, {os.cpu_count()} cores"
     os.makedirs(args.out, exist_ok=True)
     print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, {stamp}")
-
-    rows = []
-    header = ("S", "tiled GFLOP/s", "reference GFLOP/s", "numpy GFLOP/s",
-              "numpy SkylakeX GFLOP/s", "tiled / numpy")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for s in (int(x) for x in args.sizes.split(",")):
-        cfg = attention_config(s)
-        x = inputs(cfg)
-        tiled = compile_attention(cfg)
-        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
-                             args.repeat)
-        t_ref = None
-        if s <= args.reference_max:
-            ref = compile_attention(cfg, reference=True)
-            t_ref = time_calls(lambda: ref.call("attn", x, 4, np.float32), 1)
-        t_np = numpy_child(s, args.repeat)["seconds"]
-        t_np_skx = numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
-        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
-               gflops(cfg, t_np), gflops(cfg, t_np_skx), t_np / t_tiled)
-        rows.append(row)
-        cells = [str(s)] + [f"{c:.1f}" if c is not None else "-" for c in row[1:5]]
-        cells.append(f"{row[5]:.2f}x")
-        print("| " + " | ".join(cells) + " |", flush=True)
-
-    with open(os.path.join(args.out, f"cpu-throughput-{stamp}.csv"), "w") as f:
-        f.write("# " + machine + "\n")
-        f.write("S,tiled_gflops,reference_gflops,numpy_gflops,"
-                "numpy_skylakex_gflops,tiled_over_numpy\n")
-        for r in rows:
-            f.write(",".join(csv_cell(c) for c in r) + "\n")
-
-    print()
-    print("Qwen3-Next shape: Hq 16, Hkv 2, D 256, causal, f32 "
-          "(GFLOP/s count the causal half)")
-    print("| S | tiled GFLOP/s | numpy GFLOP/s | numpy SkylakeX GFLOP/s | "
-          "tiled / numpy |")
-    print("|---|---|---|---|---|")
-    qwen_rows = []
-    for s in (int(x) for x in args.qwen_sizes.split(",") if x):
-        cfg = attention_config(s, causal=True, **QWEN)
-        x = inputs(cfg)
-        tiled = compile_attention(cfg)
-        t_tiled = time_calls(lambda: tiled.call("attn", x, 4, np.float32),
-                             args.repeat)
-        kw = dict(causal=True, **QWEN)
-        t_np = numpy_child(s, args.repeat, **kw)["seconds"]
-        t_skx = numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
-        row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np), gflops(cfg, t_skx),
-               t_np / t_tiled)
-        qwen_rows.append(row)
-        print(f"| {s} | {row[1]:.1f} | {row[2]:.1f} | {row[3]:.1f} | "
-              f"{row[4]:.2f}x |", flush=True)
-    with open(os.path.join(args.out, f"cpu-qwen3next-{stamp}.csv"), "w") as f:
-        f.write("# " + machine + "\n")
-        f.write("S,tiled_gflops,numpy_gflops,numpy_skylakex_gflops,"
-                "tiled_over_numpy\n")
-        for r in qwen_rows:
-            f.write(",".join(csv_cell(c) for c in r) + "\n")
-
-    print()
-    print("| S (causal) | tiled peak RSS MiB | of which during the call | "
-          "inputs+output MiB | numpy peak RSS MiB |")
-    print("|---|---|---|---|---|")
-    mem_rows = []
-    for s in (int(x) for x in args.mem_sizes.split(",")):
-        tiled = tiled_memory_child(s)
-        np_peak = (numpy_child(s, 1, causal=True)["peak_kib"] / 1024
-                   if s <= args.numpy_mem_max else None)
-        row = (s, tiled["peak_kib"] / 1024,
-               (tiled["peak_kib"] - tiled["before_kib"]) / 1024,
-               tiled["io_bytes"] / 2**20, np_peak)
-        mem_rows.append(row)
-        print(f"| {s} | {row[1]:.0f} | {row[2]:.0f} | {row[3]:.0f} | "
-              f"{'-' if np_peak is None else f'{np_peak:.0f}'} |", flush=True)
-    with open(os.path.join(args.out, f"cpu-memory-{stamp}.csv"), "w") as f:
-        f.write("# " + machine + "\n")
-        f.write("S,tiled_peak_MiB,tiled_call_MiB,inputs_output_MiB,numpy_peak_MiB\n")
-        for r in mem_rows:
-            f.write(",".join(csv_cell(c) for c in r) + "\n")
+    for name, table in (("throughput", throughput), ("qwen3next", qwen3next),
+                        ("memory", memory)):
+        header, rows = table(args)
+        write_csv(os.path.join(args.out, f"cpu-{name}-{stamp}.csv"), machine,
+                  header, rows)
+        print()
 
 
 if __name__ == "__main__":

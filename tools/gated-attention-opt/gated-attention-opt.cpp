@@ -19,6 +19,10 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::gated_attention::test {
+void registerTestOnlineSoftmaxPass();
+} // namespace mlir::gated_attention::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -30,6 +34,7 @@ int main(int argc, char **argv) {
   mlir::gated_attention::registerAllDialects(registry);
   mlir::gated_attention::registerAllPasses();
   mlir::gated_attention::registerAllPipelines();
+  mlir::gated_attention::test::registerTestOnlineSoftmaxPass();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "gated-attention optimizer driver\n", registry));

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Decomposes gated_attention.attention into the online-softmax form: per
-// (batch, head), one query tile, a sequential loop over key blocks carrying
-// (m, l, acc), and the gate applied in the epilogue before the single store.
+// (batch, GQA group), one query tile, a sequential loop over key blocks
+// carrying (m, l, acc), and the gate applied in the epilogue before the
+// single store.
 // The tile math is upstream linalg on tensor tiles, so upstream tiling,
 // vectorization and bufferization apply to it unchanged.
 //
@@ -206,7 +207,6 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
   bindDims(ctx, d0, d1, d2);
   auto par = IteratorType::parallel, red = IteratorType::reduction;
   OpFoldResult bk = b.getIndexAttr(keyBlock);
-  OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
   AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
 
   // S = Q_blk K_blkᵀ (the scale is already in Q).

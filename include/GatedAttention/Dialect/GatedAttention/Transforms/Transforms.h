@@ -21,7 +21,8 @@ class AttentionOp;
 
 /// Block sizes of the online-softmax form.
 struct OnlineSoftmaxOptions {
-  /// Query rows per tile; tiles are padded to this many rows.
+  /// Query rows per tile (used by tileToOnlineSoftmax: the R heads of a GQA
+  /// group share a tile of R x max(1, queryBlock / R) rows).
   int64_t queryBlock = 64;
   /// Keys per iteration of the key loop.
   int64_t keyBlock = 64;
@@ -29,8 +30,10 @@ struct OnlineSoftmaxOptions {
 
 /// Rewrites one attention op into the online-softmax (FlashAttention-2) key
 /// loop with the gate in the epilogue, without tiling it first: batches and
-/// heads become scf.for loops (none when they are 1) and all rows of the op
-/// form one query tile. Used on the tiles made by `gated-attention-tile`.
+/// head groups become scf.for loops (none when they run once) and all rows
+/// of the op form one query tile, padded to a static row count when the
+/// rows have a constant upper bound (then the heads of a GQA group are
+/// stacked into that tile). Used on the tiles made by `gated-attention-tile`.
 FailureOr<Value> decomposeToOnlineSoftmax(RewriterBase &rewriter,
                                           AttentionOp op,
                                           const OnlineSoftmaxOptions &options);
