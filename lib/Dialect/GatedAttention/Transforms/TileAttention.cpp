@@ -37,6 +37,7 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
   if (failed(tiled))
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
+  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
     return failure();

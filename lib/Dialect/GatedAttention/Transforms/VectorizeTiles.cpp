@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -31,6 +32,15 @@ using namespace mlir::gated_attention;
 
 namespace {
 using utils::IteratorType;
+
+/// A linalg op inside the scf.forall of an online-softmax form.
+bool isInOnlineSoftmaxTile(Operation *op) {
+  for (auto loop = op->getParentOfType<scf::ForallOp>(); loop;
+       loop = loop->getParentOfType<scf::ForallOp>())
+    if (loop->hasAttr(kOnlineSoftmaxLoopAttr))
+      return true;
+  return false;
+}
 
 bool isStaticTensorOp(linalg::LinalgOp op) {
   return op.hasPureTensorSemantics() &&
@@ -135,10 +145,11 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   MLIRContext *ctx = &getContext();
   IRRewriter rewriter(ctx);
 
-  // Only the tiles of the online-softmax form: static linalg ops in foralls.
+  // Only the tiles of the online-softmax form: static linalg ops in the
+  // foralls that gated-attention-tile marked.
   SmallVector<linalg::LinalgOp> ops;
   root->walk([&](linalg::LinalgOp op) {
-    if (op->getParentOfType<scf::ForallOp>() && isStaticTensorOp(op))
+    if (isInOnlineSoftmaxTile(op) && isStaticTensorOp(op))
       ops.push_back(op);
   });
 
@@ -170,7 +181,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   // 3. Vectorize every static tile op.
   SmallVector<linalg::LinalgOp> tiles;
   root->walk([&](linalg::LinalgOp op) {
-    if (op->getParentOfType<scf::ForallOp>() && isStaticTensorOp(op))
+    if (isInOnlineSoftmaxTile(op) && isStaticTensorOp(op))
       tiles.push_back(op);
   });
   for (linalg::LinalgOp op : tiles) {

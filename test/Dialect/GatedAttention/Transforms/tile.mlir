@@ -88,6 +88,8 @@
 // CHECK: tensor.extract_slice %[[Y]][48, 0] [%[[NROWS]], 16]
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 4, %[[NROWS]], 16]
+// The loop is marked for the later CPU vectorization.
+// CHECK: } {gated_attention.online_softmax}
 // CHECK: return %[[RES]]
 func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
                       %v: tensor<1x2x130x16xf32>, %g: tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32> {

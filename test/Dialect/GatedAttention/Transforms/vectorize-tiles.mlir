@@ -1,4 +1,4 @@
-// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=32" \
+// RUN: gated-attention-opt %s --split-input-file --gated-attention-tile="query-block=32 key-block=32" \
 // RUN:   --canonicalize --cse --gated-attention-vectorize-tiles --canonicalize --cse \
 // RUN:   | FileCheck %s
 
@@ -35,4 +35,30 @@ func.func @gqa_causal_bf16(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16
   %0 = gated_attention.attention %q, %k, %v, %g {causal}
       : (tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x32xbf16>, tensor<1x2x64x32xbf16>) -> tensor<1x2x64x32xbf16>
   return %0 : tensor<1x2x64x32xbf16>
+}
+
+// -----
+
+// Linalg ops in a user's own scf.forall (not made by gated-attention-tile)
+// are left alone.
+// CHECK-LABEL: func.func @user_forall
+// CHECK: scf.forall
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @user_forall(%x: tensor<4x64x64xf32>) -> tensor<4x64x64xf32> {
+  %0 = scf.forall (%i) in (4) shared_outs(%o = %x) -> (tensor<4x64x64xf32>) {
+    %s = tensor.extract_slice %x[%i, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<4x64x64xf32> to tensor<64x64xf32>
+    %e = tensor.empty() : tensor<64x64xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%s : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %a : f32
+      linalg.yield %m : f32
+    } -> tensor<64x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %r into %o[%i, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<64x64xf32> into tensor<4x64x64xf32>
+    }
+  }
+  return %0 : tensor<4x64x64xf32>
 }

@@ -8,6 +8,7 @@
 #define GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
@@ -41,6 +42,11 @@ FailureOr<Value> decomposeToOnlineSoftmax(RewriterBase &rewriter,
 /// Patterns applying `decomposeToOnlineSoftmax` to every attention op.
 void populateGatedAttentionOnlineSoftmaxPatterns(
     RewritePatternSet &patterns, const OnlineSoftmaxOptions &options);
+
+/// The unit attribute that marks the scf.forall of an online-softmax form, so
+/// that later steps (CPU vectorization) touch only the tiles made here.
+inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
+    "gated_attention.online_softmax";
 
 /// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
 /// TilingInterface and decomposes the tile into the online-softmax loop.
