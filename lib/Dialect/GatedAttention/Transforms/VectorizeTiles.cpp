@@ -132,7 +132,7 @@ private:
     if (isPack)
       return {16, 16};
     if (isContraction(op))
-      return {registerRows, registerCols, 0};
+      return {registerRows, registerCols, registerDepth};
     if (loops == 2)
       return {1, 0};
     return {};

@@ -16,18 +16,21 @@
 // CHECK: vector.transfer_read {{.+}} : tensor<16x16xbf16>, vector<16x16xbf16>
 // CHECK: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
-// S = Q Kᵀ in 8 x 32 register tiles: 8 rows x 64 steps of vector<32> FMAs.
+// S = Q Kᵀ in 8 x 32 register tiles, 32 reduction steps unrolled per
+// iteration of a depth loop: 8 rows x 32 steps of vector<32> FMAs.
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK-COUNT-512: vector.fma {{.+}} : vector<32xf32>
-// CHECK: scf.yield
+// CHECK-NEXT: scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
+// CHECK-NOT: vector.fma
 // CHECK: scf.yield
 // The V block is extended to f32 once (16 x 16 at a time, no transpose),
-// then P V (32 keys) runs in 8 x 32 register tiles: 8 rows x 32 steps.
+// then P V (32 keys: one depth step) runs in 8 x 32 register tiles.
 // CHECK: scf.for {{.+}} -> (tensor<32x32xf32>)
 // CHECK-NOT: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
+// CHECK-NOT: vector.fma
 // CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>
 // CHECK: tensor.parallel_insert_slice
 func.func @gqa_causal_bf16(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,

@@ -77,8 +77,8 @@ def GatedAttentionVectorizeTilesPass
        extended for f16/bf16 `V`, so that the register-tiled contraction
        reads it along rows and converts nothing in its inner loop.
     2. Register tiling: contractions to `register-rows x register-cols`
-       output tiles (full reduction), row-wise ops to one row, packing ops
-       to 16 x 16.
+       output tiles and `register-depth` reduction steps (unrolled) per
+       iteration, row-wise ops to one row, packing ops to 16 x 16.
     3. `linalg::vectorize`, then upstream vector lowerings: contractions to
        outer products (FMAs), transposes and multi-reductions, and
        `math.exp` to its polynomial approximation so that it stays a vector
@@ -98,7 +98,9 @@ def GatedAttentionVectorizeTilesPass
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
            "Rows of a contraction's register tile">,
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
-           "Columns of a contraction's register tile (vector width)">
+           "Columns of a contraction's register tile (vector width)">,
+    Option<"registerDepth", "register-depth", "int64_t", /*default=*/"32",
+           "Reduction steps per unrolled contraction (0: the whole reduction)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
