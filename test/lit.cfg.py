@@ -54,11 +54,19 @@ tools = [
 llvm_config.add_tool_substitutions(
     tools, [config.gated_attention_tools_dir, config.llvm_tools_dir])
 
-# `ptxas`: PTX can be assembled on this machine.
+# The NVVM target links libdevice from the CUDA toolkit named by these.
+llvm_config.with_system_environment(["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
+
+# `ptxas`: PTX can be assembled on this machine. Its toolkit also provides
+# libdevice when no CUDA_HOME is set.
 ptxas = config.ptxas_executable
 if ptxas and not ptxas.endswith("-NOTFOUND") and os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    toolkit = os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
+    if "CUDA_HOME" not in config.environment and os.path.isdir(
+            os.path.join(toolkit, "nvvm", "libdevice")):
+        config.environment["CUDA_HOME"] = toolkit
 
 # `cuda-gpu`: a CUDA device is present and usable.
 nvidia_smi = shutil.which("nvidia-smi")

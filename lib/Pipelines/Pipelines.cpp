@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -92,10 +94,45 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
+    OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
+  // The kernel: nested scf.parallel on memrefs, mapped to blocks and threads
+  // before anything canonicalizes the two loop levels into one.
+  ConvertGatedAttentionToParallelRowsPassOptions rows;
+  rows.rowsPerBlock = options.rowsPerBlock;
+  pm.addPass(createConvertGatedAttentionToParallelRowsPass(rows));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createGpuKernelOutliningPass());
+
+  // Host side: tensors to buffers (no deallocation pipeline: it does not
+  // model gpu.launch_func, and the only allocation is the returned result).
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  pm.addPass(createCanonicalizerPass());
+
+  // Kernels to PTX (sm_90 needs PTX ISA 8.0), host to LLVM. math.exp
+  // becomes libdevice's __nv_expf, linked from $CUDA_HOME/nvvm/libdevice.
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.chip == "sm_90" ? "+ptx80" : "+ptx70";
+  nvvm.cubinFormat = "isa";
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
 void mlir::gated_attention::registerGatedAttentionPipelines() {
   PassPipelineRegistration<GatedAttentionToLLVMPipelineOptions>(
       "gated-attention-to-llvm",
       "Lower func + tensor-level linalg/tensor/arith/math/scf + "
       "gated_attention ops to the LLVM dialect (CPU, runnable by mlir-runner)",
       buildGatedAttentionToLLVMPipeline);
+  PassPipelineRegistration<GatedAttentionToPTXPipelineOptions>(
+      "gated-attention-to-ptx",
+      "Lower func + gated_attention ops for NVIDIA GPUs: kernels become "
+      "gpu.binary ops holding PTX (SIMT path), the host side LLVM",
+      buildGatedAttentionToPTXPipeline);
 }

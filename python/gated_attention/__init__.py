@@ -8,7 +8,10 @@ stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
 - ``mlir``: writes MLIR text for an attention op and a runnable test module;
 - ``runner``: compiles with gated-attention-opt, runs with mlir-runner, parses
   ``printMemrefF32`` output;
-- ``check``: the command line harness the integration tests use.
+- ``native``: compile to a host shared library and call it through ctypes;
+- ``ptx``: PTX out of ``gpu.binary`` ops (and ptxas reports);
+- ``check``: the command line harness the integration tests use;
+- ``run_example``: the README's main job.
 """
 
 from .config import AttentionConfig

@@ -8,10 +8,14 @@
 #define GATED_ATTENTION_CONVERSION_PASSES_H
 
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
+#include "GatedAttention/Conversion/GatedAttentionToParallelRows/GatedAttentionToParallelRows.h"
 #include "GatedAttention/Conversion/MemRefCopyToLinalg/MemRefCopyToLinalg.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"

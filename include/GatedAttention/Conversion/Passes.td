@@ -46,6 +46,42 @@ def ConvertGatedAttentionToLinalgPass
   ];
 }
 
+def ConvertGatedAttentionToParallelRowsPass
+    : Pass<"convert-gated-attention-to-parallel-rows"> {
+  let summary = "SIMT form: one query row per parallel iteration (GPU threads)";
+  let description = [{
+    Rewrites every `gated_attention.attention` into memref code in two
+    nested `scf.parallel` loops, `(B, Hq, row blocks)` outside and
+    `rows-per-block` rows inside, each inner iteration computing one query
+    row with the online softmax over its visible keys (the causal bound ends
+    the key loop; no mask), the accumulator in a private `Dv`-element
+    buffer, and the gate in the epilogue. `gpu-map-parallel-loops` maps the
+    loops to blocks and threads: this is the SIMT GPU path (and, run on the
+    CPU, it is tested against the reference like every other path).
+
+    ```mlir
+    %o = gated_attention.attention %q, %k, %v, %g {causal} : ...
+    // becomes
+    scf.parallel (%b, %h, %blk) = ... {      // GPU blocks
+      scf.parallel (%t) = (%c0) to (%c128) { // GPU threads: row blk*128+t
+        scf.if %row_in_range { ... scf.for over keys ... }
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"rowsPerBlock", "rows-per-block", "int64_t", /*default=*/"128",
+           "Query rows (threads) per block">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def ConvertMemRefCopyToLinalgPass : Pass<"convert-memref-copy-to-linalg"> {
   let summary = "Turn memref.copy into linalg.copy so that copies become loops";
   let description = [{

@@ -9,6 +9,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 
@@ -41,6 +43,24 @@ struct GatedAttentionToLLVMPipelineOptions
 /// `mlir-runner` or `mlir-translate --mlir-to-llvmir`.
 void buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options);
+
+/// Options of `--gated-attention-to-ptx`.
+struct GatedAttentionToPTXPipelineOptions
+    : public PassPipelineOptions<GatedAttentionToPTXPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU: sm_80 or sm_90"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<int64_t> rowsPerBlock{
+      *this, "rows-per-block",
+      llvm::cl::desc("Query rows (threads) per block of the SIMT kernel"),
+      llvm::cl::init(128)};
+};
+
+/// Lowers a module of func + gated_attention ops for NVIDIA GPUs: the
+/// attention becomes a kernel (SIMT: one query row per thread) in a
+/// gpu.binary holding PTX; the host side is lowered to LLVM.
+void buildGatedAttentionToPTXPipeline(
+    OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options);
 
 /// Registers the pipelines above with the global pipeline registry.
 void registerGatedAttentionPipelines();

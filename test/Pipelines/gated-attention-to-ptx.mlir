@@ -1,0 +1,25 @@
+// RUN: gated-attention-opt %s --gated-attention-to-ptx | FileCheck %s --check-prefix=SM90 \
+// RUN:   --implicit-check-not=gated_attention.
+// RUN: gated-attention-opt %s --gated-attention-to-ptx=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// Bad options are reported.
+// RUN: not gated-attention-opt %s --gated-attention-to-ptx=rows-per-block=0 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: rows-per-block must be positive
+
+// The host launches one kernel with (B, Hq, ceil(Sq / 128)) blocks of 128
+// threads; the only host allocation is the result (no score buffer); the
+// kernel is a gpu.binary holding PTX for the chosen chip.
+// SM90-LABEL: llvm.func @attention
+// SM90: llvm.call @malloc
+// SM90-NOT: llvm.call @malloc
+// SM90: gpu.launch_func @{{.+}}::@{{.+}} blocks in ({{.+}}) threads in ({{.+}})
+// SM90: gpu.binary @{{.+}} [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">
+// SM90-SAME: assembly = "{{.*}}.target sm_90{{.*}}.visible .entry
+
+// SM80: gpu.binary @{{.+}} [#gpu.object<#nvvm.target<chip = "sm_80", features = "+ptx70">
+// SM80-SAME: .target sm_80
+func.func @attention(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x128xbf16>,
+                     %v: tensor<1x2x?x128xbf16>, %g: tensor<1x16x?x128xbf16>) -> tensor<1x16x?x128xbf16> {
+  %0 = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x16x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x16x?x128xbf16>) -> tensor<1x16x?x128xbf16>
+  return %0 : tensor<1x16x?x128xbf16>
+}
