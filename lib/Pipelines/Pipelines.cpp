@@ -26,6 +26,16 @@
 using namespace mlir;
 using namespace mlir::gated_attention;
 
+/// One-shot bufferization with identity layouts at function boundaries, so
+/// that callers (printMemrefF32, ctypes, GPU launches) see plain memrefs.
+static void addFunctionBoundaryBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(options));
+}
+
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
   // Tensor level: our ops become linalg (tiled online softmax, or the
@@ -47,13 +57,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 
-  // Buffers: identity layouts at function boundaries so that callers (and
-  // printMemrefF32) see plain strided memrefs.
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  addFunctionBoundaryBufferization(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
@@ -108,11 +112,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
 
   // Host side: tensors to buffers (no deallocation pipeline: it does not
   // model gpu.launch_func, and the only allocation is the returned result).
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  addFunctionBoundaryBufferization(pm);
   pm.addPass(createCanonicalizerPass());
 
   // Kernels to PTX (sm_90 needs PTX ISA 8.0), host to LLVM. math.exp

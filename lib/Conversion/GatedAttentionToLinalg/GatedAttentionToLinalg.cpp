@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
+#include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_CONVERTGATEDATTENTIONTOLINALGPASS
@@ -298,11 +298,7 @@ struct ConvertGatedAttentionToLinalgPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionToLinalgPatterns(patterns);
-    ConversionTarget target(getContext());
-    target.addIllegalOp<AttentionOp>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(convertAttentionOps(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

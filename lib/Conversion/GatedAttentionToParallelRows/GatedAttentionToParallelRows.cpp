@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
@@ -21,7 +22,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
 
@@ -267,11 +267,7 @@ struct ConvertGatedAttentionToParallelRowsPass
     }
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionToParallelRowsPatterns(patterns, rowsPerBlock);
-    ConversionTarget target(getContext());
-    target.addIllegalOp<AttentionOp>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(convertAttentionOps(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
