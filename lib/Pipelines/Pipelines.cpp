@@ -67,21 +67,21 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
-    // Canonicalization inlines the memref.alloca_scope ops that wrap the
-    // parallel bodies (they hold no alloca here), which convert-scf-to-cf
-    // could not lower inside a scope.
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createCanonicalizerPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   arith::ArithExpandOpsPassOptions expandOptions;
   expandOptions.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  // memref before scf: the memref.alloca_scope that convert-scf-to-openmp
+  // wraps around parallel bodies holding allocas is lowered while its region
+  // is still one block; convert-scf-to-cf would split it first.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   // Row sums and maxima may be reassociated into tree reductions.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
