@@ -242,7 +242,7 @@ Value ReferenceBuilder::build() {
   AffineExpr channel = op.isGateHeadwise() ? zero : d4;
   Value gateOperand;
   AffineMap gateMap;
-  if (op.getGateType().getDimSize(1) == 1) {
+  if (op.isGateShared()) {
     gateOperand = gate;
     gateMap = map(5, {d0, zero, d3, channel});
   } else {

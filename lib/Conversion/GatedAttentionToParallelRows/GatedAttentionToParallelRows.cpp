@@ -161,7 +161,7 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
       b, loc,
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32c(0.0)),
       arith::DivFOp::create(b, loc, f32c(1.0), l), f32c(0.0));
-  Value gateHead = op.getGateType().getDimSize(1) == 1 ? zero : head;
+  Value gateHead = op.isGateShared() ? zero : head;
   auto gateFn = op.getGate();
   CombineKind combine = op.getCombine();
   bool headwise = op.isGateHeadwise();

@@ -95,3 +95,36 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// Producer fusion (generateResultTileValue): a consumer tiled over (B, Hq, Sq)
+// pulls in a tile of the attention op computing just the rows it reads.
+// CHECK-LABEL: func.func @fuse_into_consumer
+// CHECK: scf.forall (%[[T:.+]], %[[R:.+]]) in (4, 4)
+// CHECK: %[[A:.+]] = gated_attention.attention %{{.+}} {causal}
+// CHECK-SAME: (tensor<1x2x16x32xf32>, tensor<1x1x?x32xf32>, tensor<1x1x?x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+// CHECK: linalg.generic {{.+}} ins(%[[A]] : tensor<1x2x16x16xf32>)
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @fuse_into_consumer(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                %v: tensor<1x2x64x16xf32>, %g: tensor<1x8x64x16xf32>) -> tensor<1x8x64x16xf32> {
+  %a = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x16xf32>, tensor<1x8x64x16xf32>) -> tensor<1x8x64x16xf32>
+  %e = tensor.empty() : tensor<1x8x64x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x8x64x16xf32>) outs(%e : tensor<1x8x64x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8x64x16xf32>
+  return %r : tensor<1x8x64x16xf32>
+}
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %c = transform.structured.match ops{["linalg.generic"]} in %root : (!transform.any_op) -> !transform.any_op
+    %p = transform.structured.match ops{["gated_attention.attention"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %loop = transform.structured.tile_using_forall %c tile_sizes [1, 2, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f, %l2 = transform.structured.fuse_into_containing_op %p into %loop : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}

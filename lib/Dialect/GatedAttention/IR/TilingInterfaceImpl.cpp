@@ -126,7 +126,7 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
   Value value = take(getValue(), {batchOff, kvHeadOff, zero, zero},
                      {batchSize, b.getIndexAttr(kvHeads), keys,
                       b.getIndexAttr(getValueHeadDim())});
-  bool shared = getGateType().getDimSize(1) == 1;
+  bool shared = isGateShared();
   Value gate =
       take(getGateInput(), {batchOff, shared ? zero : headOff, rowOff, zero},
            {batchSize, shared ? b.getIndexAttr(1) : headSize, rowSize,

@@ -388,7 +388,7 @@ Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
   keyLoop(unmasked, numKeys, /*masked=*/true);
 
   Value gate = stackedTile(op.getGateInput(), batch, firstHead,
-                           /*shared=*/op.getGateType().getDimSize(1) == 1);
+                           /*shared=*/op.isGateShared());
   return epilogue(state, gate);
 }
 

@@ -132,10 +132,9 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
     /// Query heads per key/value head (1 for MHA, Hq for MQA).
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
-    /// True when one gate is shared by all query heads (Hg == 1 < Hq).
-    bool isGateSharedAcrossHeads() {
-      return getGateType().getDimSize(1) == 1 && getNumQueryHeads() != 1;
-    }
+    /// True when one gate (head 0 of the gate operand) serves every query
+    /// head (Hg == 1; with a single query head both readings agree).
+    bool isGateShared() { return getGateType().getDimSize(1) == 1; }
     /// True when the gate has one value per head and token (Dg == 1 < Dv).
     bool isGateHeadwise() {
       return getGateType().getDimSize(3) == 1 && getValueHeadDim() != 1;
