@@ -100,8 +100,14 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
-  // The kernel: nested scf.parallel on memrefs, mapped to blocks and threads
-  // before anything canonicalizes the two loop levels into one.
+  // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
+  // gpu.module + gpu.launch_func.
+  ConvertGatedAttentionToNVGPUPassOptions mma;
+  mma.warps = options.warps;
+  mma.keyBlock = options.keyBlock;
+  pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
+  // The rest (f32): nested scf.parallel on memrefs, mapped to blocks and
+  // threads before anything canonicalizes the two loop levels into one.
   ConvertGatedAttentionToParallelRowsPassOptions rows;
   rows.rowsPerBlock = options.rowsPerBlock;
   pm.addPass(createConvertGatedAttentionToParallelRowsPass(rows));
@@ -133,6 +139,7 @@ void mlir::gated_attention::registerGatedAttentionPipelines() {
   PassPipelineRegistration<GatedAttentionToPTXPipelineOptions>(
       "gated-attention-to-ptx",
       "Lower func + gated_attention ops for NVIDIA GPUs: kernels become "
-      "gpu.binary ops holding PTX (SIMT path), the host side LLVM",
+      "gpu.binary ops holding PTX (tensor cores for f16/bf16, SIMT for f32), "
+      "the host side LLVM",
       buildGatedAttentionToPTXPipeline);
 }

@@ -9,7 +9,9 @@ stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
 - ``runner``: compiles with gated-attention-opt, runs with mlir-runner, parses
   ``printMemrefF32`` output;
 - ``native``: compile to a host shared library and call it through ctypes;
-- ``ptx``: PTX out of ``gpu.binary`` ops (and ptxas reports);
+- ``ptx``: PTX and launch descriptions out of ``gpu.binary`` ops (and
+  ptxas reports and checks);
+- ``cuda``: runs those kernels on a CUDA GPU through the driver API;
 - ``check``: the command line harness the integration tests use;
 - ``run_example``: the README's main job.
 """

@@ -1,17 +1,33 @@
-"""PTX out of `gpu.binary` ops (as `--gated-attention-to-ptx` emits them).
+"""PTX and launch descriptions out of `--gated-attention-to-ptx` output.
 
-    python3 -m gated_attention.ptx lowered.mlir -o out/   # writes out/<binary>.ptx
+    python3 -m gated_attention.ptx lowered.mlir -o out/
+        # writes out/<binary>.ptx, and out/<kernel>.json for each
+        # tensor-core kernel (its launch description)
 
 Each `gpu.binary @name [#gpu.object<#nvvm.target<chip = "...">, ...,
 assembly = "...">]` holds the PTX as an MLIR string literal; this module
-finds them and undoes the string escapes (`\\0A`, `\\22`, ...).
+finds them and undoes the string escapes (`\\0A`, `\\22`, ...). The
+launch descriptions (JSON: kernel name, grid and block as functions of B,
+Hq, Sq, dynamic shared memory bytes, argument order and calling convention)
+are the `gated_attention.kernels` dictionary attribute that
+`convert-gated-attention-to-nvgpu` puts on the top-level module.
+
+--ptxas PATH assembles each PTX for its chip and prints ptxas' report;
+--check additionally fails unless every kernel is spill-free, every
+tensor-core kernel uses mma.sync, ldmatrix and cp.async, and its shared
+memory fits the chip.
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+
+# Largest shared memory one CTA may use (opt-in), in bytes.
+SHARED_MEMORY_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024,
+                       "sm_89": 99 * 1024, "sm_90": 227 * 1024}
 
 _BINARY = re.compile(
     r'gpu\.binary @([\w$.]+)\s*\[#gpu\.object<#nvvm\.target<([^>]*)>'
@@ -37,6 +53,60 @@ def entries(ptx):
     return re.findall(r"\.entry\s+([\w$]+)\s*\(", ptx)
 
 
+_KERNEL = re.compile(r'\s*([\w$]+) = "((?:[^"\\]|\\.)*)"\s*([,}])')
+
+
+def launch_descriptions(mlir_text):
+    """{kernel name: launch description (dict)} of the module."""
+    start = mlir_text.find("gated_attention.kernels = {")
+    if start < 0:
+        return {}
+    pos = start + len("gated_attention.kernels = {")
+    out = {}
+    while True:
+        m = _KERNEL.match(mlir_text, pos)
+        if not m:
+            raise ValueError("malformed gated_attention.kernels attribute")
+        out[m.group(1)] = json.loads(_unescape(m.group(2)))
+        pos = m.end()
+        if m.group(3) == "}":
+            return out
+
+
+def _ptxas_report(ptxas, chip, path):
+    proc = subprocess.run([ptxas, f"-arch={chip}", "-v", path, "-o",
+                           os.devnull], capture_output=True, text=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def check_kernel(ptx, report, chip, desc):
+    """Problems (strings) of one assembled kernel."""
+    problems = []
+    spills = re.findall(r"(\d+) bytes spill stores", report)
+    if not spills or any(int(n) for n in spills):
+        problems.append("spills registers" if spills else "no ptxas report")
+    if desc is None:
+        return problems
+    # The description's argument list, expanded as it says, is the entry's.
+    params = re.search(r"\.entry\s+" + re.escape(desc["kernel"]) +
+                       r"\s*\((.*?)\)", ptx, re.S)
+    expected = sum(5 if a["kind"] == "memref" else 1
+                   for a in desc["arguments"])
+    found = len(re.findall(r"\.param\s", params.group(1))) if params else -1
+    if found != expected:
+        problems.append(f"{found} kernel parameters, description says "
+                        f"{expected}")
+    for instr in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async"):
+        if instr not in ptx:
+            problems.append(f"no {instr}")
+    static = sum(int(n) for n in re.findall(r"(\d+) bytes smem", report))
+    total = static + desc["dynamic_shared_memory"]
+    limit = SHARED_MEMORY_LIMIT.get(chip)
+    if limit is None or total > limit:
+        problems.append(f"shared memory {total} B exceeds {chip}'s {limit} B")
+    return problems
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,27 +114,47 @@ def main(argv=None):
     p.add_argument("-o", "--out", required=True, help="output directory")
     p.add_argument("--ptxas", help="assemble each file with this ptxas -v "
                    "for the binary's chip and print its report")
+    p.add_argument("--check", action="store_true",
+                   help="with --ptxas: fail on spills, on tensor-core "
+                   "kernels without mma.sync / ldmatrix / cp.async, and on "
+                   "shared memory over the chip's limit")
     args = p.parse_args(argv)
+    if args.check and not args.ptxas:
+        p.error("--check needs --ptxas")
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     binaries = extract(text)
     if not binaries:
         print("error: no gpu.binary with PTX (format isa) found", file=sys.stderr)
         return 1
+    descriptions = launch_descriptions(text)
     os.makedirs(args.out, exist_ok=True)
+    failed = 0
     for name, target, ptx in binaries:
         path = os.path.join(args.out, name + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        print(f"{path}: {target}; kernels: {', '.join(entries(ptx))}")
+        kernels = entries(ptx)
+        print(f"{path}: {target}; kernels: {', '.join(kernels)}")
+        for kernel in kernels:
+            if kernel in descriptions:
+                with open(os.path.join(args.out, kernel + ".json"), "w") as f:
+                    json.dump(descriptions[kernel], f, indent=1)
+                    f.write("\n")
         if args.ptxas:
             chip = re.search(r'chip = "(\w+)"', target).group(1)
-            proc = subprocess.run([args.ptxas, f"-arch={chip}", "-v", path,
-                                   "-o", os.devnull],
-                                  capture_output=True, text=True)
-            print(proc.stdout + proc.stderr, end="")
-            if proc.returncode:
+            rc, report = _ptxas_report(args.ptxas, chip, path)
+            print(report, end="")
+            if rc:
                 return 1
-    return 0
+            if args.check:
+                desc = next((descriptions[k] for k in kernels
+                             if k in descriptions), None)
+                for problem in check_kernel(ptx, report, chip, desc):
+                    print(f"FAIL {name}: {problem}")
+                    failed += 1
+    if args.check:
+        print(f"checked {len(binaries)} kernels, {failed} problems")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #define GATED_ATTENTION_CONVERSION_CONVERT_ATTENTION_OPS_H
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::gated_attention {
@@ -21,6 +22,22 @@ inline LogicalResult convertAttentionOps(Operation *root,
   target.addIllegalOp<AttentionOp>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   return applyPartialConversion(root, target, std::move(patterns));
+}
+
+/// A buffer for the result of `op` (identity layout), sized by the batch
+/// and query-length values where the result type leaves them dynamic: what
+/// the lowerings that write the result with stores allocate.
+inline Value allocateResultBuffer(OpBuilder &b, AttentionOp op,
+                                  Value numBatches, Value numRows) {
+  RankedTensorType type = op.getResultType();
+  SmallVector<Value> dynamicSizes;
+  if (type.isDynamicDim(0))
+    dynamicSizes.push_back(numBatches);
+  if (type.isDynamicDim(2))
+    dynamicSizes.push_back(numRows);
+  return memref::AllocOp::create(
+      b, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()),
+      dynamicSizes);
 }
 
 } // namespace mlir::gated_attention

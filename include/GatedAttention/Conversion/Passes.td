@@ -46,6 +46,69 @@ def ConvertGatedAttentionToLinalgPass
   ];
 }
 
+def ConvertGatedAttentionToNVGPUPass
+    : Pass<"convert-gated-attention-to-nvgpu", "::mlir::ModuleOp"> {
+  let summary = "Tensor-core flash kernel (mma.sync, cp.async) for f16/bf16";
+  let description = [{
+    Replaces every f16/bf16 `gated_attention.attention` whose head dims are
+    static multiples of 16 up to 256 by a `gpu.launch_func` of a
+    FlashAttention-2 forward kernel with the gate fused into its epilogue,
+    emitted into a `gpu.module` of the enclosing module. Other ops (f32,
+    other head dims) are left alone, for the SIMT lowering.
+
+    One CTA of `warps` warps computes `16 * warps` query rows of one
+    (batch, query head); grid `(ceildiv(Sq, 16 * warps), Hq, B)`. K/V tiles
+    of `key-block` rows are copied into dynamic shared memory with `cp.async`
+    (`nvgpu.device_async_copy`), double buffered; Q * K^T and P * V run on
+    `mma.sync.m16n8k16` with f32 accumulators, operands loaded with
+    `ldmatrix` (`.trans` for V) from XOR-swizzled tiles; row max and sum are
+    reduced across the quad with `gpu.shuffle`; the score accumulators are
+    reused as the A operand of P * V. Key blocks above the causal diagonal
+    are never visited; only diagonal and tail blocks apply a mask; sequence
+    lengths are kernel arguments. One kernel per configuration: ops that
+    differ only in B, Sq or Skv share it.
+
+    The kernel carries its launch description as JSON in the
+    `gated_attention.launch` attribute (kernel name, grid and block as
+    functions of B, Hq, Sq, dynamic shared memory bytes, argument order),
+    which `python3 -m gated_attention.ptx --launch` writes next to the PTX.
+
+    ```mlir
+    %o = gated_attention.attention %q, %k, %v, %g {causal}
+        : (tensor<1x16x?x128xbf16>, ...) -> tensor<1x16x?x128xbf16>
+    // becomes
+    gpu.launch_func @gated_attention_bf16_h16x2_d128_causal::@...
+        blocks in (%sq_blocks, %c16, %c1) threads in (%c128, %c1, %c1)
+        dynamic_shared_memory_size %c81920_i32
+        args(%q : memref<?xbf16>, ..., %sq : index, %skv : index)
+    ```
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Warps per CTA, each computing 16 query rows; 0 picks 4 for head "
+           "dims up to 128 and 8 above">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
+           "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
+           "for head dims up to 64, 64 up to 128 and 32 above">,
+    Option<"skipGate", "skip-gate", "bool", /*default=*/"false",
+           "Benchmarking only: leave the gate out (plain attention), to "
+           "measure what the fused gate costs">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def ConvertGatedAttentionToParallelRowsPass
     : Pass<"convert-gated-attention-to-parallel-rows"> {
   let summary = "SIMT form: one query row per parallel iteration (GPU threads)";

@@ -50,15 +50,27 @@ struct GatedAttentionToPTXPipelineOptions
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU: sm_80 or sm_90"),
       llvm::cl::init("sm_90")};
+  PassOptions::Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("Warps per CTA of the tensor-core kernel, 16 query rows "
+                     "each (0: 4 up to D = 128, 8 above)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> keyBlock{
+      *this, "key-block",
+      llvm::cl::desc("Keys per shared-memory K/V tile of the tensor-core "
+                     "kernel (0: 128 up to D = 64, 64 up to 128, 32 above)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> rowsPerBlock{
       *this, "rows-per-block",
-      llvm::cl::desc("Query rows (threads) per block of the SIMT kernel"),
+      llvm::cl::desc("Query rows (threads) per block of the SIMT kernel "
+                     "(f32)"),
       llvm::cl::init(128)};
 };
 
-/// Lowers a module of func + gated_attention ops for NVIDIA GPUs: the
-/// attention becomes a kernel (SIMT: one query row per thread) in a
-/// gpu.binary holding PTX; the host side is lowered to LLVM.
+/// Lowers a module of func + gated_attention ops for NVIDIA GPUs: f16/bf16
+/// attention becomes the tensor-core flash kernel, f32 attention the SIMT
+/// kernel (one query row per thread), each in a gpu.binary holding PTX; the
+/// host side is lowered to LLVM.
 void buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options);
 

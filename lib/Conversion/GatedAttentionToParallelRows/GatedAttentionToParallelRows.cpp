@@ -196,15 +196,7 @@ Value RowKernelBuilder::build() {
   numKeys = memref::DimOp::create(b, loc, k, 2);
 
   RankedTensorType resultType = op.getResultType();
-  SmallVector<Value> dynamicSizes;
-  if (resultType.isDynamicDim(0))
-    dynamicSizes.push_back(numBatches);
-  if (resultType.isDynamicDim(2))
-    dynamicSizes.push_back(numRows);
-  out = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get(resultType.getShape(), resultType.getElementType()),
-      dynamicSizes);
+  out = allocateResultBuffer(b, op, numBatches, numRows);
 
   Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, idx(rowsPerBlock));
   scf::ParallelOp::create(

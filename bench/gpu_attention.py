@@ -1,0 +1,263 @@
+"""GPU check and benchmark of the tensor-core kernel (issue 4, section 4).
+
+Two phases, because the GPU machine has torch but no MLIR:
+
+  prepare (here, with gated-attention-opt):
+    /usr/bin/python3 bench/gpu_attention.py prepare build/device-check
+      compiles every correctness case and benchmark shape with
+      --gated-attention-to-ptx, writes <kernel>.ptx + <kernel>.json and
+      cases.json (which config uses which kernel).
+  run (on the GPU machine, with torch):
+    python3 bench/gpu_attention.py run build/device-check --out bench/results
+      checks every correctness case against a float64 torch reference, then
+      times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
+      a separate `* sigmoid(gate)` (what serving stacks run), torch SDPA
+      alone, and our kernel without its gate (the gate's cost). Writes
+      bench/results/gpu-<date>-<gpu>.csv; exits 1 if a check fails.
+
+TFLOP/s = 4 * B * Hq * Sq * Skv * D / time, halved for causal.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "python"))
+
+from gated_attention import config, dtypes, mlir  # noqa: E402
+from gated_attention import ptx as ptx_tools  # noqa: E402
+
+CHIP = "sm_90"
+TOKENS = 16384
+
+
+def correctness_cases():
+    # every element type, head dim, mask and gate layout
+    specs = [f"dtype=bf16|f16,d={d},dv={d},hq=4,hkv=2,sq=200,skv=200,"
+             "causal=0|1,gw=elementwise|headwise" for d in (64, 128, 256)]
+    specs += [
+        # ragged lengths: tails, Sq != Skv (bottom-right causal), empty rows
+        "dtype=bf16,d=128,dv=128,hq=2,hkv=1,sq=77,skv=333,causal=0|1",
+        "dtype=bf16,d=128,dv=128,hq=2,hkv=1,sq=300,skv=45,causal=0|1",
+        "dtype=bf16,d=64,dv=64,hq=2,hkv=2,sq=1,skv=1|17,causal=0|1",
+        # gate variants, additive combine, one gate for all heads, MQA, B > 1
+        "dtype=bf16,d=128,dv=128,hq=8,hkv=1,b=2,sq=130,skv=130,causal=1,"
+        "gate=silu|ns_sigmoid,combine=mul|add,gh=per_head|shared",
+        # the Qwen3-Next shape
+        "dtype=bf16,d=256,dv=256,hq=16,hkv=2,sq=513,skv=513,causal=1",
+    ]
+    return [c for s in specs for c in config.parse_cases(s)]
+
+
+def bench_cases():
+    out = []
+    for d, hq, hkv in ((128, 16, 16), (256, 16, 16), (256, 16, 2)):
+        for causal in (False, True):
+            for s in (1024, 4096, 16384):
+                out.append(config.AttentionConfig(
+                    b=TOKENS // s, hq=hq, hkv=hkv, sq=s, skv=s, d=d, dv=d,
+                    causal=causal, dtype="bf16"))
+    return out
+
+
+def _cfg_dict(cfg):
+    return {f: getattr(cfg, f) for f in (
+        "b", "hq", "hkv", "sq", "skv", "d", "dv", "gate", "combine",
+        "causal", "gate_heads", "gate_width", "dtype", "scale")}
+
+
+def prepare(outdir, opt, chip):
+    os.makedirs(outdir, exist_ok=True)
+    entries = []
+    jobs = [(c, "check", ()) for c in correctness_cases()]
+    jobs += [(c, "bench", ()) for c in bench_cases()]
+    jobs += [(c, "nogate", ("--convert-gated-attention-to-nvgpu=skip-gate=1",))
+             for c in bench_cases()]
+    for i, (cfg, role, extra) in enumerate(jobs):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "case.mlir")
+            with open(src, "w") as f:
+                f.write(mlir.attention_function(cfg, "case"))
+            lowered = subprocess.run(
+                [opt, src, *extra, f"--gated-attention-to-ptx=chip={chip}"],
+                check=True, capture_output=True, text=True).stdout
+        descs = ptx_tools.launch_descriptions(lowered)
+        (_, _, text), = ptx_tools.extract(lowered)
+        kernels = [k for k in ptx_tools.entries(text) if k in descs]
+        if len(kernels) != 1:
+            raise SystemExit(f"{cfg.describe()}: no tensor-core kernel")
+        kernel = kernels[0]
+        # Kernels differing in gate or scale share a readable name: key the
+        # files by the case index as well.
+        stem = f"{i:03d}-{kernel}"
+        with open(os.path.join(outdir, stem + ".ptx"), "w") as f:
+            f.write(text)
+        with open(os.path.join(outdir, stem + ".json"), "w") as f:
+            json.dump(descs[kernel], f, indent=1)
+        entries.append({"role": role, "config": _cfg_dict(cfg), "stem": stem})
+    with open(os.path.join(outdir, "cases.json"), "w") as f:
+        json.dump({"chip": chip, "cases": entries}, f, indent=1)
+    print(f"prepared {len(entries)} kernels in {outdir}")
+
+
+# --- run phase (torch) -----------------------------------------------------
+
+def torch_reference(torch, cfg, q, k, v, g):
+    """float64 gated attention in torch, the contract of the op."""
+    q, k, v, g = (t.double() for t in (q, k, v, g))
+    r = cfg.hq // cfg.hkv
+    k = k.repeat_interleave(r, dim=1)
+    v = v.repeat_interleave(r, dim=1)
+    scale = cfg.scale if cfg.scale is not None else cfg.d ** -0.5
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if cfg.causal:
+        i = torch.arange(cfg.sq, device=q.device)[:, None]
+        j = torch.arange(cfg.skv, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (cfg.skv - cfg.sq), float("-inf"))
+    m = s.amax(dim=-1, keepdim=True)
+    m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
+    p = torch.exp(s - m)
+    l = p.sum(dim=-1, keepdim=True)
+    y = torch.matmul(p, v) / torch.where(l > 0, l, torch.ones_like(l))
+    if cfg.gate == "sigmoid":
+        a = torch.sigmoid(g)
+    elif cfg.gate == "silu":
+        a = g * torch.sigmoid(g)
+    else:  # ns_sigmoid
+        a = 0.5 + 0.5 * torch.sigmoid(g)
+    return y * a if cfg.combine == "mul" else y + a
+
+
+def run(kdir, outdir):
+    import torch
+    import torch.nn.functional as F
+    from gated_attention import cuda
+
+    with open(os.path.join(kdir, "cases.json")) as f:
+        cases = json.load(f)["cases"]
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")  # the primary context, made current
+    driver = cuda.Driver()
+    gpu = torch.cuda.get_device_name()
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+    def kernel(stem):
+        return cuda.Kernel.from_files(driver, os.path.join(kdir, stem + ".ptx"),
+                                      os.path.join(kdir, stem + ".json"))
+
+    def inputs(cfg, seed):
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        sh = cfg.shapes()
+        spread = {"query": 1.0, "key": 1.0, "value": 1.0, "gate": 2.0}
+        return [(torch.randn(sh[n], generator=gen, device="cuda") * s)
+                .to(tdt[cfg.dtype]) for n, s in spread.items()]
+
+    def launch(kern, cfg, q, k, v, g, out):
+        kern.launch({"q": (q.data_ptr(), q.numel()), "k": (k.data_ptr(), k.numel()),
+                     "v": (v.data_ptr(), v.numel()), "gate": (g.data_ptr(), g.numel()),
+                     "out": (out.data_ptr(), out.numel())},
+                    cfg.b, cfg.sq, cfg.skv,
+                    stream=torch.cuda.current_stream().cuda_stream)
+
+    failures = 0
+    for n, case in enumerate(c for c in cases if c["role"] == "check"):
+        cfg = config.AttentionConfig(**case["config"])
+        q, k, v, g = inputs(cfg, n)
+        out = torch.empty(cfg.shapes()["result"], dtype=tdt[cfg.dtype],
+                          device="cuda")
+        launch(kernel(case["stem"]), cfg, q, k, v, g, out)
+        torch.cuda.synchronize()
+        ref = torch_reference(torch, cfg, q, k, v, g)
+        atol, rtol = dtypes.TOLERANCES[cfg.dtype]
+        err = (out.double() - ref).abs()
+        ok = bool((err <= atol + rtol * ref.abs()).all())
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
+              f"max_abs_err={err.max().item():.3g}", flush=True)
+    print(f"correctness: {sum(c['role'] == 'check' for c in cases) - failures}"
+          f" passed, {failures} failed", flush=True)
+
+    def timed(fn, reps=20):
+        for _ in range(3):
+            fn()
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        best = float("inf")
+        for _ in range(5):
+            start.record()
+            for _ in range(reps):
+                fn()
+            end.record()
+            torch.cuda.synchronize()
+            best = min(best, start.elapsed_time(end) / reps / 1e3)
+        return best
+
+    nogate = {json.dumps(c["config"], sort_keys=True): c["stem"]
+              for c in cases if c["role"] == "nogate"}
+    rows = []
+    for case in (c for c in cases if c["role"] == "bench"):
+        cfg = config.AttentionConfig(**case["config"])
+        q, k, v, g = inputs(cfg, 0)
+        out = torch.empty(cfg.shapes()["result"], dtype=torch.bfloat16,
+                          device="cuda")
+        ours, bare = kernel(case["stem"]), kernel(
+            nogate[json.dumps(case["config"], sort_keys=True)])
+        gqa = cfg.hq != cfg.hkv
+
+        def sdpa():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal,
+                                                  enable_gqa=gqa)
+        t = {
+            "fused": timed(lambda: launch(ours, cfg, q, k, v, g, out)),
+            "fused_nogate": timed(lambda: launch(bare, cfg, q, k, v, g, out)),
+            "sdpa_then_gate": timed(lambda: sdpa() * torch.sigmoid(g)),
+            "sdpa": timed(sdpa),
+        }
+        flops = cfg.flops() / (2 if cfg.causal else 1)
+        row = {"date": datetime.date.today().isoformat(), "gpu": gpu,
+               "b": cfg.b, "hq": cfg.hq, "hkv": cfg.hkv, "s": cfg.sq,
+               "d": cfg.d, "causal": int(cfg.causal)}
+        for name, sec in t.items():
+            row[f"{name}_ms"] = f"{sec * 1e3:.4f}"
+            row[f"{name}_tflops"] = f"{flops / sec / 1e12:.1f}"
+        row["gate_cost_pct"] = f"{(t['fused'] / t['fused_nogate'] - 1) * 100:.2f}"
+        row["speedup_vs_sdpa_then_gate"] = f"{t['sdpa_then_gate'] / t['fused']:.3f}"
+        rows.append(row)
+        print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+
+    os.makedirs(outdir, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
+    path = os.path.join(outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}.csv")
+    with open(path, "w") as f:
+        f.write(",".join(rows[0]) + "\n")
+        for row in rows:
+            f.write(",".join(str(v) for v in row.values()) + "\n")
+    print(f"wrote {path}")
+    return 1 if failures else 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="phase", required=True)
+    pp = sub.add_parser("prepare")
+    pp.add_argument("dir")
+    pp.add_argument("--opt", default="gated-attention-opt")
+    pp.add_argument("--chip", default=CHIP)
+    pr = sub.add_parser("run")
+    pr.add_argument("dir")
+    pr.add_argument("--out", default="bench/results")
+    args = p.parse_args(argv)
+    if args.phase == "prepare":
+        prepare(args.dir, args.opt, args.chip)
+        return 0
+    return run(args.dir, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Run the PTX of `--gated-attention-to-ptx` on an NVIDIA GPU.
+
+Talks to the CUDA driver API (libcuda.so.1) through ctypes, so it needs no
+Python package beyond numpy: it loads a PTX file (the driver JIT-compiles it
+for the device), reads the kernel's launch description (the JSON file that
+``python3 -m gated_attention.ptx`` writes next to it) and launches it.
+The driver's primary context is used, the one torch and cupy use too, so
+device pointers from either can be passed to :meth:`Kernel.launch`.
+
+    python3 -m gated_attention.cuda --case 'dtype=bf16,d=128,sq=300,skv=300,causal=0|1'
+
+compiles each case with gated-attention-opt, runs it on the GPU and compares
+with the float64 reference (what the `REQUIRES: cuda-gpu` tests run).
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from . import config, dtypes, mlir, ptx as ptx_tools
+from .check import compare
+
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class Driver:
+    """The CUDA driver API on device 0, in its primary context."""
+
+    def __init__(self, device=0):
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise CudaError(f"no CUDA driver: {e}") from None
+        self._check(self.lib.cuInit(0), "cuInit")
+        self.device = ctypes.c_int()
+        self._check(self.lib.cuDeviceGet(ctypes.byref(self.device), device),
+                    "cuDeviceGet")
+        self.context = ctypes.c_void_p()
+        self._check(self.lib.cuDevicePrimaryCtxRetain(
+            ctypes.byref(self.context), self.device), "cuDevicePrimaryCtxRetain")
+        self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def _check(self, status, what):
+        if status:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(status, ctypes.byref(name))
+            raise CudaError(f"{what} failed: "
+                            f"{(name.value or b'?').decode()} ({status})")
+
+    def name(self):
+        buf = ctypes.create_string_buffer(256)
+        self._check(self.lib.cuDeviceGetName(buf, 256, self.device),
+                    "cuDeviceGetName")
+        return buf.value.decode()
+
+    def alloc(self, nbytes):
+        ptr = ctypes.c_uint64()
+        self._check(self.lib.cuMemAlloc_v2(ctypes.byref(ptr), max(nbytes, 1)),
+                    "cuMemAlloc")
+        return ptr.value
+
+    def free(self, ptr):
+        self._check(self.lib.cuMemFree_v2(ctypes.c_uint64(ptr)), "cuMemFree")
+
+    def upload(self, ptr, data):
+        self._check(self.lib.cuMemcpyHtoD_v2(ctypes.c_uint64(ptr), data,
+                                             len(data)), "cuMemcpyHtoD")
+
+    def download(self, ptr, nbytes):
+        buf = ctypes.create_string_buffer(nbytes)
+        self._check(self.lib.cuMemcpyDtoH_v2(buf, ctypes.c_uint64(ptr),
+                                             nbytes), "cuMemcpyDtoH")
+        return buf.raw
+
+    def synchronize(self):
+        self._check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+class Kernel:
+    """One kernel of a PTX module, launched as its description says."""
+
+    def __init__(self, driver, ptx_text, desc):
+        self.driver, self.desc = driver, desc
+        self.module = ctypes.c_void_p()
+        # cuModuleLoadData JIT-compiles PTX for the current device.
+        driver._check(driver.lib.cuModuleLoadData(
+            ctypes.byref(self.module), ptx_text.encode() + b"\0"),
+            "cuModuleLoadData")
+        self.function = ctypes.c_void_p()
+        driver._check(driver.lib.cuModuleGetFunction(
+            ctypes.byref(self.function), self.module,
+            desc["kernel"].encode()), "cuModuleGetFunction")
+        # Above 48 KiB, dynamic shared memory must be opted into.
+        driver._check(driver.lib.cuFuncSetAttribute(
+            self.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            desc["dynamic_shared_memory"]), "cuFuncSetAttribute")
+
+    @classmethod
+    def from_files(cls, driver, ptx_path, json_path):
+        with open(ptx_path) as f:
+            text = f.read()
+        with open(json_path) as f:
+            desc = json.load(f)
+        return cls(driver, text, desc)
+
+    def grid(self, b, sq):
+        """Grid dims from the description: (ceildiv(Sq, rows), Hq, B)."""
+        return (math.ceil(sq / self.desc["rows_per_block"]), self.desc["Hq"],
+                b)
+
+    def launch(self, buffers, b, sq, skv, stream=None):
+        """`buffers`: name -> (device pointer, number of elements), for the
+        description's memref arguments; Sq and Skv are the index ones."""
+        values = []
+        for arg in self.desc["arguments"]:
+            if arg["kind"] == "memref":
+                ptr, n = buffers[arg["name"]]
+                # (allocated, aligned, offset, size, stride)
+                values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
+                           ctypes.c_int64(0), ctypes.c_int64(n),
+                           ctypes.c_int64(1)]
+            else:
+                values.append(ctypes.c_int64({"Sq": sq, "Skv": skv}[arg["name"]]))
+        params = (ctypes.c_void_p * len(values))(
+            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+        gx, gy, gz = self.grid(b, sq)
+        if gx * gy * gz == 0:
+            return
+        bx, by, bz = self.desc["block"]
+        self.driver._check(self.driver.lib.cuLaunchKernel(
+            self.function, gx, gy, gz, bx, by, bz,
+            self.desc["dynamic_shared_memory"], ctypes.c_void_p(stream),
+            params, None), "cuLaunchKernel")
+
+
+def _decode(raw, dtype, shape):
+    if dtype == "f16":
+        return np.frombuffer(raw, "<f2").astype(np.float64).reshape(shape)
+    if dtype == "bf16":
+        bits = np.frombuffer(raw, "<u2").astype(np.uint32) << np.uint32(16)
+        return bits.view(np.float32).astype(np.float64).reshape(shape)
+    return np.frombuffer(raw, "<f4").astype(np.float64).reshape(shape)
+
+
+def run(driver, kernel, cfg, inputs):
+    """Runs `kernel` on `inputs` (float64 arrays, representable in
+    cfg.dtype); returns the result as float64."""
+    size = 4 if cfg.dtype == "f32" else 2
+    names = {"query": "q", "key": "k", "value": "v", "gate": "gate"}
+    buffers, ptrs = {}, []
+    try:
+        for operand, arg in names.items():
+            data = dtypes.to_bytes(inputs[operand], cfg.dtype)
+            ptr = driver.alloc(len(data))
+            ptrs.append(ptr)
+            driver.upload(ptr, data)
+            buffers[arg] = (ptr, inputs[operand].size)
+        shape = cfg.shapes()["result"]
+        n = int(np.prod(shape))
+        out = driver.alloc(n * size)
+        ptrs.append(out)
+        buffers["out"] = (out, n)
+        kernel.launch(buffers, cfg.b, cfg.sq, cfg.skv)
+        driver.synchronize()
+        return _decode(driver.download(out, n * size), cfg.dtype, shape)
+    finally:
+        for ptr in ptrs:
+            driver.free(ptr)
+
+
+def compile_kernels(cfgs, workdir, opt="gated-attention-opt", chip="sm_90",
+                    extra=()):
+    """Compiles one function per config with the PTX pipeline; returns
+    [(kernel name, ptx path, json path)] of the tensor-core kernels."""
+    module = "".join(mlir.attention_function(c, f"case{i}")
+                     for i, c in enumerate(cfgs))
+    src = os.path.join(workdir, "cases.mlir")
+    with open(src, "w") as f:
+        f.write(module)
+    lowered = subprocess.run(
+        [opt, src, *extra, f"--gated-attention-to-ptx=chip={chip}"],
+        check=True, capture_output=True, text=True).stdout
+    descs = ptx_tools.launch_descriptions(lowered)
+    out = []
+    for name, _, text in ptx_tools.extract(lowered):
+        kernels = [k for k in ptx_tools.entries(text) if k in descs]
+        if not kernels:
+            continue
+        ptx_path = os.path.join(workdir, name + ".ptx")
+        json_path = os.path.join(workdir, kernels[0] + ".json")
+        with open(ptx_path, "w") as f:
+            f.write(text)
+        with open(json_path, "w") as f:
+            json.dump(descs[kernels[0]], f)
+        out.append((kernels[0], ptx_path, json_path))
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--case", action="append", default=[],
+                   help="configuration spec as for gated_attention.check")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--chip", default="sm_90")
+    p.add_argument("--opt", default="gated-attention-opt")
+    args = p.parse_args(argv)
+    cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
+    if not cfgs:
+        p.error("no cases")
+    driver = Driver()
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        # Configs differing in gate/combine/scale get kernels of their own:
+        # compile each alone so that its kernel is unambiguous.
+        for i, cfg in enumerate(cfgs):
+            work = os.path.join(tmp, str(i))
+            os.makedirs(work)
+            (name, ptx_path, json_path), = compile_kernels(
+                [cfg], work, args.opt, args.chip)
+            kernel = Kernel.from_files(driver, ptx_path, json_path)
+            inputs = cfg.inputs(seed=args.seed * 1000 + i)
+            out = run(driver, kernel, cfg, inputs)
+            ok, err, atol, rtol = compare(cfg, out, cfg.reference(inputs))
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
+                  f"[{name}] max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})")
+    print(f"{len(cfgs) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

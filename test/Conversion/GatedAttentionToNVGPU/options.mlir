@@ -1,0 +1,26 @@
+// Explicit tile options, the benchmarking variant without gate, and bad
+// options.
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=2 key-block=32" | FileCheck %s --check-prefix=TILES
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu=skip-gate=1 | FileCheck %s --check-prefix=NOGATE
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=warps=-1 2>&1 | FileCheck %s --check-prefix=BAD
+// A key block whose tile cannot be split evenly over the threads leaves the
+// op alone.
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=16 key-block=16" | FileCheck %s --check-prefix=UNEVEN
+
+// 2 warps: 32 rows per CTA; 32-key blocks: 32x128 + 4 x 32x128 bf16.
+// TILES: gpu.launch_func {{.+}} threads in (%c64, {{.+}}) dynamic_shared_memory_size %c40960_i32
+// TILES: known_block_size = array<i32: 64, 1, 1>
+// TILES: memref<2x32x128xbf16, #gpu.address_space<workgroup>>
+
+// NOGATE: gpu.module @gated_attention_bf16_h2x2_d128_nogate
+// NOGATE-NOT: math.exp {{.*}} : f32
+// NOGATE: gpu.return
+
+// BAD: error: warps and key-block must not be negative
+
+// UNEVEN: gated_attention.attention
+// UNEVEN-NOT: gpu.launch_func
+func.func @f(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>, %g: tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
+  return %0 : tensor<1x2x?x128xbf16>
+}

@@ -1,0 +1,96 @@
+# RUN: %PYTHON %s
+# Self-tests of the launch-description tools: the checker must reject what
+# the static checks exist to catch, and the CUDA runner must pass the
+# arguments the description promises (checked against a recording stand-in
+# for libcuda, so this runs without a GPU).
+import ctypes
+
+from gated_attention import cuda, ptx
+
+DESC = {"kernel": "k", "Hq": 16, "rows_per_block": 64, "block": [128, 1, 1],
+        "dynamic_shared_memory": 81920,
+        "arguments": [{"name": n, "kind": "memref"}
+                      for n in ("q", "k", "v", "gate", "out")]
+        + [{"name": "Sq", "kind": "index"}, {"name": "Skv", "kind": "index"}]}
+PARAMS = ",\n".join(f"  .param .u64 k_param_{i}" for i in range(27))
+GOOD_PTX = (f".visible .entry k(\n{PARAMS}\n)\n{{ cp.async.cg.shared.global; "
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16; "
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; }")
+GOOD_REPORT = ("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+               "Used 229 registers, used 1 barriers, 1 bytes smem\n")
+
+# A clean kernel passes.
+assert ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90", DESC) == []
+# Spills, missing tensor-core instructions, too much shared memory and a
+# parameter list that disagrees with the description are each caught.
+bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT.replace("0 bytes spill stores",
+                                                     "8 bytes spill stores"),
+                       "sm_90", DESC)
+assert bad == ["spills registers"], bad
+bad = ptx.check_kernel(GOOD_PTX.replace("mma.sync", "fma"), GOOD_REPORT,
+                       "sm_90", DESC)
+assert bad == ["no mma.sync.aligned.m16n8k16"], bad
+big = dict(DESC, dynamic_shared_memory=200 * 1024)
+assert ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90", big) == []
+bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_80", big)
+assert len(bad) == 1 and "exceeds sm_80" in bad[0], bad
+short = dict(DESC, arguments=DESC["arguments"][:-1])
+bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90", short)
+assert bad == ["27 kernel parameters, description says 26"], bad
+# SIMT kernels (no description) are only checked for spills.
+assert ptx.check_kernel("", GOOD_REPORT, "sm_90", None) == []
+
+# Descriptions are read back from the module attribute, escapes undone.
+text = ('module attributes {gated_attention.kernels = {a = "{\\22x\\22:1}", '
+        'b_1 = "{\\22y\\22:[2,3]}"}, gpu.container_module} {\n}')
+assert ptx.launch_descriptions(text) == {"a": {"x": 1}, "b_1": {"y": [2, 3]}}
+assert ptx.launch_descriptions("module {\n}") == {}
+
+
+# The runner: 5 words per memref (ptr, ptr, 0, size, 1), then Sq and Skv as
+# i64; grid (ceildiv(Sq, rows), Hq, B); the description's block and smem.
+class FakeLib:
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            return 0
+        return call
+
+
+class FakeDriver(cuda.Driver):
+    def __init__(self):
+        self.lib = FakeLib()
+
+
+driver = FakeDriver()
+kernel = cuda.Kernel(driver, GOOD_PTX, DESC)
+names = [c[0] for c in driver.lib.calls]
+assert names == ["cuModuleLoadData", "cuModuleGetFunction",
+                 "cuFuncSetAttribute"], names
+assert driver.lib.calls[2][1][1:] == (
+    cuda.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 81920)
+buffers = {n: (0x1000 * (i + 1), 100 + i)
+           for i, n in enumerate(("q", "k", "v", "gate", "out"))}
+kernel.launch(buffers, b=3, sq=130, skv=70)
+name, args = driver.lib.calls[-1]
+assert name == "cuLaunchKernel"
+assert args[1:7] == (3, 16, 3, 128, 1, 1), args[1:7]
+assert args[7] == 81920
+params = args[9]
+assert len(params) == 27
+words = []
+for i, p in enumerate(params):
+    kind = ctypes.c_int64 if (i < 25 and i % 5 >= 2) or i >= 25 else ctypes.c_uint64
+    words.append(ctypes.cast(p, ctypes.POINTER(kind)).contents.value)
+for i, n in enumerate(("q", "k", "v", "gate", "out")):
+    ptr, size = buffers[n]
+    assert words[5 * i:5 * i + 5] == [ptr, ptr, 0, size, 1], (n, words)
+assert words[25:] == [130, 70], words[25:]
+# Nothing to launch for an empty grid (CUDA rejects one).
+count = len(driver.lib.calls)
+kernel.launch(buffers, b=3, sq=0, skv=70)
+assert len(driver.lib.calls) == count
+print("ok")
