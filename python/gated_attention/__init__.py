@@ -12,6 +12,7 @@ stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
 - ``ptx``: PTX and launch descriptions out of ``gpu.binary`` ops (and
   ptxas reports and checks);
 - ``cuda``: runs those kernels on a CUDA GPU through the driver API;
+- ``emulate``: runs the tensor-core kernel's IR on the CPU, warp by warp;
 - ``check``: the command line harness the integration tests use;
 - ``run_example``: the README's main job.
 """

@@ -1,0 +1,566 @@
+"""Run the tensor-core kernel on the CPU: a warp-level emulator.
+
+The kernel that `convert-gated-attention-to-nvgpu` emits is a `gpu.func` of
+arith / math / vector / memref / scf ops plus the GPU-only ones: ldmatrix,
+mma.sync, cp.async, shuffles, barriers. This module interprets that
+function (printed in MLIR's generic form) for every CTA of a launch, all
+threads of a CTA in lockstep: every SSA value is a numpy array over the
+threads. The warp-collective operations are computed from the fragment
+layouts of the PTX ISA (ldmatrix with and without .trans; mma.m16n8k16 with
+f16/bf16 inputs and f32 accumulators; shfl.bfly), cp.async completes at
+issue (a valid schedule of a race-free kernel), barriers are no-ops, and a
+branch that threads disagree on runs both sides under a mask.
+
+So the kernel's index arithmetic, fragment bookkeeping, masking, online
+softmax and epilogue are tested without a GPU, against the float64
+reference:
+
+    python3 -m gated_attention.emulate --case 'dtype=bf16,d=64,dv=64,sq=70,causal=0|1' \
+        [--options 'warps=2 key-block=32']
+
+It does not test what comes after the kernel's IR (upstream nvgpu/NVVM
+lowering, ptxas, the hardware): the device check does.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from . import config, mlir, ptx as ptx_tools
+from .check import compare
+
+# ---------------------------------------------------------------------------
+# Parsing the generic form
+# ---------------------------------------------------------------------------
+
+_OP = re.compile(r'^(?:(%[\w]+)(?::(\d+))? = )?"([\w.]+)"\((.*?)\)(.*)$')
+
+
+class Op:
+    __slots__ = ("results", "name", "operands", "attrs", "regions", "types")
+
+    def __init__(self, results, name, operands, attrs, types):
+        self.results, self.name, self.operands = results, name, operands
+        self.attrs, self.types, self.regions = attrs, types, []
+
+
+class Block:
+    def __init__(self, args):
+        self.args, self.ops = args, []
+
+
+def _split_types(text):
+    """Top-level comma-separated types of '(a, b)' or 'a'."""
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _parse_op(line):
+    m = _OP.match(line)
+    if not m:
+        raise ValueError(f"cannot parse: {line[:120]}")
+    res, count, name, operands, rest = m.groups()
+    results = []
+    if res:
+        results = [res] if not count else [f"{res}#{i}" for i in range(int(count))]
+    operands = [o.strip() for o in operands.split(",") if o.strip()]
+    types = ""
+    if " : " in rest:
+        types = rest[rest.rindex(" : ") + 3:]
+    return Op(results, name, operands, rest, types)
+
+
+def parse_function(lines, start):
+    """Parses the op at lines[start] with its regions; returns (op, next)."""
+    line = lines[start].strip()
+    op = _parse_op(line)
+    i = start + 1
+    if not line.endswith("({"):
+        return op, i
+    while True:
+        block = Block([])
+        if lines[i].strip().startswith("^"):
+            block.args = re.findall(r"(%[\w]+):", lines[i])
+            i += 1
+        while True:
+            s = lines[i].strip()
+            if s.startswith("}"):
+                break
+            sub, i = parse_function(lines, i)
+            block.ops.append(sub)
+        op.regions.append(block)
+        s = lines[i].strip()
+        i += 1
+        if s.startswith("}, {"):
+            continue
+        op.types = s[s.rindex(" : ") + 3:] if " : " in s else ""
+        op.attrs = op.attrs + s
+        return op, i
+
+
+def find_kernel(generic_text, name):
+    lines = generic_text.split("\n")
+    for i, line in enumerate(lines):
+        if '"gpu.func"' in line:
+            op, _ = parse_function(lines, i)
+            if f'sym_name = "{name}"' in op.attrs:
+                return op
+    raise KeyError(f"no gpu.func {name}")
+
+
+def _result_type(op):
+    return op.types.split("->")[-1].strip() if "->" in op.types else ""
+
+
+def _attr_int(op, key):
+    return int(re.search(key + r" = (-?\d+)", op.attrs).group(1))
+
+
+def _positions(op, key):
+    m = re.search(key + r" = array<i64(?:: ([-\d, ]+))?>", op.attrs)
+    return [int(x) for x in m.group(1).split(",")] if m and m.group(1) else []
+
+
+# ---------------------------------------------------------------------------
+# Element types: 16-bit values are kept as float32 values, memory as bits
+# ---------------------------------------------------------------------------
+
+def to_bf16_bits(x):
+    f = np.asarray(x, dtype=np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bits(bits, elem):
+    bits = np.asarray(bits, dtype=np.uint16)
+    if elem == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    return bits.view(np.float16).astype(np.float32)
+
+
+def to_bits(values, elem):
+    if elem == "bf16":
+        return to_bf16_bits(values)
+    return np.asarray(values, dtype=np.float32).astype(np.float16).view(np.uint16)
+
+
+def _elem(type_str):
+    m = re.search(r"x?(bf16|f16|f32|i32|i1|index|i8)>?$", type_str.strip())
+    return m.group(1) if m else type_str
+
+
+class Memory:
+    """A buffer of 16-bit elements (raw bits), shaped."""
+
+    def __init__(self, bits, elem):
+        self.bits, self.elem = bits, elem
+
+
+# ---------------------------------------------------------------------------
+# The interpreter
+# ---------------------------------------------------------------------------
+
+CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,
+        4: np.greater, 5: np.greater_equal, 6: np.less, 7: np.less_equal,
+        8: np.greater, 9: np.greater_equal}
+CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less,
+        5: np.less_equal, 6: np.not_equal}
+
+
+class CTA:
+    """Interprets one gpu.func for one CTA."""
+
+    def __init__(self, kernel, threads, block_id, grid, args, smem_bytes):
+        self.kernel, self.t = kernel, threads
+        self.block_id, self.grid = block_id, grid
+        self.env = {}
+        for name, value in zip(kernel.regions[0].args, args):
+            self.env[name] = value
+        self.smem = np.zeros(smem_bytes, dtype=np.uint8)
+        self.mask = np.ones(threads, dtype=bool)
+
+    def uniform(self, x):
+        v = np.asarray(x)
+        if v.ndim == 0:
+            return int(v)
+        if not np.all(v == v.flat[0]):
+            raise AssertionError("value expected to be uniform across threads")
+        return int(v.flat[0])
+
+    def run(self):
+        self.block(self.kernel.regions[0])
+
+    def block(self, block):
+        for op in block.ops:
+            out = self.op(op)
+            if op.name in ("scf.yield", "gpu.return"):
+                return out
+            if op.results:
+                if len(op.results) == 1:
+                    self.env[op.results[0]] = out
+                else:
+                    for r, v in zip(op.results, out):
+                        self.env[r] = v
+        return None
+
+    def op(self, op):
+        n = op.name
+        get = self.env.__getitem__
+        x = [get(o) for o in op.operands]
+        rtype = _result_type(op)
+        t = self.t
+        if n == "arith.constant":
+            m = re.search(r"value = ([^:]+) : (\S+?)}", op.attrs)
+            text, ty = m.group(1).strip(), m.group(2)
+            if text.startswith("0x"):
+                val = np.array([int(text, 16)], np.uint32).view(np.float32)[0]
+            elif ty in ("index", "i32", "i64", "i1"):
+                val = {"true": 1, "false": 0}.get(text, None)
+                val = int(text) if val is None else val
+                return np.full(t, val, dtype=np.int64)
+            else:
+                val = float(text)
+            return np.full(t, val, dtype=np.float32)
+        if n in ("gpu.thread_id",):
+            return np.arange(t, dtype=np.int64)
+        if n in ("gpu.block_id", "gpu.grid_dim"):
+            d = "xyz".index(re.search(r"dim (\w)", op.attrs).group(1))
+            src = self.block_id if n == "gpu.block_id" else self.grid
+            return np.full(t, src[d], dtype=np.int64)
+        if n == "arith.addi":
+            return x[0] + x[1]
+        if n == "arith.subi":
+            return x[0] - x[1]
+        if n == "arith.muli":
+            return x[0] * x[1]
+        if n in ("arith.divui", "arith.divsi"):
+            return x[0] // x[1]
+        if n in ("arith.remui", "arith.remsi"):
+            return x[0] % x[1]
+        if n in ("arith.ceildivsi", "arith.ceildivui"):
+            return -(-x[0] // x[1])
+        if n == "arith.minsi":
+            return np.minimum(x[0], x[1])
+        if n == "arith.maxsi":
+            return np.maximum(x[0], x[1])
+        if n == "arith.andi":
+            return x[0] & x[1]
+        if n == "arith.ori":
+            return x[0] | x[1]
+        if n == "arith.xori":
+            return x[0] ^ x[1]
+        if n == "arith.cmpi":
+            return CMPI[_attr_int(op, "predicate")](x[0], x[1])
+        if n == "arith.cmpf":
+            return CMPF[_attr_int(op, "predicate")](x[0], x[1])
+        if n == "arith.select":
+            c = x[0]
+            while c.ndim < x[1].ndim:
+                c = c[..., None]
+            return np.where(c, x[1], x[2])
+        if n == "arith.addf":
+            return (x[0] + x[1]).astype(np.float32)
+        if n == "arith.subf":
+            with np.errstate(invalid="ignore"):
+                return (x[0] - x[1]).astype(np.float32)
+        if n == "arith.mulf":
+            return (x[0] * x[1]).astype(np.float32)
+        if n == "arith.divf":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (x[0] / x[1]).astype(np.float32)
+        if n == "arith.negf":
+            return -x[0]
+        if n in ("arith.maxnumf",):
+            return np.fmax(x[0], x[1])
+        if n == "arith.maximumf":
+            return np.maximum(x[0], x[1])
+        if n == "math.exp":
+            with np.errstate(over="ignore"):
+                return np.exp(x[0]).astype(np.float32)
+        if n == "math.exp2":
+            with np.errstate(over="ignore"):
+                return np.exp2(x[0]).astype(np.float32)
+        if n == "math.tanh":
+            return np.tanh(x[0]).astype(np.float32)
+        if n == "arith.extf":
+            return x[0].astype(np.float32)
+        if n == "arith.truncf":
+            return from_bits(to_bits(x[0], _elem(rtype)), _elem(rtype))
+        if n == "vector.from_elements":
+            shape = [int(s) for s in re.search(r"vector<([\dx]+)x", rtype)
+                     .group(1).split("x")]
+            return np.stack(x, axis=-1).reshape((t, *shape))
+        if n == "vector.extract":
+            pos = _positions(op, "static_position")
+            v = x[0]
+            for p in pos:
+                v = v[:, p]
+            return v
+        if n == "vector.broadcast":
+            shape = [int(s) for s in re.search(r"vector<([\dx]+)x", rtype)
+                     .group(1).split("x")]
+            return np.broadcast_to(x[0].reshape((t,) + (1,) * len(shape)),
+                                   (t, *shape)).copy()
+        if n == "vector.bitcast":
+            src_t = _split_types(op.types.split("->")[0])[0]
+            src, dst = _elem(src_t), _elem(rtype)
+            if dst == "i32":   # vector<2xT> -> vector<1xi32>
+                bits = to_bits(x[0], src).astype(np.int64)
+                return (bits[:, 0] | (bits[:, 1] << 16))[:, None]
+            word = x[0][:, 0].astype(np.int64)   # vector<1xi32> -> vector<2xT>
+            lo, hi = word & 0xFFFF, (word >> 16) & 0xFFFF
+            return np.stack([from_bits(lo.astype(np.uint16), dst),
+                             from_bits(hi.astype(np.uint16), dst)], axis=-1)
+        if n == "llvm.extractvalue":
+            return x[0][:, _positions(op, "position")[0]]
+        if n == "gpu.shuffle":
+            offset = self.uniform(x[1])
+            lanes = np.arange(t)
+            src = (lanes & ~31) | ((lanes & 31) ^ offset)
+            return x[0][src], np.ones(t, dtype=bool)
+        if n in ("gpu.barrier", "nvgpu.device_async_wait"):
+            return None
+        if n == "nvgpu.device_async_create_group":
+            return np.zeros(t)
+        if n == "gpu.dynamic_shared_memory":
+            return "smem"
+        if n == "memref.view":
+            offset = self.uniform(x[1])
+            shape = [int(s) for s in re.search(r"memref<([\dx]+)x", rtype)
+                     .group(1).split("x")]
+            size = int(np.prod(shape)) * 2
+            view = self.smem[offset:offset + size].view(np.uint16).reshape(shape)
+            return Memory(view, _elem(rtype.split(",")[0]))
+        if n == "nvgpu.device_async_copy":
+            return self.async_copy(op, x)
+        if n == "nvgpu.ldmatrix":
+            return self.ldmatrix(op, x)
+        if n == "nvvm.mma.sync":
+            return self.mma(op, x)
+        if n in ("vector.load", "memref.load"):
+            mem, idx = x[0], x[1]
+            width = 2 if n == "vector.load" else 1
+            i = np.clip(idx[:, None] + np.arange(width), 0, mem.bits.size - 1)
+            vals = from_bits(mem.bits[i], mem.elem)
+            return vals if n == "vector.load" else vals[:, 0]
+        if n == "vector.store":
+            val, mem, idx = x
+            active = np.nonzero(self.mask)[0]
+            i = idx[active][:, None] + np.arange(2)
+            mem.bits[i] = to_bits(val[active], mem.elem)
+            return None
+        if n == "scf.for":
+            lb, ub, step = (self.uniform(v) for v in x[:3])
+            state = x[3:]
+            body = op.regions[0]
+            for iv in range(lb, ub, step):
+                self.env[body.args[0]] = np.full(t, iv, dtype=np.int64)
+                for a, v in zip(body.args[1:], state):
+                    self.env[a] = v
+                state = self.block(body) or []
+            return state if len(op.results) != 1 else state[0]
+        if n == "scf.if":
+            cond = x[0] & self.mask
+            branches = []
+            saved = self.mask
+            for region, m in ((op.regions[0], cond), (op.regions[1] if len(op.regions) > 1 else None, ~x[0] & saved)):
+                if region is None or not m.any():
+                    branches.append(None)
+                    continue
+                self.mask = m
+                branches.append(self.block(region))
+                self.mask = saved
+            if not op.results:
+                return None
+            then, other = branches
+            if then is None:
+                out = other
+            elif other is None:
+                out = then
+            else:
+                out = [np.where(cond.reshape((t,) + (1,) * (a.ndim - 1)), a, b)
+                       for a, b in zip(then, other)]
+            return out if len(op.results) != 1 else out[0]
+        if n == "scf.yield":
+            return x
+        if n == "gpu.return":
+            return None
+        raise NotImplementedError(n)
+
+    def _collective(self):
+        if not self.mask.all():
+            raise AssertionError("warp-collective op under a divergent branch")
+
+    def async_copy(self, op, x):
+        dst, src = x[0], None
+        ndst = dst.bits.ndim
+        dst_idx = x[1:1 + ndst]
+        src = x[1 + ndst]
+        src_idx = x[2 + ndst]
+        n = _attr_int(op, "dstElements")
+        count = x[3 + ndst] if len(x) > 3 + ndst else np.full(self.t, n)
+        active = self.mask
+        i = np.clip(src_idx[:, None] + np.arange(n), 0, max(src.bits.size - 1, 0))
+        data = src.bits[i] if src.bits.size else np.zeros((self.t, n), np.uint16)
+        data = np.where(np.arange(n)[None, :] < count[:, None], data, 0)
+        lead = tuple(d[active] for d in dst_idx[:-1])
+        cols = dst_idx[-1][active][:, None] + np.arange(n)
+        dst.bits[tuple(l[:, None] for l in lead) + (cols,)] = data[active]
+        return np.zeros(self.t)
+
+    def ldmatrix(self, op, x):
+        self._collective()
+        mem = x[0]
+        idx = x[1:]
+        tiles = _attr_int(op, "numTiles")
+        trans = "transpose = true" in op.attrs
+        lanes = np.arange(self.t)
+        # Row addresses: lane 8m + r gives row r of matrix m.
+        lead = tuple(d[:, None] for d in idx[:-1])
+        rows = mem.bits[lead + (idx[-1][:, None] + np.arange(8),)]  # (T, 8)
+        vals = from_bits(rows, mem.elem)
+        warp0 = lanes & ~31
+        lane = lanes & 31
+        g, q = lane // 4, lane % 4
+        out = np.zeros((self.t, tiles, 2), dtype=np.float32)
+        for m in range(tiles):
+            for e in range(2):
+                if trans:   # element (2q + e, g) of matrix m
+                    out[:, m, e] = vals[warp0 + 8 * m + 2 * q + e, g]
+                else:       # element (g, 2q + e)
+                    out[:, m, e] = vals[warp0 + 8 * m + g, 2 * q + e]
+        return out
+
+    def mma(self, op, x):
+        self._collective()
+        bf16 = "mma_type<bf16>" in op.attrs
+        elem = "bf16" if bf16 else "f16"
+
+        def pair(v):   # a b32 register (i32 bits or vector<2xT>) -> (T, 2)
+            if v.ndim == 1:
+                w = v.astype(np.int64)
+                return np.stack([from_bits((w & 0xFFFF).astype(np.uint16), elem),
+                                 from_bits(((w >> 16) & 0xFFFF).astype(np.uint16), elem)],
+                                axis=-1)
+            return v
+        a = [pair(v) for v in x[0:4]]
+        b = [pair(v) for v in x[4:6]]
+        c = x[6:10]
+        lanes = np.arange(self.t)
+        warps = self.t // 32
+        lane = lanes & 31
+        warp = lanes // 32
+        g, q = lane // 4, lane % 4
+        A = np.zeros((warps, 16, 16))
+        B = np.zeros((warps, 16, 8))
+        C = np.zeros((warps, 16, 8))
+        for e in range(2):
+            A[warp, g, 2 * q + e] = a[0][:, e]
+            A[warp, g + 8, 2 * q + e] = a[1][:, e]
+            A[warp, g, 2 * q + 8 + e] = a[2][:, e]
+            A[warp, g + 8, 2 * q + 8 + e] = a[3][:, e]
+            B[warp, 2 * q + e, g] = b[0][:, e]
+            B[warp, 2 * q + 8 + e, g] = b[1][:, e]
+            C[warp, g, 2 * q + e] = c[e]
+            C[warp, g + 8, 2 * q + e] = c[2 + e]
+        D = (A @ B + C).astype(np.float32)
+        return np.stack([D[warp, g, 2 * q], D[warp, g, 2 * q + 1],
+                         D[warp, g + 8, 2 * q], D[warp, g + 8, 2 * q + 1]],
+                        axis=-1)
+
+
+def launch(kernel, desc, inputs, b, sq, skv):
+    """Runs every CTA; `inputs`: name -> raw uint16 bits (flat). Returns the
+    output's bits."""
+    elem = desc["element_type"]
+    out = np.zeros(b * desc["Hq"] * sq * desc["Dv"], dtype=np.uint16)
+    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
+    mems["out"] = Memory(out, elem)
+    args = []
+    for a in desc["arguments"]:
+        if a["kind"] == "memref":
+            args.append(mems[a["name"]])
+        else:
+            args.append(np.full(desc["block"][0],
+                                {"Sq": sq, "Skv": skv}[a["name"]], np.int64))
+    grid = (-(-sq // desc["rows_per_block"]), desc["Hq"], b)
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for xx in range(grid[0]):
+                CTA(kernel, desc["block"][0], (xx, y, z), grid, args,
+                    desc["dynamic_shared_memory"]).run()
+    return mems["out"].bits
+
+
+def compile_case(cfg, opt="gated-attention-opt", options=""):
+    """(kernel op, launch description) of the tensor-core kernel of `cfg`;
+    `options` are those of convert-gated-attention-to-nvgpu."""
+    module = mlir.attention_function(cfg, "case")
+    out = subprocess.run(
+        [opt, "-", f"--convert-gated-attention-to-nvgpu={options}",
+         "--canonicalize", "--cse", "--mlir-print-op-generic"],
+        input=module, check=True, capture_output=True, text=True).stdout
+    descs = ptx_tools.launch_descriptions(out)
+    if len(descs) != 1:
+        raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
+    (name, desc), = descs.items()
+    return find_kernel(out, name), desc
+
+
+def run_case(cfg, seed, opt="gated-attention-opt", options=""):
+    kernel, desc = compile_case(cfg, opt, options)
+    inputs = cfg.inputs(seed)
+    bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
+            for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
+                            ("gate", "gate"))}
+    out = launch(kernel, desc, bits, cfg.b, cfg.sq, cfg.skv)
+    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
+        cfg.shapes()["result"])
+    return result, cfg.reference(inputs), desc["kernel"]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--case", action="append", default=[])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--opt", default="gated-attention-opt")
+    p.add_argument("--options", default="",
+                   help="options of convert-gated-attention-to-nvgpu, "
+                   "e.g. 'warps=2 key-block=32'")
+    args = p.parse_args(argv)
+    cfgs = [c for s in args.case for c in config.parse_cases(s)]
+    if not cfgs:
+        p.error("no cases")
+    failures = 0
+    for i, cfg in enumerate(cfgs):
+        out, ref, name = run_case(cfg, args.seed * 1000 + i, args.opt,
+                                  args.options)
+        ok, err, atol, rtol = compare(cfg, out, ref)
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} [{name}] "
+              f"max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})", flush=True)
+    print(f"{len(cfgs) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
