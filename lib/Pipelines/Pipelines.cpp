@@ -121,6 +121,18 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   addFunctionBoundaryBufferization(pm);
   pm.addPass(createCanonicalizerPass());
 
+  // The rest of the graph (projections, norms, rotary embeddings, layout
+  // changes): linalg on buffers becomes parallel loops, one GPU thread per
+  // output element of each op, reductions sequential in the thread. A simple
+  // correct path; attention is the fused kernel above.
+  pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCanonicalizerPass());
+
   // Kernels to PTX (sm_90 needs PTX ISA 8.0), host to LLVM. math.exp
   // becomes libdevice's __nv_expf, linked from $CUDA_HOME/nvvm/libdevice.
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -13,6 +13,8 @@ stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
   ptxas reports and checks);
 - ``cuda``: runs those kernels on a CUDA GPU through the driver API;
 - ``emulate``: runs the tensor-core kernel's IR on the CPU, warp by warp;
+- ``models.qwen3_next``: the Qwen3-Next attention block as a graph, and its
+  reference;
 - ``check``: the command line harness the integration tests use;
 - ``run_example``: the README's main job.
 """

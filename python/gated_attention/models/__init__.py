@@ -1,0 +1,1 @@
+"""Model graphs as MLIR (tensor-level upstream ops + gated_attention ops)."""
