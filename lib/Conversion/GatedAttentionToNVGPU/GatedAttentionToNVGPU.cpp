@@ -909,6 +909,12 @@ struct ConvertGatedAttentionToNVGPUPass
       getOperation()->emitError("warps and key-block must not be negative");
       return signalPassFailure();
     }
+    if (keyBlock % 16) {
+      getOperation()->emitError("key-block must be a multiple of 16 (the K "
+                                "of the mma), got ")
+          << static_cast<int64_t>(keyBlock);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock, skipGate);
     // Ops the kernel does not cover (f32, odd head dims) are left for the

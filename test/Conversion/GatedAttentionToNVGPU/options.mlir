@@ -3,6 +3,7 @@
 // RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=2 key-block=32" | FileCheck %s --check-prefix=TILES
 // RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu=skip-gate=1 | FileCheck %s --check-prefix=NOGATE
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=warps=-1 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not gated-attention-opt %s --gated-attention-to-ptx=key-block=24 2>&1 | FileCheck %s --check-prefix=BAD16
 // A key block whose tile cannot be split evenly over the threads leaves the
 // op alone.
 // RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=16 key-block=16" | FileCheck %s --check-prefix=UNEVEN
@@ -17,6 +18,7 @@
 // NOGATE: gpu.return
 
 // BAD: error: warps and key-block must not be negative
+// BAD16: error: key-block must be a multiple of 16 (the K of the mma), got 24
 
 // UNEVEN: gated_attention.attention
 // UNEVEN-NOT: gpu.launch_func
