@@ -42,6 +42,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Unfused attention written by frontends becomes our op first.
+  funcPm.addPass(createGatedAttentionRaisePass());
+  funcPm.addPass(createCanonicalizerPass());
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {
@@ -100,6 +103,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
+  // Unfused attention written by frontends becomes our op first.
+  pm.addNestedPass<func::FuncOp>(createGatedAttentionRaisePass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
   // gpu.module + gpu.launch_func.
   ConvertGatedAttentionToNVGPUPassOptions mma;

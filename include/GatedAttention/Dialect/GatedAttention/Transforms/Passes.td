@@ -9,6 +9,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
+  let summary = "Raise unfused gated attention in linalg on tensors to gated_attention.attention";
+  let description = [{
+    Finds gated attention written out with upstream ops, as frontend
+    lowerings write it, and replaces it by one `gated_attention.attention`
+    (which the pipelines then lower to the fused kernels):
+
+    - `S = Q Kᵀ`: a batched contraction (`linalg.batch_matmul`,
+      `linalg.generic`, ...) on `[B, H, S, D]` or on heads folded into the
+      batch `[B·H, S, D]`, with Kᵀ read through the indexing map or made by
+      a `linalg.transpose` of the last two dimensions;
+    - an optional scale: an elementwise multiply by (or divide by) a
+      constant; without one the op gets `scale = 1.0`;
+    - an optional bottom-right causal mask: an elementwise `arith.select`
+      of the score or -inf on a comparison of `linalg.index` values
+      (`j > i + (Skv - Sq)` masked);
+    - the softmax over the keys: `linalg.softmax` on the last dimension, or
+      its decomposition (max reduction, `exp(x - max)`, sum reduction,
+      divide);
+    - `O = P V`: a batched contraction;
+    - the gate: an elementwise generic `O * act(G)` or `O + act(G)`, where
+      `act` (sigmoid `1 / (1 + exp(-x))`, SiLU `x * sigmoid(x)`, NS-sigmoid
+      `0.5 + 0.5 * sigmoid(x)`) is in the same body or in an elementwise
+      producer of G.
+
+    K and V repeated for grouped-query attention (a `linalg.broadcast` to
+    `[B, Hkv, R, S, D]` collapsed to `[B, Hkv·R, S, D]`) are read at their
+    `Hkv` heads. Anything else (a softmax over another dimension, a mask
+    that is not the causal one, a gate computed from the scores, ...) is
+    left as it is. The replaced ops become dead and fold away.
+
+    ```mlir
+    %s = linalg.batch_matmul ins(%q, %kt ...) ...
+    %p = linalg.softmax dimension(2) ins(%s ...) ...
+    %o = linalg.batch_matmul ins(%p, %v ...) ...
+    %y = linalg.generic {...} ins(%o, %g ...) { ... 1 / (1 + exp(-g)) ... }
+    // becomes
+    %y = gated_attention.attention %q4, %k4, %v4, %g4 {scale = 1.0 : f32}
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gated_attention::GatedAttentionDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   let summary = "Tile gated_attention ops into the fused online-softmax (FlashAttention-2) form";
   let description = [{

@@ -54,6 +54,10 @@ inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
 FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                      const OnlineSoftmaxOptions &options);
 
+/// Patterns raising unfused gated attention in linalg on tensors (Q Kᵀ,
+/// scale, causal mask, softmax, P V, gate) to gated_attention.attention.
+void populateGatedAttentionRaisePatterns(RewritePatternSet &patterns);
+
 } // namespace gated_attention
 } // namespace mlir
 

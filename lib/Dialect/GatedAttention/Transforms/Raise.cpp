@@ -1,0 +1,649 @@
+//===- Raise.cpp - unfused gated attention in linalg to the op ------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Finds gated attention written out in linalg on tensors, the way frontend
+// lowerings write it, and replaces it by gated_attention.attention:
+//
+//   S = Q Kᵀ               batched contraction (named or generic; Kᵀ read
+//                          through the map or made by linalg.transpose)
+//   S = S * c | S / c      optional elementwise scale by a constant
+//   S = mask(S)            optional causal mask: select on linalg.index
+//   P = softmax(S)         linalg.softmax, or max / exp(x - max) / sum / div
+//   O = P V                batched contraction
+//   Y = O * act(G) | O + act(G)
+//                          elementwise; act = sigmoid / silu / ns_sigmoid
+//                          spelled with negf, exp, addf, divf, ...
+//
+// Heads are either their own dimension ([B, H, S, D]) or folded into the
+// batch ([B * H, S, D]); grouped-query K and V may be repeated by a
+// broadcast + collapse_shape, which is looked through (the op reads the
+// Hkv heads). The match is rooted at the gate combine and walks up; any
+// mismatch leaves the IR untouched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <optional>
+
+namespace mlir::gated_attention {
+#define GEN_PASS_DEF_GATEDATTENTIONRAISEPASS
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h.inc"
+} // namespace mlir::gated_attention
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+//===----------------------------------------------------------------------===//
+// Scalar bodies
+//===----------------------------------------------------------------------===//
+
+/// Whether `v` is the float constant `c` (an arith.constant, in or out of
+/// the body).
+static bool isConstant(Value v, double c) {
+  FloatAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  return attr.getValueAsDouble() == c;
+}
+
+/// Binary op of type OpTy with operands {a, b} in either order; returns the
+/// operand that is not `known`, or null.
+template <typename OpTy>
+static Value otherOperand(Value v, function_ref<bool(Value)> known) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op)
+    return {};
+  if (known(op.getLhs()))
+    return op.getRhs();
+  if (known(op.getRhs()))
+    return op.getLhs();
+  return {};
+}
+
+/// -x as negf(x), 0 - x or x * -1.
+static bool isNegation(Value v, Value x) {
+  if (auto neg = v.getDefiningOp<arith::NegFOp>())
+    return neg.getOperand() == x;
+  if (auto sub = v.getDefiningOp<arith::SubFOp>())
+    return isConstant(sub.getLhs(), 0.0) && sub.getRhs() == x;
+  Value other =
+      otherOperand<arith::MulFOp>(v, [](Value c) { return isConstant(c, -1); });
+  return other == x;
+}
+
+/// 1 + exp(-x), the denominator of the sigmoid.
+static bool isSigmoidDenominator(Value v, Value x) {
+  Value e =
+      otherOperand<arith::AddFOp>(v, [](Value c) { return isConstant(c, 1); });
+  auto exp = e ? e.getDefiningOp<math::ExpOp>() : nullptr;
+  return exp && isNegation(exp.getOperand(), x);
+}
+
+/// sigmoid(x) = 1 / (1 + exp(-x)).
+static bool isSigmoid(Value v, Value x) {
+  auto div = v.getDefiningOp<arith::DivFOp>();
+  return div && isConstant(div.getLhs(), 1.0) &&
+         isSigmoidDenominator(div.getRhs(), x);
+}
+
+/// The gate activation that `v` computes from `x`, if it is one of ours.
+static std::optional<GateKind> matchActivation(Value v, Value x) {
+  if (isSigmoid(v, x))
+    return GateKind::sigmoid;
+  // silu: x * sigmoid(x), or x / (1 + exp(-x)).
+  if (Value s = otherOperand<arith::MulFOp>(v, [&](Value a) { return a == x; });
+      s && isSigmoid(s, x))
+    return GateKind::silu;
+  if (auto div = v.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == x && isSigmoidDenominator(div.getRhs(), x))
+    return GateKind::silu;
+  // ns_sigmoid: 0.5 + 0.5 * sigmoid(x).
+  if (Value half = otherOperand<arith::AddFOp>(
+          v, [](Value c) { return isConstant(c, 0.5); })) {
+    Value s = otherOperand<arith::MulFOp>(
+        half, [](Value c) { return isConstant(c, 0.5); });
+    if (s && isSigmoid(s, x))
+      return GateKind::ns_sigmoid;
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Linalg structure
+//===----------------------------------------------------------------------===//
+
+/// The value yielded by a single-result generic's body.
+static Value yielded(linalg::GenericOp op) {
+  return cast<linalg::YieldOp>(op.getBody()->getTerminator()).getOperand(0);
+}
+
+/// An elementwise generic: all loops parallel, every map the identity.
+static bool isElementwise(linalg::GenericOp op) {
+  return op.getNumResults() == 1 &&
+         op.getNumParallelLoops() == op.getNumLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); });
+}
+
+/// Whether `v` is a fill of constant `c`.
+static bool isFilledWith(Value v, double c) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  return fill && isConstant(fill.value(), c);
+}
+
+/// A reduction of `x` over its last dimension with body `combine(arg, acc)`
+/// from init `init`: returns x.
+template <typename CombineOp>
+static Value matchLastDimReduction(Value v, double init) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumResults() != 1)
+    return {};
+  int64_t rank = op.getNumLoops();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (int64_t i = 0; i < rank; ++i)
+    if ((iters[i] == utils::IteratorType::reduction) != (i == rank - 1))
+      return {};
+  AffineMap in = op.getIndexingMapsArray()[0];
+  AffineMap out = op.getIndexingMapsArray()[1];
+  if (!in.isIdentity() ||
+      out != AffineMap::getMultiDimIdentityMap(rank, op.getContext())
+                 .dropResult(rank - 1))
+    return {};
+  if (!isFilledWith(op.getDpsInits()[0], init))
+    return {};
+  Block *body = op.getBody();
+  Value result = yielded(op);
+  auto combine = result.getDefiningOp<CombineOp>();
+  if (!combine || !((combine.getLhs() == body->getArgument(0) &&
+                     combine.getRhs() == body->getArgument(1)) ||
+                    (combine.getRhs() == body->getArgument(0) &&
+                     combine.getLhs() == body->getArgument(1))))
+    return {};
+  return op.getDpsInputs()[0];
+}
+
+/// A generic whose inputs are `x` (identity map) and a row statistic (the
+/// identity without its last dimension), and whose body yields
+/// `f(argX, argRow)`: returns (x, row, body op) when the body is one op of
+/// type OpTy with those operands.
+static bool isRowBroadcastBinary(linalg::GenericOp op, Value &x, Value &row) {
+  if (op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  int64_t rank = op.getNumLoops();
+  auto maps = op.getIndexingMapsArray();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  if (maps[0] != id || maps[1] != id.dropResult(rank - 1) || maps[2] != id)
+    return false;
+  x = op.getDpsInputs()[0];
+  row = op.getDpsInputs()[1];
+  return true;
+}
+
+/// softmax over the last dimension of the result: linalg.softmax, or the
+/// decomposition max / exp(x - max) / sum / divide. Returns its input.
+static Value matchSoftmax(Value v) {
+  if (auto softmax = v.getDefiningOp<linalg::SoftmaxOp>()) {
+    auto type = cast<ShapedType>(softmax.getInput().getType());
+    if (softmax.getDimension() != static_cast<uint64_t>(type.getRank() - 1))
+      return {};
+    return softmax.getInput();
+  }
+  auto div = v.getDefiningOp<linalg::GenericOp>();
+  Value e, sum;
+  if (!div || !isRowBroadcastBinary(div, e, sum))
+    return {};
+  Block *body = div.getBody();
+  auto divf = yielded(div).getDefiningOp<arith::DivFOp>();
+  if (!divf || divf.getLhs() != body->getArgument(0) ||
+      divf.getRhs() != body->getArgument(1))
+    return {};
+  if (matchLastDimReduction<arith::AddFOp>(sum, 0.0) != e)
+    return {};
+  auto expOp = e.getDefiningOp<linalg::GenericOp>();
+  Value x, max;
+  if (!expOp || !isRowBroadcastBinary(expOp, x, max))
+    return {};
+  Block *expBody = expOp.getBody();
+  auto exp = yielded(expOp).getDefiningOp<math::ExpOp>();
+  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+  if (!sub || sub.getLhs() != expBody->getArgument(0) ||
+      sub.getRhs() != expBody->getArgument(1))
+    return {};
+  double negInf = -std::numeric_limits<double>::infinity();
+  Value maxIn = matchLastDimReduction<arith::MaximumFOp>(max, negInf);
+  if (!maxIn)
+    maxIn = matchLastDimReduction<arith::MaxNumFOp>(max, negInf);
+  return maxIn == x ? x : Value();
+}
+
+/// An elementwise generic with one input (`input`) and a scalar body.
+static linalg::GenericOp matchUnaryElementwise(Value v, Value &input) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || !isElementwise(op) || op.getNumDpsInputs() != 1)
+    return {};
+  input = op.getDpsInputs()[0];
+  return op;
+}
+
+/// S * c, c * S or S / c with a constant c: returns S and sets `scale`.
+static Value matchScale(Value v, double &scale) {
+  Value input;
+  linalg::GenericOp op = matchUnaryElementwise(v, input);
+  if (!op)
+    return {};
+  Value arg = op.getBody()->getArgument(0);
+  Value result = yielded(op);
+  FloatAttr c;
+  if (Value other = otherOperand<arith::MulFOp>(
+          result, [&](Value a) { return a == arg; });
+      other && matchPattern(other, m_Constant(&c))) {
+    scale = c.getValueAsDouble();
+    return input;
+  }
+  if (auto div = result.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == arg &&
+      matchPattern(div.getRhs(), m_Constant(&c))) {
+    scale = 1.0 / c.getValueAsDouble();
+    return input;
+  }
+  return {};
+}
+
+/// linalg.index `dim` (+ constant): sets `dim`, `offset`.
+static bool matchIndexPlusConstant(Value v, int64_t &dim, int64_t &offset) {
+  offset = 0;
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    APInt c;
+    if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
+      v = add.getLhs();
+    else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
+      v = add.getRhs();
+    else
+      return false;
+    offset = c.getSExtValue();
+  }
+  auto index = v.getDefiningOp<linalg::IndexOp>();
+  if (!index)
+    return false;
+  dim = index.getDim();
+  return true;
+}
+
+/// The predicate P' with (a P b) == (b P' a).
+static arith::CmpIPredicate swapOperands(arith::CmpIPredicate pred) {
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::sgt:
+    return P::slt;
+  case P::slt:
+    return P::sgt;
+  case P::sge:
+    return P::sle;
+  case P::sle:
+    return P::sge;
+  case P::ugt:
+    return P::ult;
+  case P::ult:
+    return P::ugt;
+  case P::uge:
+    return P::ule;
+  case P::ule:
+    return P::uge;
+  default:
+    return pred;
+  }
+}
+
+/// The bottom-right causal mask: S where key j <= query i + (Skv - Sq), -inf
+/// elsewhere, spelled as a select on linalg.index values. Returns S.
+static Value matchCausalMask(Value v) {
+  Value input;
+  linalg::GenericOp op = matchUnaryElementwise(v, input);
+  if (!op)
+    return {};
+  auto type = cast<ShapedType>(input.getType());
+  int64_t rank = type.getRank();
+  if (type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
+    return {};
+  int64_t offset = type.getDimSize(rank - 1) - type.getDimSize(rank - 2);
+  Value arg = op.getBody()->getArgument(0);
+  auto select = yielded(op).getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return {};
+  double negInf = -std::numeric_limits<double>::infinity();
+  bool keepIfTrue;
+  if (select.getTrueValue() == arg &&
+      isConstant(select.getFalseValue(), negInf))
+    keepIfTrue = true;
+  else if (select.getFalseValue() == arg &&
+           isConstant(select.getTrueValue(), negInf))
+    keepIfTrue = false;
+  else
+    return {};
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return {};
+  // Normalize to `lhs pred rhs` with the key index on the left.
+  int64_t lhsDim, lhsOff, rhsDim, rhsOff;
+  if (!matchIndexPlusConstant(cmp.getLhs(), lhsDim, lhsOff) ||
+      !matchIndexPlusConstant(cmp.getRhs(), rhsDim, rhsOff))
+    return {};
+  arith::CmpIPredicate pred = cmp.getPredicate();
+  if (lhsDim == rank - 2 && rhsDim == rank - 1) {
+    std::swap(lhsOff, rhsOff);
+    std::swap(lhsDim, rhsDim);
+    pred = swapOperands(pred);
+  }
+  if (lhsDim != rank - 1 || rhsDim != rank - 2)
+    return {};
+  // j + lhsOff PRED i + rhsOff, i.e. j PRED i + (rhsOff - lhsOff).
+  int64_t c = rhsOff - lhsOff;
+  bool visibleForm; // the condition says "visible" (j <= i + c)
+  switch (pred) {
+  case arith::CmpIPredicate::sle:
+  case arith::CmpIPredicate::ule:
+    visibleForm = true;
+    break;
+  case arith::CmpIPredicate::slt:
+  case arith::CmpIPredicate::ult:
+    visibleForm = true;
+    c -= 1;
+    break;
+  case arith::CmpIPredicate::sgt:
+  case arith::CmpIPredicate::ugt:
+    visibleForm = false;
+    break;
+  case arith::CmpIPredicate::sge:
+  case arith::CmpIPredicate::uge:
+    visibleForm = false;
+    c -= 1;
+    break;
+  default:
+    return {};
+  }
+  if (visibleForm != keepIfTrue || c != offset)
+    return {};
+  return input;
+}
+
+namespace {
+/// A batched contraction C[batch..., m, n] = sum_k A[batch..., m, k] *
+/// B[batch..., k, n] (or B[batch..., n, k] when `rhsTransposed`).
+struct BatchedMatmul {
+  Value lhs, rhs;
+  bool rhsTransposed;
+};
+} // namespace
+
+static std::optional<BatchedMatmul> matchBatchedMatmul(Value v) {
+  auto op = v.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.empty() || dims->batch.size() > 2)
+    return std::nullopt;
+  if (!isFilledWith(op.getDpsInits()[0], 0.0))
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  auto map = [&](ArrayRef<unsigned> tail) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned b : dims->batch)
+      exprs.push_back(getAffineDimExpr(b, ctx));
+    for (unsigned d : tail)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(op.getNumLoops(), 0, exprs, ctx);
+  };
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  auto maps = op.getIndexingMapsArray();
+  if (maps[0] != map({m, k}) || maps[2] != map({m, n}))
+    return std::nullopt;
+  BatchedMatmul result{op.getDpsInputs()[0], op.getDpsInputs()[1], false};
+  if (maps[1] == map({n, k}))
+    result.rhsTransposed = true;
+  else if (maps[1] != map({k, n}))
+    return std::nullopt;
+  return result;
+}
+
+/// `v` as [B, H, S, D]: itself when 4-D; the source of a collapse_shape
+/// [[0, 1], [2], [3]] of a 4-D tensor when 3-D; else (null, the type of `v`
+/// with a unit batch in front), to be materialized by `materialize4D`.
+static std::pair<Value, RankedTensorType> as4D(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 4)
+    return {v, type};
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    if (collapse.getSrcType().getRank() == 4 &&
+        collapse.getReassociationIndices().size() == 3 &&
+        collapse.getReassociationIndices()[0].size() == 2)
+      return {collapse.getSrc(), collapse.getSrcType()};
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, type.getShape());
+  return {Value(), RankedTensorType::get(shape, type.getElementType())};
+}
+
+static Value materialize4D(OpBuilder &b, Location loc, Value v) {
+  auto [lifted, type] = as4D(v);
+  if (lifted)
+    return lifted;
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, v, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+/// K or V as the op reads them: a GQA repetition (linalg.broadcast of
+/// [B, Hkv, S, D] to [B, Hkv, R, S, D] collapsed to [B, Hkv * R, S, D]) is
+/// looked through.
+static Value throughRepeat(Value v) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || collapse.getSrcType().getRank() != 5)
+    return v;
+  auto reassoc = collapse.getReassociationIndices();
+  if (reassoc.size() != 4 || reassoc[1] != ReassociationIndices{1, 2})
+    return v;
+  auto bcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>();
+  if (!bcast || bcast.getDimensions() != ArrayRef<int64_t>{2})
+    return v;
+  return bcast.getInput();
+}
+
+/// Rank of the unfused tensors must be 3 (heads in the batch) or 4.
+static bool hasAttentionRank(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && (type.getRank() == 3 || type.getRank() == 4);
+}
+
+namespace {
+/// Rooted at the gate combine; see the file comment.
+struct RaiseGatedAttention : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp root,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwise(root) || root.getNumDpsInputs() != 2 ||
+        !hasAttentionRank(root.getResult(0)))
+      return failure();
+    Block *body = root.getBody();
+    Value result = yielded(root);
+    auto *combineOp = result.getDefiningOp();
+    if (!combineOp || !isa<arith::MulFOp, arith::AddFOp>(combineOp))
+      return failure();
+    CombineKind combine =
+        isa<arith::MulFOp>(combineOp) ? CombineKind::mul : CombineKind::add;
+
+    // One side is the attention output (an input of the generic as is),
+    // the other the activation of the gate input.
+    Value attention, gate;
+    std::optional<GateKind> kind;
+    for (int side = 0; side < 2 && !kind; ++side) {
+      Value a = combineOp->getOperand(side);
+      Value act = combineOp->getOperand(1 - side);
+      auto arg = dyn_cast<BlockArgument>(a);
+      if (!arg || arg.getOwner() != body)
+        continue;
+      for (int g = 0; g < 2 && !kind; ++g) {
+        if (g == static_cast<int>(arg.getArgNumber()))
+          continue;
+        kind = matchActivation(act, body->getArgument(g));
+        if (kind) {
+          attention = root.getDpsInputs()[arg.getArgNumber()];
+          gate = root.getDpsInputs()[g];
+        }
+      }
+      // The activation may be its own elementwise generic.
+      if (!kind) {
+        auto gArg = dyn_cast<BlockArgument>(act);
+        if (!gArg || gArg.getOwner() != body || gArg == arg)
+          continue;
+        Value gateTensor = root.getDpsInputs()[gArg.getArgNumber()];
+        Value input;
+        if (linalg::GenericOp actOp =
+                matchUnaryElementwise(gateTensor, input)) {
+          kind =
+              matchActivation(yielded(actOp), actOp.getBody()->getArgument(0));
+          if (kind) {
+            attention = root.getDpsInputs()[arg.getArgNumber()];
+            gate = input;
+          }
+        }
+      }
+    }
+    if (!kind)
+      return rewriter.notifyMatchFailure(root, "no gate activation");
+
+    // O = P V, P = softmax(mask(scale(Q Kᵀ))).
+    Value pv = attention;
+    if (auto expand = pv.getDefiningOp<tensor::ExpandShapeOp>())
+      pv = expand.getSrc();
+    std::optional<BatchedMatmul> out = matchBatchedMatmul(pv);
+    if (!out || out->rhsTransposed)
+      return rewriter.notifyMatchFailure(root, "no P V contraction");
+    Value scores = matchSoftmax(out->lhs);
+    if (!scores)
+      return rewriter.notifyMatchFailure(root, "no softmax over the keys");
+    bool causal = false;
+    if (Value unmasked = matchCausalMask(scores)) {
+      causal = true;
+      scores = unmasked;
+    }
+    double scale = 1.0;
+    if (Value unscaled = matchScale(scores, scale))
+      scores = unscaled;
+    std::optional<BatchedMatmul> qk = matchBatchedMatmul(scores);
+    if (!qk)
+      return rewriter.notifyMatchFailure(root, "no Q Kᵀ contraction");
+    Value key = qk->rhs;
+    if (!qk->rhsTransposed) {
+      // Kᵀ made explicitly: a transpose of the last two dimensions.
+      auto transpose = key.getDefiningOp<linalg::TransposeOp>();
+      int64_t rank = cast<ShapedType>(key.getType()).getRank();
+      SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(rank));
+      std::swap(swapLast[rank - 1], swapLast[rank - 2]);
+      if (!transpose || transpose.getPermutation() != ArrayRef(swapLast))
+        return rewriter.notifyMatchFailure(root, "K is not transposed");
+      key = transpose.getInput();
+    }
+
+    // The gate must not be computed from the scores: raising would not
+    // remove them.
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    if (Operation *def = gate.getDefiningOp())
+      (void)getBackwardSlice(def, &slice, options);
+    if (slice.contains(scores.getDefiningOp()))
+      return rewriter.notifyMatchFailure(root, "gate depends on the scores");
+
+    // K/V heads: a GQA repetition is looked through (it only exists on
+    // 4-D values; a 3-D one is first lifted to its 4-D source).
+    auto kvType = [](Value x) {
+      auto [lifted, type] = as4D(x);
+      if (!lifted)
+        return type;
+      return cast<RankedTensorType>(throughRepeat(lifted).getType());
+    };
+    RankedTensorType qType = as4D(qk->lhs).second;
+    RankedTensorType kType = kvType(key), vType = kvType(out->rhs);
+    RankedTensorType gType = as4D(gate).second;
+    Type elem = qType.getElementType();
+    if (kType.getElementType() != elem || vType.getElementType() != elem ||
+        gType.getElementType() != elem || kType.isDynamicDim(1) ||
+        qType.isDynamicDim(1) || kType.getDimSize(1) == 0 ||
+        qType.getDimSize(1) % kType.getDimSize(1) ||
+        kType.getDimSize(1) != vType.getDimSize(1) ||
+        gType.getShape().take_front(3) != qType.getShape().take_front(3))
+      return rewriter.notifyMatchFailure(root, "shapes do not fit the op");
+
+    auto resultType =
+        RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                               qType.getDimSize(2), vType.getDimSize(3)},
+                              elem);
+    auto rootType = cast<RankedTensorType>(root.getResult(0).getType());
+    RankedTensorType expected = resultType;
+    if (rootType.getRank() == 3)
+      expected = RankedTensorType::get(
+          {ShapedType::isDynamic(resultType.getDimSize(0))
+               ? ShapedType::kDynamic
+               : resultType.getDimSize(0) * resultType.getDimSize(1),
+           resultType.getDimSize(2), resultType.getDimSize(3)},
+          elem);
+    if (expected != rootType)
+      return rewriter.notifyMatchFailure(root, "result type differs");
+
+    Location loc = root.getLoc();
+    auto kv = [&](Value x) {
+      Value lifted = materialize4D(rewriter, loc, x);
+      return throughRepeat(lifted);
+    };
+    Value q = materialize4D(rewriter, loc, qk->lhs);
+    Value k = kv(key), v = kv(out->rhs);
+    Value g = materialize4D(rewriter, loc, gate);
+    auto op = AttentionOp::create(
+        rewriter, loc, resultType, q, k, v, g,
+        rewriter.getF32FloatAttr(static_cast<float>(scale)), causal,
+        GateKindAttr::get(rewriter.getContext(), *kind), combine);
+    Value replacement = op.getResult();
+    if (rootType.getRank() == 3)
+      replacement = tensor::CollapseShapeOp::create(
+          rewriter, loc, rootType, replacement,
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    rewriter.replaceOp(root, replacement);
+    return success();
+  }
+};
+
+struct GatedAttentionRaisePass
+    : gated_attention::impl::GatedAttentionRaisePassBase<
+          GatedAttentionRaisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateGatedAttentionRaisePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::gated_attention::populateGatedAttentionRaisePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<RaiseGatedAttention>(patterns.getContext());
+}

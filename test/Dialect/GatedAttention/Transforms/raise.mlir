@@ -1,0 +1,415 @@
+// RUN: gated-attention-opt %s --split-input-file --gated-attention-raise --canonicalize | FileCheck %s
+
+// Heads folded into the batch, named ops: batch_matmul with an explicit
+// transpose of K, a scale by a constant, linalg.softmax, the sigmoid gate in
+// the combine's body.
+// CHECK-LABEL: func.func @batch_matmul_softmax
+// CHECK-SAME:    (%[[Q:.+]]: tensor<8x16x32xf32>, %[[K:.+]]: tensor<8x16x32xf32>, %[[V:.+]]: tensor<8x16x32xf32>, %[[G:.+]]: tensor<8x16x32xf32>)
+// CHECK-DAG:     %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1], [2], [3]{{\]}} {{.*}} into tensor<1x8x16x32xf32>
+// CHECK-DAG:     %[[K4:.+]] = tensor.expand_shape %[[K]]
+// CHECK-DAG:     %[[V4:.+]] = tensor.expand_shape %[[V]]
+// CHECK-DAG:     %[[G4:.+]] = tensor.expand_shape %[[G]]
+// CHECK:         %[[A:.+]] = gated_attention.attention %[[Q4]], %[[K4]], %[[V4]], %[[G4]] {scale = 1.250000e-01 : f32}
+// CHECK:         %[[R:.+]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1], [2], [3]{{\]}} : tensor<1x8x16x32xf32> into tensor<8x16x32xf32>
+// CHECK:         return %[[R]]
+// CHECK-NOT:     linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @batch_matmul_softmax(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x16x32xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<8x16x32xf32>, tensor<8x16x32xf32>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}
+
+// -----
+
+// [B, H, S, D] generics as a frontend generalizes them; the softmax
+// decomposed (max, exp(x - max), sum, divide); a causal select on
+// linalg.index for Sq = 8 < Skv = 12 (offset 4); K and V repeated from 2 to
+// 4 heads for GQA; a SiLU gate in its own generic, added.
+// CHECK-LABEL: func.func @generic_gqa_causal
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x8x16xf32>, %[[K:.+]]: tensor<1x2x12x16xf32>, %[[V:.+]]: tensor<1x2x12x16xf32>, %[[G:.+]]: tensor<1x4x8x16xf32>)
+// CHECK:         %[[A:.+]] = gated_attention.attention %[[Q]], %[[K]], %[[V]], %[[G]] {causal, combine = #gated_attention.combine<add>, gate = #gated_attention.gate<silu>, scale = 2.500000e-01 : f32}
+// CHECK-SAME:      (tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+// CHECK:         return %[[A]]
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @generic_gqa_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Near misses stay untouched. The max and sum reduce over the queries
+// (dimension 2), not the keys.
+// CHECK-LABEL: func.func @softmax_over_queries
+// CHECK-NOT:   gated_attention.attention
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#col = affine_map<(b, h, i, j) -> (b, h, j)>
+func.func @softmax_over_queries(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x12xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %p = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+
+// -----
+
+// The mask hides keys past i + 5, not the causal i + (Skv - Sq) = i + 4.
+// CHECK-LABEL: func.func @mask_not_causal
+// CHECK-NOT:   gated_attention.attention
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @mask_not_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 5 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+
+// -----
+
+// The gate is computed from the scores.
+// CHECK-LABEL: func.func @gate_from_scores
+// CHECK-NOT:   gated_attention.attention
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @gate_from_scores(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %gp = tensor.pad %ms low[0, 0, 0, 0] high[0, 0, 0, 4] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x12xf32> to tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%gp : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
