@@ -66,6 +66,12 @@ class AttentionConfig:
             "result": (b, hq, sq, self.dv),
         }
 
+    @property
+    def operands(self):
+        """The op's operands: query, key, value and, if gated, gate."""
+        names = ("query", "key", "value", "gate")
+        return names if self.gate != "none" else names[:3]
+
     def types(self, static=False):
         """MLIR tensor types of query, key, value, gate and result."""
         out = {}

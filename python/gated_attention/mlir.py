@@ -15,9 +15,9 @@ def attention_attributes(cfg):
     attrs = []
     if cfg.causal:
         attrs.append("causal")
-    if cfg.combine != "mul":
+    if cfg.combine != "mul" and cfg.gate != "none":
         attrs.append(f"combine = #gated_attention.combine<{cfg.combine}>")
-    if cfg.gate != "sigmoid":
+    if cfg.gate not in ("sigmoid", "none"):
         attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
     if cfg.scale is not None:
         attrs.append(f"scale = {cfg.scale!r} : f32")
@@ -28,13 +28,14 @@ def attention_function(cfg, name, c_interface=False):
     """func.func @name(q, k, v, g) -> result holding one attention op;
     `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes."""
     t = cfg.types()
-    args = ", ".join(f"%{o[0]}: {t[o]}" for o in OPERANDS)
-    in_types = ", ".join(t[o] for o in OPERANDS)
+    args = ", ".join(f"%{o[0]}: {t[o]}" for o in cfg.operands)
+    in_types = ", ".join(t[o] for o in cfg.operands)
+    operands = ", ".join(f"%{o[0]}" for o in cfg.operands)
     attrs = attention_attributes(cfg)
     fattrs = " attributes {llvm.emit_c_interface}" if c_interface else ""
     return (
         f"func.func @{name}({args}) -> {t['result']}{fattrs} {{\n"
-        f"  %r = gated_attention.attention %q, %k, %v, %g {attrs}\n"
+        f"  %r = gated_attention.attention {operands} {attrs}\n"
         f"      : ({in_types}) -> {t['result']}\n"
         f"  return %r : {t['result']}\n"
         f"}}\n")
@@ -86,8 +87,8 @@ def test_module(cases):
         funcs.append(attention_function(cfg, name))
         t, st = cfg.types(), cfg.types(static=True)
         body.append(call_and_print(
-            i, name, [t[o] for o in OPERANDS], t["result"],
-            [st[o] for o in OPERANDS], {o: inputs[o] for o in OPERANDS},
+            i, name, [t[o] for o in cfg.operands], t["result"],
+            [st[o] for o in cfg.operands], {o: inputs[o] for o in cfg.operands},
             cfg.dtype))
     return wrap_main(funcs, body)
 

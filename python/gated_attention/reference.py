@@ -7,7 +7,8 @@ numpy rules, and a row without a visible key gives 0.
 
 import numpy as np
 
-GATES = ("sigmoid", "silu", "ns_sigmoid")
+# "none": the op without a gate operand (plain attention).
+GATES = ("sigmoid", "silu", "ns_sigmoid", "none")
 COMBINES = ("mul", "add")
 
 
@@ -40,9 +41,10 @@ def gated_attention_reference(q, k, v, g, scale=None, causal=False,
     """Returns the op's result in float64.
 
     q: B x Hq x Sq x D, k: B x Hkv x Skv x D, v: B x Hkv x Skv x Dv,
-    g: B x Hg x Sq x Dg with Hg in {Hq, 1} and Dg in {Dv, 1}.
+    g: B x Hg x Sq x Dg with Hg in {Hq, 1} and Dg in {Dv, 1} (ignored, and
+    may be None, for gate="none").
     """
-    q, k, v, g = (np.asarray(t, dtype=np.float64) for t in (q, k, v, g))
+    q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
     _, hq, sq, d = q.shape
     hkv, skv = k.shape[1], k.shape[2]
     if hq % hkv:
@@ -63,7 +65,9 @@ def gated_attention_reference(q, k, v, g, scale=None, causal=False,
     num = np.einsum("bhij,bhje->bhie", p, v)
     y = np.divide(num, denom, out=np.zeros_like(num), where=denom > 0)
 
-    a = activation(g, gate)
+    if gate == "none":
+        return y
+    a = activation(np.asarray(g, dtype=np.float64), gate)
     if combine == "mul":
         return y * a
     if combine == "add":

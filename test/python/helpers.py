@@ -19,7 +19,8 @@ def naive(q, k, v, g, scale, causal, gate, combine):
     out = np.zeros((b_, hq, sq, dv))
     act = {"sigmoid": lambda x: 1 / (1 + math.exp(-x)),
            "silu": lambda x: x / (1 + math.exp(-x)),
-           "ns_sigmoid": lambda x: 0.5 + 0.5 / (1 + math.exp(-x))}[gate]
+           "ns_sigmoid": lambda x: 0.5 + 0.5 / (1 + math.exp(-x)),
+           "none": None}[gate]
     for b, h, i in itertools.product(range(b_), range(hq), range(sq)):
         kh = h // (hq // hkv)
         visible = [j for j in range(skv) if not causal or j <= i + skv - sq]
@@ -31,6 +32,9 @@ def naive(q, k, v, g, scale, causal, gate, combine):
         for e in range(dv):
             y = (sum(wj * v[b, kh, j, e] for wj, j in zip(w, visible)) / total
                  if visible else 0.0)
+            if act is None:  # no gate: plain attention
+                out[b, h, i, e] = y
+                continue
             gv = g[b, h if g.shape[1] > 1 else 0, i, e if g.shape[3] > 1 else 0]
             out[b, h, i, e] = y * act(gv) if combine == "mul" else y + act(gv)
     return out

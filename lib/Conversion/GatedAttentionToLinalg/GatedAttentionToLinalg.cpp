@@ -238,36 +238,41 @@ Value ReferenceBuilder::build() {
   // Epilogue: out = combine(O / l, act(G)), converted to the element type.
   // The gate is indexed per query head (split like the query) or shared
   // (head 0), elementwise (channel e) or headwise (channel 0).
+  // Without a gate the epilogue is O / l.
   AffineExpr zero = getAffineConstantExpr(0, ctx);
   AffineExpr channel = op.isGateHeadwise() ? zero : d4;
-  Value gateOperand;
-  AffineMap gateMap;
-  if (op.isGateShared()) {
-    gateOperand = gate;
-    gateMap = map(5, {d0, zero, d3, channel});
-  } else {
-    gateOperand = splitHeads(gate);
-    gateMap = map(5, {d0, d1, d2, d3, channel});
+  SmallVector<Value> inputs = {acc, rowSum};
+  SmallVector<AffineMap> maps = {id5, row5};
+  if (op.hasGate() && op.isGateShared()) {
+    inputs.push_back(gate);
+    maps.push_back(map(5, {d0, zero, d3, channel}));
+  } else if (op.hasGate()) {
+    inputs.push_back(splitHeads(gate));
+    maps.push_back(map(5, {d0, d1, d2, d3, channel}));
   }
+  maps.push_back(id5);
   auto gateFn = op.getGate();
   CombineKind combine = op.getCombine();
+  bool hasGate = op.hasGate();
   auto outType = RankedTensorType::get(outShape, elementType);
   Value out =
       linalg::GenericOp::create(
-          b, loc, TypeRange{outType}, ValueRange{acc, rowSum, gateOperand},
+          b, loc, TypeRange{outType}, inputs,
           ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elementType)},
-          ArrayRef<AffineMap>{id5, row5, gateMap, id5},
-          ArrayRef<IteratorType>{par, par, par, par, par},
+          maps, ArrayRef<IteratorType>{par, par, par, par, par},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value zeroF = f32Constant(nb, nl, 0.0);
             Value hasKeys = arith::CmpFOp::create(
                 nb, nl, arith::CmpFPredicate::OGT, args[1], zeroF);
             Value y = arith::DivFOp::create(nb, nl, args[0], args[1]);
             y = arith::SelectOp::create(nb, nl, hasKeys, y, zeroF);
-            Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));
-            Value res = combine == CombineKind::mul
-                            ? arith::MulFOp::create(nb, nl, y, g).getResult()
-                            : arith::AddFOp::create(nb, nl, y, g).getResult();
+            Value res = y;
+            if (hasGate) {
+              Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));
+              res = combine == CombineKind::mul
+                        ? arith::MulFOp::create(nb, nl, y, g).getResult()
+                        : arith::AddFOp::create(nb, nl, y, g).getResult();
+            }
             if (elementType != f32)
               res = arith::TruncFOp::create(nb, nl, elementType, res);
             linalg::YieldOp::create(nb, nl, res);

@@ -147,11 +147,14 @@ static std::string unsupportedReason(AttentionOp op, int64_t warps,
   if (!t.isF16() && !t.isBF16())
     return "element type is not f16 or bf16";
   for (Value v : {op.getKey(), op.getValue(), op.getGateInput()})
-    if (cast<ShapedType>(v.getType()).getElementType() != t)
+    if (v && cast<ShapedType>(v.getType()).getElementType() != t)
       return "operands of different element types";
   if (op.getResultType().getElementType() != t)
     return "result element type differs from the inputs'";
-  for (ShapedType type : {op.getQueryType(), op.getKeyType(), op.getGateType()})
+  SmallVector<ShapedType> types = {op.getQueryType(), op.getKeyType()};
+  if (op.hasGate())
+    types.push_back(op.getGateType());
+  for (ShapedType type : types)
     if (type.isDynamicDim(1) || type.isDynamicDim(3))
       return "head counts and head dims must be static";
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
@@ -819,8 +822,8 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     cfg.elementType = op.getQueryType().getElementType();
     cfg.numQueryHeads = op.getNumQueryHeads();
     cfg.numKeyValueHeads = op.getKeyType().getDimSize(1);
-    cfg.numGateHeads = op.getGateType().getDimSize(1);
-    cfg.gateWidth = op.getGateType().getDimSize(3);
+    cfg.numGateHeads = op.hasGate() ? op.getGateType().getDimSize(1) : 1;
+    cfg.gateWidth = op.hasGate() ? op.getGateType().getDimSize(3) : 1;
     cfg.headDim = op.getHeadDim();
     cfg.valueHeadDim = op.getValueHeadDim();
     cfg.causal = op.getCausal();
@@ -829,7 +832,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     cfg.combine = op.getCombineAttr();
     cfg.warps = numWarps;
     cfg.keyBlock = numKeysPerBlock;
-    cfg.skipGate = skipGate;
+    cfg.skipGate = skipGate || !op.hasGate();
     Location loc = op.getLoc();
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
 
@@ -858,13 +861,13 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     RankedTensorType resultType = op.getResultType();
     Value outBuffer = allocateResultBuffer(rewriter, op, numBatches, numRows);
     Value outFlat = flatten(outBuffer);
-    SmallVector<Value> args = {flat(op.getQuery(), true),
-                               flat(op.getKey(), true),
-                               flat(op.getValue(), true),
-                               flat(op.getGateInput(), true),
-                               outFlat,
-                               numRows,
-                               numKeys};
+    SmallVector<Value> args = {
+        flat(op.getQuery(), true), flat(op.getKey(), true),
+        flat(op.getValue(), true),
+        // Without a gate the kernel never reads
+        // its gate argument: pass the query.
+        flat(op.hasGate() ? op.getGateInput() : op.getQuery(), true), outFlat,
+        numRows, numKeys};
 
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);

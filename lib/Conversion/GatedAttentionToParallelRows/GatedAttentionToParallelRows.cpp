@@ -172,11 +172,14 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value y = arith::MulFOp::create(
             b, loc, memref::LoadOp::create(b, loc, acc, e), inv);
-        Value gv = load(g, {batch, gateHead, row, headwise ? zero : e});
-        Value act = gateFn.buildActivation(b, loc, gv);
-        Value r = combine == CombineKind::mul
-                      ? arith::MulFOp::create(b, loc, y, act).getResult()
-                      : arith::AddFOp::create(b, loc, y, act).getResult();
+        Value r = y;
+        if (g) {
+          Value gv = load(g, {batch, gateHead, row, headwise ? zero : e});
+          Value act = gateFn.buildActivation(b, loc, gv);
+          r = combine == CombineKind::mul
+                  ? arith::MulFOp::create(b, loc, y, act).getResult()
+                  : arith::AddFOp::create(b, loc, y, act).getResult();
+        }
         if (elementType != f32)
           r = arith::TruncFOp::create(b, loc, elementType, r);
         memref::StoreOp::create(b, loc, r, out,
@@ -189,7 +192,8 @@ Value RowKernelBuilder::build() {
   q = buffer(op.getQuery());
   k = buffer(op.getKey());
   v = buffer(op.getValue());
-  g = buffer(op.getGateInput());
+  if (op.hasGate())
+    g = buffer(op.getGateInput());
   Value zero = idx(0), one = idx(1);
   Value numBatches = memref::DimOp::create(b, loc, q, 0);
   numRows = memref::DimOp::create(b, loc, q, 2);

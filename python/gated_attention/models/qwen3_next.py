@@ -24,14 +24,33 @@ import sys
 import numpy as np
 
 HIDDEN, HQ, HKV, D, ROTARY, EPS = 2048, 16, 2, 256, 64, 1e-6
-ARGS = ("x", "wq", "wk", "wv", "q_norm", "k_norm", "cos", "sin", "wo")
+# Gate positions of the paper: G1 after attention (the op's gate, Qwen3-Next's
+# choice), G2 on the values, G3 on the keys, G4 on the queries, G5 after the
+# output projection; each an elementwise sigmoid(x W_g) of its own width.
+POSITIONS = ("G1", "G2", "G3", "G4", "G5")
+GATE_WIDTH = {"G2": HKV * D, "G3": HKV * D, "G4": HQ * D, "G5": HIDDEN}
 
 
-def shapes(b, s):
-    return {"x": (b, s, HIDDEN), "wq": (HIDDEN, HQ * 2 * D),
-            "wk": (HIDDEN, HKV * D), "wv": (HIDDEN, HKV * D),
-            "q_norm": (D,), "k_norm": (D,), "cos": (s, ROTARY),
-            "sin": (s, ROTARY), "wo": (HQ * D, HIDDEN)}
+def args(position="G1"):
+    """The function's arguments, in order."""
+    names = ["x", "wq", "wk", "wv", "q_norm", "k_norm", "cos", "sin", "wo"]
+    if position != "G1":
+        names.append("wg")
+    return tuple(names)
+
+
+ARGS = args()
+
+
+def shapes(b, s, position="G1"):
+    q_width = HQ * 2 * D if position == "G1" else HQ * D
+    out = {"x": (b, s, HIDDEN), "wq": (HIDDEN, q_width),
+           "wk": (HIDDEN, HKV * D), "wv": (HIDDEN, HKV * D),
+           "q_norm": (D,), "k_norm": (D,), "cos": (s, ROTARY),
+           "sin": (s, ROTARY), "wo": (HQ * D, HIDDEN)}
+    if position != "G1":
+        out["wg"] = (HIDDEN, GATE_WIDTH[position])
+    return out
 
 
 def _t(shape, dtype):
@@ -109,6 +128,28 @@ class _Builder:
             f"    linalg.yield %z : {t}\n"
             f"  }} -> {_t(shape, t)}")
 
+    def sigmoid_gate(self, x, g, shape):
+        """x * sigmoid(g), elementwise, as a frontend spells it."""
+        t = self.dtype
+        out = self.empty(shape)
+        rank = len(shape)
+        dims = ", ".join(f"d{i}" for i in range(rank))
+        ident = f"affine_map<({dims}) -> ({dims})>"
+        iters = ", ".join(['"parallel"'] * rank)
+        return self.emit(
+            f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
+            f"iterator_types = [{iters}]}} "
+            f"ins({x}, {g} : {_t(shape, t)}, {_t(shape, t)}) outs({out} : "
+            f"{_t(shape, t)}) {{\n"
+            f"  ^bb0(%a: {t}, %b: {t}, %o: {t}):\n"
+            f"    %n = arith.negf %b : {t}\n"
+            f"    %e = math.exp %n : {t}\n"
+            f"    %den = arith.addf %one, %e : {t}\n"
+            f"    %sg = arith.divf %one, %den : {t}\n"
+            f"    %r = arith.mulf %a, %sg : {t}\n"
+            f"    linalg.yield %r : {t}\n"
+            f"  }} -> {_t(shape, t)}")
+
     def rotary(self, x, shape, cos, sin):
         """Rotate-half rotary embedding of the first ROTARY dims."""
         t = self.dtype
@@ -157,27 +198,32 @@ class _Builder:
                          f"{_t(shape, t)}")
 
 
-def attention_block(b, s, dtype="f32", name="qwen3_next_attention"):
-    """MLIR text of the block as one func.func (with a C interface)."""
+def attention_block(b, s, dtype="f32", name="qwen3_next_attention",
+                    position="G1"):
+    """MLIR text of the block as one func.func (with a C interface), gated
+    at `position` (one of POSITIONS)."""
+    if position not in POSITIONS:
+        raise ValueError(f"unknown gate position {position!r}")
     t = dtype
     n = b * s
-    sh = shapes(b, s)
+    sh = shapes(b, s, position)
     bld = _Builder(t)
     x2 = bld.emit(f"tensor.collapse_shape %x [[0, 1], [2]] : "
                   f"{_t(sh['x'], t)} into {_t((n, HIDDEN), t)}")
-    qg = bld.matmul(x2, "%wq", n, HIDDEN, HQ * 2 * D)
+    qg = bld.matmul(x2, "%wq", n, HIDDEN, sh["wq"][1])
     k = bld.matmul(x2, "%wk", n, HIDDEN, HKV * D)
     v = bld.matmul(x2, "%wv", n, HIDDEN, HKV * D)
-
-    # Per head [query | gate]: split, then [B, S, H, D] -> [B, H, S, D].
-    qg4 = bld.emit(f"tensor.expand_shape {qg} [[0, 1], [2, 3, 4]] output_shape "
-                   f"[{b}, {s}, {HQ}, 2, {D}] : {_t((n, HQ * 2 * D), t)} into "
-                   f"{_t((b, s, HQ, 2, D), t)}")
-
-    def part(i):
-        return bld.emit(f"tensor.extract_slice {qg4}[0, 0, 0, {i}, 0] "
-                        f"[{b}, {s}, {HQ}, 1, {D}] [1, 1, 1, 1, 1] : "
-                        f"{_t((b, s, HQ, 2, D), t)} to {_t((b, s, HQ, D), t)}")
+    if position != "G1":
+        # The gate of G2-G5, sigmoid(x W_g), applied where it belongs.
+        gw = bld.matmul(x2, "%wg", n, HIDDEN, GATE_WIDTH[position])
+        target = {"G2": "v", "G3": "k", "G4": "q"}.get(position)
+        width = GATE_WIDTH[position]
+        if target == "v":
+            v = bld.sigmoid_gate(v, gw, (n, width))
+        elif target == "k":
+            k = bld.sigmoid_gate(k, gw, (n, width))
+        elif target == "q":
+            qg = bld.sigmoid_gate(qg, gw, (n, width))
 
     def heads(val, h):
         e = bld.emit(f"tensor.expand_shape {val} [[0, 1], [2, 3]] output_shape "
@@ -185,26 +231,46 @@ def attention_block(b, s, dtype="f32", name="qwen3_next_attention"):
                      f"{_t((b, s, h, D), t)}")
         return bld.transpose(e, (b, s, h, D), (0, 2, 1, 3))[0]
 
-    q, _ = bld.transpose(part(0), (b, s, HQ, D), (0, 2, 1, 3))
-    g, _ = bld.transpose(part(1), (b, s, HQ, D), (0, 2, 1, 3))
+    if position == "G1":
+        # Per head [query | gate]: split, then [B, S, H, D] -> [B, H, S, D].
+        qg4 = bld.emit(
+            f"tensor.expand_shape {qg} [[0, 1], [2, 3, 4]] output_shape "
+            f"[{b}, {s}, {HQ}, 2, {D}] : {_t((n, HQ * 2 * D), t)} into "
+            f"{_t((b, s, HQ, 2, D), t)}")
+
+        def part(i):
+            return bld.emit(f"tensor.extract_slice {qg4}[0, 0, 0, {i}, 0] "
+                            f"[{b}, {s}, {HQ}, 1, {D}] [1, 1, 1, 1, 1] : "
+                            f"{_t((b, s, HQ, 2, D), t)} to "
+                            f"{_t((b, s, HQ, D), t)}")
+
+        q, _ = bld.transpose(part(0), (b, s, HQ, D), (0, 2, 1, 3))
+        g, _ = bld.transpose(part(1), (b, s, HQ, D), (0, 2, 1, 3))
+    else:
+        q, g = heads(qg, HQ), None
     k, v = heads(k, HKV), heads(v, HKV)
 
     q = bld.rotary(bld.rms_norm(q, (b, HQ, s, D), "%q_norm"), (b, HQ, s, D),
                    "%cos", "%sin")
     k = bld.rotary(bld.rms_norm(k, (b, HKV, s, D), "%k_norm"), (b, HKV, s, D),
                    "%cos", "%sin")
-    qt, kt, gt = (_t((b, HQ, s, D), t), _t((b, HKV, s, D), t),
-                  _t((b, HQ, s, D), t))
-    attn = bld.emit(f"gated_attention.attention {q}, {k}, {v}, {g} {{causal}}\n"
-                    f"      : ({qt}, {kt}, {kt}, {gt}) -> {qt}")
+    qt, kt = _t((b, HQ, s, D), t), _t((b, HKV, s, D), t)
+    if g is not None:
+        attn = bld.emit(f"gated_attention.attention {q}, {k}, {v}, {g} "
+                        f"{{causal}}\n      : ({qt}, {kt}, {kt}, {qt}) -> {qt}")
+    else:
+        attn = bld.emit(f"gated_attention.attention {q}, {k}, {v} {{causal}}\n"
+                        f"      : ({qt}, {kt}, {kt}) -> {qt}")
     o, _ = bld.transpose(attn, (b, HQ, s, D), (0, 2, 1, 3))
     o2 = bld.emit(f"tensor.collapse_shape {o} [[0, 1], [2, 3]] : "
                   f"{_t((b, s, HQ, D), t)} into {_t((n, HQ * D), t)}")
     y = bld.matmul(o2, "%wo", n, HQ * D, HIDDEN)
+    if position == "G5":
+        y = bld.sigmoid_gate(y, gw, (n, HIDDEN))
     y3 = bld.emit(f"tensor.expand_shape {y} [[0, 1], [2]] output_shape "
                   f"[{b}, {s}, {HIDDEN}] : {_t((n, HIDDEN), t)} into "
                   f"{_t((b, s, HIDDEN), t)}")
-    params = ", ".join(f"%{a}: {_t(sh[a], t)}" for a in ARGS)
+    params = ", ".join(f"%{a}: {_t(sh[a], t)}" for a in args(position))
     head = [f"func.func @{name}({params}) -> {_t(sh['x'], t)} "
             "attributes {llvm.emit_c_interface} {",
             f"  %zero = arith.constant 0.0 : {t}",
@@ -230,27 +296,47 @@ def _rotary(x, cos, sin):
     return x
 
 
-def reference(x, wq, wk, wv, q_norm, k_norm, cos, sin, wo):
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def reference(x, wq, wk, wv, q_norm, k_norm, cos, sin, wo, wg=None,
+              position="G1"):
     """float64 numpy reference of the block."""
     from ..reference import gated_attention_reference
     b, s, _ = x.shape
     x2 = x.reshape(b * s, HIDDEN)
-    qg = (x2 @ wq).reshape(b, s, HQ, 2, D)
-    q = qg[:, :, :, 0].transpose(0, 2, 1, 3)
-    g = qg[:, :, :, 1].transpose(0, 2, 1, 3)
-    k = (x2 @ wk).reshape(b, s, HKV, D).transpose(0, 2, 1, 3)
-    v = (x2 @ wv).reshape(b, s, HKV, D).transpose(0, 2, 1, 3)
+    q, k, v = x2 @ wq, x2 @ wk, x2 @ wv
+    gate = _sigmoid(x2 @ wg) if position != "G1" else None
+    if position == "G2":
+        v = v * gate
+    elif position == "G3":
+        k = k * gate
+    elif position == "G4":
+        q = q * gate
+    if position == "G1":
+        qg = q.reshape(b, s, HQ, 2, D)
+        q = qg[:, :, :, 0].transpose(0, 2, 1, 3)
+        g = qg[:, :, :, 1].transpose(0, 2, 1, 3)
+    else:
+        q = q.reshape(b, s, HQ, D).transpose(0, 2, 1, 3)
+        g = None
+    k = k.reshape(b, s, HKV, D).transpose(0, 2, 1, 3)
+    v = v.reshape(b, s, HKV, D).transpose(0, 2, 1, 3)
     q = _rotary(_rms_norm(q, q_norm), cos, sin)
     k = _rotary(_rms_norm(k, k_norm), cos, sin)
-    o = gated_attention_reference(q, k, v, g, causal=True)
-    return (o.transpose(0, 2, 1, 3).reshape(b * s, HQ * D) @ wo).reshape(
-        b, s, HIDDEN)
+    o = gated_attention_reference(q, k, v, g, causal=True,
+                                  gate="sigmoid" if g is not None else "none")
+    y = o.transpose(0, 2, 1, 3).reshape(b * s, HQ * D) @ wo
+    if position == "G5":
+        y = y * gate
+    return y.reshape(b, s, HIDDEN)
 
 
-def random_inputs(b, s, seed=0):
+def random_inputs(b, s, seed=0, position="G1"):
     """Inputs at the scale of a trained model (unit-variance projections)."""
     rng = np.random.default_rng(seed)
-    sh = shapes(b, s)
+    sh = shapes(b, s, position)
     out = {"x": rng.standard_normal(sh["x"])}
     for w in ("wq", "wk", "wv"):
         out[w] = rng.standard_normal(sh[w]) / np.sqrt(HIDDEN)
@@ -261,17 +347,22 @@ def random_inputs(b, s, seed=0):
     freq = 10000.0 ** (-np.arange(ROTARY // 2) / (ROTARY // 2))
     angles = np.concatenate([pos * freq, pos * freq], axis=1)
     out["cos"], out["sin"] = np.cos(angles), np.sin(angles)
+    if position != "G1":
+        out["wg"] = rng.standard_normal(sh["wg"]) / np.sqrt(HIDDEN)
     return {k: v.astype(np.float32).astype(np.float64) for k, v in out.items()}
 
 
-def check(b, s, seed=0):
+def check(b, s, seed=0, position="G1"):
     """(ok, max abs error) of the CPU-compiled block against the reference."""
     from .. import native
-    lib = native.SharedLibrary(attention_block(b, s), openmp=True)
-    inputs = random_inputs(b, s, seed)
+    lib = native.SharedLibrary(attention_block(b, s, position=position),
+                               openmp=True)
+    inputs = random_inputs(b, s, seed, position)
+    names = args(position)
     out = lib.call("qwen3_next_attention",
-                   [inputs[a].astype(np.float32) for a in ARGS], 3, np.float32)
-    ref = reference(*(inputs[a] for a in ARGS))
+                   [inputs[a].astype(np.float32) for a in names], 3,
+                   np.float32)
+    ref = reference(*(inputs[a] for a in names), position=position)
     err = np.abs(out.astype(np.float64) - ref)
     ok = bool(np.all(err <= 2e-4 + 2e-4 * np.abs(ref)))
     return ok, float(err.max())
@@ -283,21 +374,24 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--seq", type=int, default=8)
     p.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"))
+    p.add_argument("--gate-position", default="G1", choices=POSITIONS,
+                   help="where the sigmoid gate sits (paper's G1-G5)")
     p.add_argument("--emit", metavar="FILE", help="write the graph to FILE "
                    "('-' for stdout)")
     p.add_argument("--check", action="store_true")
     args = p.parse_args(argv)
     if args.emit:
-        text = attention_block(args.batch, args.seq, args.dtype)
+        text = attention_block(args.batch, args.seq, args.dtype,
+                               position=args.gate_position)
         if args.emit == "-":
             sys.stdout.write(text)
         else:
             with open(args.emit, "w") as f:
                 f.write(text)
     if args.check:
-        ok, err = check(args.batch, args.seq)
+        ok, err = check(args.batch, args.seq, position=args.gate_position)
         print(f"{'PASS' if ok else 'FAIL'} qwen3_next_attention b={args.batch} "
-              f"s={args.seq} max_abs_err={err:.3g}")
+              f"s={args.seq} gate={args.gate_position} max_abs_err={err:.3g}")
         return 0 if ok else 1
     return 0
 

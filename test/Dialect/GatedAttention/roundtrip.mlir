@@ -13,6 +13,17 @@ func.func @defaults(%q: tensor<2x8x64x32xf32>, %k: tensor<2x8x64x32xf32>,
   return %0 : tensor<2x8x64x32xf32>
 }
 
+// Without a gate operand the op is plain attention (graphs gated at G2-G5).
+// CHECK-LABEL: func.func @no_gate
+// CHECK: gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}} {causal} :
+// CHECK-SAME: (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>) -> tensor<2x8x64x32xf32>
+func.func @no_gate(%q: tensor<2x8x64x32xf32>, %k: tensor<2x2x64x32xf32>,
+                   %v: tensor<2x2x64x32xf32>) -> tensor<2x8x64x32xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal}
+      : (tensor<2x8x64x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>) -> tensor<2x8x64x32xf32>
+  return %0 : tensor<2x8x64x32xf32>
+}
+
 // Every attribute set, written in the generic form of the issue.
 // CHECK-LABEL: func.func @generic_all_attributes
 // CHECK: gated_attention.attention

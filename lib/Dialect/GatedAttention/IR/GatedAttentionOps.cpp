@@ -65,11 +65,14 @@ LogicalResult ShapeContract::verify() {
     RankedTensorType type;
     StringRef layout;
   };
-  Operand operands[] = {{"query", op.getQueryType(), "B x Hq x Sq x D"},
-                        {"key", op.getKeyType(), "B x Hkv x Skv x D"},
-                        {"value", op.getValueType(), "B x Hkv x Skv x Dv"},
-                        {"gate", op.getGateType(), "B x Hg x Sq x Dg"},
-                        {"result", op.getResultType(), "B x Hq x Sq x Dv"}};
+  SmallVector<Operand, 5> operands = {
+      {"query", op.getQueryType(), "B x Hq x Sq x D"},
+      {"key", op.getKeyType(), "B x Hkv x Skv x D"},
+      {"value", op.getValueType(), "B x Hkv x Skv x Dv"},
+      {"result", op.getResultType(), "B x Hq x Sq x Dv"}};
+  if (op.hasGate())
+    operands.insert(operands.begin() + 3,
+                    {"gate", op.getGateType(), "B x Hg x Sq x Dg"});
 
   for (const Operand &o : operands)
     if (o.type.getRank() != 4)
@@ -96,8 +99,8 @@ LogicalResult ShapeContract::verify() {
       failed(isStatic("key", k, 3, "D")) ||
       failed(isStatic("value", v, 1, "Hkv")) ||
       failed(isStatic("value", v, 3, "Dv")) ||
-      failed(isStatic("gate", g, 1, "Hg")) ||
-      failed(isStatic("gate", g, 3, "Dg")) ||
+      (g && failed(isStatic("gate", g, 1, "Hg"))) ||
+      (g && failed(isStatic("gate", g, 3, "Dg"))) ||
       failed(isStatic("result", r, 1, "Hq")) ||
       failed(isStatic("result", r, 3, "Dv")))
     return failure();
@@ -124,6 +127,13 @@ LogicalResult ShapeContract::verify() {
       failed(matches("value", v, 2, "Skv", skv)))
     return failure();
 
+  if (failed(matches("result", r, 1, "Hq", hq)) ||
+      failed(matches("result", r, 2, "Sq", sq)) ||
+      failed(matches("result", r, 3, "Dv", dv)))
+    return failure();
+  if (!g)
+    return success();
+
   int64_t hg = g.getDimSize(1), dg = g.getDimSize(3);
   if (hg != hq && hg != 1)
     return fail("gate", 1, "Hg")
@@ -135,11 +145,6 @@ LogicalResult ShapeContract::verify() {
     return fail("gate", 3, "Dg")
            << "must be " << dv
            << " (elementwise gate) or 1 (headwise gate), got " << dg;
-
-  if (failed(matches("result", r, 1, "Hq", hq)) ||
-      failed(matches("result", r, 2, "Sq", sq)) ||
-      failed(matches("result", r, 3, "Dv", dv)))
-    return failure();
   return success();
 }
 

@@ -126,11 +126,14 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
   Value value = take(getValue(), {batchOff, kvHeadOff, zero, zero},
                      {batchSize, b.getIndexAttr(kvHeads), keys,
                       b.getIndexAttr(getValueHeadDim())});
-  bool shared = isGateShared();
-  Value gate =
-      take(getGateInput(), {batchOff, shared ? zero : headOff, rowOff, zero},
-           {batchSize, shared ? b.getIndexAttr(1) : headSize, rowSize,
-            b.getIndexAttr(getGateType().getDimSize(3))});
+  Value gate;
+  if (hasGate()) {
+    bool shared = isGateShared();
+    gate =
+        take(getGateInput(), {batchOff, shared ? zero : headOff, rowOff, zero},
+             {batchSize, shared ? b.getIndexAttr(1) : headSize, rowSize,
+              b.getIndexAttr(getGateType().getDimSize(3))});
+  }
 
   SmallVector<int64_t> resultShape;
   SmallVector<Value> dynamic;

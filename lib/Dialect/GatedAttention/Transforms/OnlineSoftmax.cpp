@@ -316,24 +316,33 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
         Value r = arith::DivFOp::create(nb, loc, f32Const(nb, 1.0), a[0]);
         return arith::SelectOp::create(nb, loc, any, r, zero);
       });
+  auto finish = [&](OpBuilder &nb, Value r) -> Value {
+    return r.getType() == elementType
+               ? r
+               : arith::TruncFOp::create(nb, loc, elementType, r);
+  };
+  Value init =
+      empty({tileRows, b.getIndexAttr(op.getValueHeadDim())}, elementType);
+  if (!gate)
+    return generic({s.acc, inv}, init, {ij, i, ij}, {par, par},
+                   [&](OpBuilder &nb, ValueRange a) -> Value {
+                     return finish(nb,
+                                   arith::MulFOp::create(nb, loc, a[0], a[1]));
+                   });
   AffineMap gateMap =
       op.isGateHeadwise() ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij;
   auto gateFn = op.getGate();
   CombineKind combine = op.getCombine();
-  return generic(
-      {s.acc, inv, gate},
-      empty({tileRows, b.getIndexAttr(op.getValueHeadDim())}, elementType),
-      {ij, i, gateMap, ij}, {par, par},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
-        Value g = gateFn.buildActivation(nb, loc, toF32(nb, a[2]));
-        Value r = combine == CombineKind::mul
-                      ? arith::MulFOp::create(nb, loc, y, g).getResult()
-                      : arith::AddFOp::create(nb, loc, y, g).getResult();
-        return r.getType() == elementType
-                   ? r
-                   : arith::TruncFOp::create(nb, loc, elementType, r);
-      });
+  return generic({s.acc, inv, gate}, init, {ij, i, gateMap, ij}, {par, par},
+                 [&](OpBuilder &nb, ValueRange a) -> Value {
+                   Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
+                   Value g = gateFn.buildActivation(nb, loc, toF32(nb, a[2]));
+                   Value r =
+                       combine == CombineKind::mul
+                           ? arith::MulFOp::create(nb, loc, y, g).getResult()
+                           : arith::AddFOp::create(nb, loc, y, g).getResult();
+                   return finish(nb, r);
+                 });
 }
 
 Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
@@ -387,8 +396,9 @@ Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
   keyLoop(index(0), unmasked, /*masked=*/false);
   keyLoop(unmasked, numKeys, /*masked=*/true);
 
-  Value gate = stackedTile(op.getGateInput(), batch, firstHead,
-                           /*shared=*/op.isGateShared());
+  Value gate = op.hasGate() ? stackedTile(op.getGateInput(), batch, firstHead,
+                                          /*shared=*/op.isGateShared())
+                            : Value();
   return epilogue(state, gate);
 }
 

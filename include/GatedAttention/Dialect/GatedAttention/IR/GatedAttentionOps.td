@@ -49,7 +49,11 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     `B`, `Sq` and `Skv` may be dynamic; `Hq`, `Hkv`, `D`, `Dv`, `Hg` and `Dg`
     are static. Query head `h` reads key/value head `h / (Hq / Hkv)`. The
     gate operand is named `gate_input` in C++ (`getGateInput()`) because
-    `gate` names the activation attribute.
+    `gate` names the activation attribute. The gate operand is optional:
+    without it the op is plain scaled-dot-product attention (`out = Y`), the
+    form of graphs that gate elsewhere (the paper's positions G2-G5: value,
+    key, query, after the output projection) or not at all; `gate` and
+    `combine` are then ignored.
 
     Attributes:
     - `scale` (f32, optional): defaults to `1/sqrt(D)`.
@@ -104,7 +108,7 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     AnyRankedTensor:$query,
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
-    AnyRankedTensor:$gate_input,
+    Optional<AnyRankedTensor>:$gate_input,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
@@ -114,7 +118,7 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
   let results = (outs AnyRankedTensor:$result);
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $gate_input attr-dict `:`
+    $query `,` $key `,` $value (`,` $gate_input^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -123,7 +127,14 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     RankedTensorType getQueryType() { return getQuery().getType(); }
     RankedTensorType getKeyType() { return getKey().getType(); }
     RankedTensorType getValueType() { return getValue().getType(); }
-    RankedTensorType getGateType() { return getGateInput().getType(); }
+    /// Whether the op has a gate (G1); without one it is plain attention,
+    /// the form a graph gated elsewhere (G2-G5) uses.
+    bool hasGate() { return static_cast<bool>(getGateInput()); }
+    /// The gate's type; null without a gate.
+    RankedTensorType getGateType() {
+      return hasGate() ? cast<RankedTensorType>(getGateInput().getType())
+                       : RankedTensorType();
+    }
     RankedTensorType getResultType() { return getResult().getType(); }
 
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
@@ -134,10 +145,13 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
     /// True when one gate (head 0 of the gate operand) serves every query
     /// head (Hg == 1; with a single query head both readings agree).
-    bool isGateShared() { return getGateType().getDimSize(1) == 1; }
+    bool isGateShared() {
+      return hasGate() && getGateType().getDimSize(1) == 1;
+    }
     /// True when the gate has one value per head and token (Dg == 1 < Dv).
     bool isGateHeadwise() {
-      return getGateType().getDimSize(3) == 1 && getValueHeadDim() != 1;
+      return hasGate() && getGateType().getDimSize(3) == 1 &&
+             getValueHeadDim() != 1;
     }
     /// The softmax scale: the attribute, or 1/sqrt(D) when absent.
     float getScaleValue();
