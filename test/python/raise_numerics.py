@@ -17,6 +17,10 @@ forms = {
         [(8, 16, 32)] * 4,
         lambda q, k, v, g: reference.gated_attention_reference(
             q[None], k[None], v[None], g[None], scale=0.125)[0]),
+    "no_gate": (
+        [(8, 16, 32)] * 3,
+        lambda q, k, v: reference.gated_attention_reference(
+            q[None], k[None], v[None], None, scale=0.125, gate="none")[0]),
     "generic_gqa_causal": (
         [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
         lambda q, k, v, g: reference.gated_attention_reference(

@@ -473,161 +473,208 @@ static bool hasAttentionRank(Value v) {
 }
 
 namespace {
-/// Rooted at the gate combine; see the file comment.
+/// The gate combine `O * act(G)` / `O + act(G)` of a generic.
+struct GateCombine {
+  Value attention, gate;
+  GateKind kind;
+  CombineKind combine;
+};
+
+/// Q Kᵀ -> [scale] -> [causal mask] -> softmax -> P V, ending at `O`.
+struct AttentionChain {
+  Value query, key, value, scores;
+  double scale = 1.0;
+  bool causal = false;
+};
+} // namespace
+
+static std::optional<GateCombine> matchGateCombine(linalg::GenericOp root) {
+  if (!isElementwise(root) || root.getNumDpsInputs() != 2 ||
+      !hasAttentionRank(root.getResult(0)))
+    return std::nullopt;
+  Block *body = root.getBody();
+  auto *combineOp = yielded(root).getDefiningOp();
+  if (!combineOp || !isa<arith::MulFOp, arith::AddFOp>(combineOp))
+    return std::nullopt;
+  CombineKind combine =
+      isa<arith::MulFOp>(combineOp) ? CombineKind::mul : CombineKind::add;
+  // One side is the attention output (an input of the generic as is), the
+  // other the activation of the gate input, in this body or in an
+  // elementwise producer of the gate operand.
+  for (int side = 0; side < 2; ++side) {
+    auto arg = dyn_cast<BlockArgument>(combineOp->getOperand(side));
+    Value act = combineOp->getOperand(1 - side);
+    if (!arg || arg.getOwner() != body || arg.getArgNumber() > 1)
+      continue;
+    unsigned other = 1 - arg.getArgNumber();
+    Value attention = root.getDpsInputs()[arg.getArgNumber()];
+    if (auto kind = matchActivation(act, body->getArgument(other)))
+      return GateCombine{attention, root.getDpsInputs()[other], *kind, combine};
+    if (act != body->getArgument(other))
+      continue;
+    Value input;
+    if (linalg::GenericOp actOp =
+            matchUnaryElementwise(root.getDpsInputs()[other], input))
+      if (auto kind =
+              matchActivation(yielded(actOp), actOp.getBody()->getArgument(0)))
+        return GateCombine{attention, input, *kind, combine};
+  }
+  return std::nullopt;
+}
+
+/// The attention chain ending at `out` (possibly through an expand_shape).
+static std::optional<AttentionChain> matchAttentionChain(Value out) {
+  if (auto expand = out.getDefiningOp<tensor::ExpandShapeOp>())
+    out = expand.getSrc();
+  std::optional<BatchedMatmul> pv = matchBatchedMatmul(out);
+  if (!pv || pv->rhsTransposed)
+    return std::nullopt;
+  AttentionChain chain;
+  chain.value = pv->rhs;
+  Value scores = matchSoftmax(pv->lhs);
+  if (!scores)
+    return std::nullopt;
+  if (Value unmasked = matchCausalMask(scores)) {
+    chain.causal = true;
+    scores = unmasked;
+  }
+  if (Value unscaled = matchScale(scores, chain.scale))
+    scores = unscaled;
+  std::optional<BatchedMatmul> qk = matchBatchedMatmul(scores);
+  if (!qk)
+    return std::nullopt;
+  chain.scores = scores;
+  chain.query = qk->lhs;
+  chain.key = qk->rhs;
+  if (!qk->rhsTransposed) {
+    // Kᵀ made explicitly: a transpose of the last two dimensions.
+    auto transpose = chain.key.getDefiningOp<linalg::TransposeOp>();
+    int64_t rank = cast<ShapedType>(chain.key.getType()).getRank();
+    SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(rank));
+    std::swap(swapLast[rank - 1], swapLast[rank - 2]);
+    if (!transpose || transpose.getPermutation() != ArrayRef(swapLast))
+      return std::nullopt;
+    chain.key = transpose.getInput();
+  }
+  return chain;
+}
+
+/// Replaces `root` (of 3-D or 4-D attention shape) by the op computing
+/// `chain`, gated by `gate` when it is set; fails without changing the IR
+/// when the shapes do not fit the op.
+static LogicalResult replaceByAttention(PatternRewriter &rewriter,
+                                        Operation *root,
+                                        const AttentionChain &chain,
+                                        const GateCombine *gate) {
+  // K/V heads: a GQA repetition is looked through (it only exists on 4-D
+  // values; a 3-D one is first lifted to its 4-D source).
+  auto kvType = [](Value x) {
+    auto [lifted, type] = as4D(x);
+    if (!lifted)
+      return type;
+    return cast<RankedTensorType>(throughRepeat(lifted).getType());
+  };
+  RankedTensorType qType = as4D(chain.query).second;
+  RankedTensorType kType = kvType(chain.key), vType = kvType(chain.value);
+  Type elem = qType.getElementType();
+  if (kType.getElementType() != elem || vType.getElementType() != elem ||
+      kType.isDynamicDim(1) || qType.isDynamicDim(1) ||
+      kType.getDimSize(1) == 0 || qType.getDimSize(1) % kType.getDimSize(1) ||
+      kType.getDimSize(1) != vType.getDimSize(1))
+    return rewriter.notifyMatchFailure(root, "shapes do not fit the op");
+  if (gate) {
+    RankedTensorType gType = as4D(gate->gate).second;
+    if (gType.getElementType() != elem ||
+        gType.getShape().take_front(3) != qType.getShape().take_front(3))
+      return rewriter.notifyMatchFailure(root, "gate does not fit the op");
+  }
+  auto resultType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             qType.getDimSize(2), vType.getDimSize(3)},
+                            elem);
+  auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
+  RankedTensorType expected = resultType;
+  if (rootType.getRank() == 3)
+    expected = RankedTensorType::get(
+        {ShapedType::isDynamic(resultType.getDimSize(0))
+             ? ShapedType::kDynamic
+             : resultType.getDimSize(0) * resultType.getDimSize(1),
+         resultType.getDimSize(2), resultType.getDimSize(3)},
+        elem);
+  if (expected != rootType)
+    return rewriter.notifyMatchFailure(root, "result type differs");
+
+  Location loc = root->getLoc();
+  auto kv = [&](Value x) {
+    return throughRepeat(materialize4D(rewriter, loc, x));
+  };
+  Value q = materialize4D(rewriter, loc, chain.query);
+  Value k = kv(chain.key), v = kv(chain.value);
+  Value g = gate ? materialize4D(rewriter, loc, gate->gate) : Value();
+  auto op = AttentionOp::create(
+      rewriter, loc, resultType, q, k, v, g,
+      rewriter.getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
+      GateKindAttr::get(rewriter.getContext(),
+                        gate ? gate->kind : GateKind::sigmoid),
+      gate ? gate->combine : CombineKind::mul);
+  Value replacement = op.getResult();
+  if (rootType.getRank() == 3)
+    replacement = tensor::CollapseShapeOp::create(
+        rewriter, loc, rootType, replacement,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  rewriter.replaceOp(root, replacement);
+  return success();
+}
+
+namespace {
+/// Gated attention, rooted at the gate combine; see the file comment.
 struct RaiseGatedAttention : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp root,
                                 PatternRewriter &rewriter) const override {
-    if (!isElementwise(root) || root.getNumDpsInputs() != 2 ||
-        !hasAttentionRank(root.getResult(0)))
-      return failure();
-    Block *body = root.getBody();
-    Value result = yielded(root);
-    auto *combineOp = result.getDefiningOp();
-    if (!combineOp || !isa<arith::MulFOp, arith::AddFOp>(combineOp))
-      return failure();
-    CombineKind combine =
-        isa<arith::MulFOp>(combineOp) ? CombineKind::mul : CombineKind::add;
-
-    // One side is the attention output (an input of the generic as is),
-    // the other the activation of the gate input.
-    Value attention, gate;
-    std::optional<GateKind> kind;
-    for (int side = 0; side < 2 && !kind; ++side) {
-      Value a = combineOp->getOperand(side);
-      Value act = combineOp->getOperand(1 - side);
-      auto arg = dyn_cast<BlockArgument>(a);
-      if (!arg || arg.getOwner() != body)
-        continue;
-      for (int g = 0; g < 2 && !kind; ++g) {
-        if (g == static_cast<int>(arg.getArgNumber()))
-          continue;
-        kind = matchActivation(act, body->getArgument(g));
-        if (kind) {
-          attention = root.getDpsInputs()[arg.getArgNumber()];
-          gate = root.getDpsInputs()[g];
-        }
-      }
-      // The activation may be its own elementwise generic.
-      if (!kind) {
-        auto gArg = dyn_cast<BlockArgument>(act);
-        if (!gArg || gArg.getOwner() != body || gArg == arg)
-          continue;
-        Value gateTensor = root.getDpsInputs()[gArg.getArgNumber()];
-        Value input;
-        if (linalg::GenericOp actOp =
-                matchUnaryElementwise(gateTensor, input)) {
-          kind =
-              matchActivation(yielded(actOp), actOp.getBody()->getArgument(0));
-          if (kind) {
-            attention = root.getDpsInputs()[arg.getArgNumber()];
-            gate = input;
-          }
-        }
-      }
-    }
-    if (!kind)
-      return rewriter.notifyMatchFailure(root, "no gate activation");
-
-    // O = P V, P = softmax(mask(scale(Q Kᵀ))).
-    Value pv = attention;
-    if (auto expand = pv.getDefiningOp<tensor::ExpandShapeOp>())
-      pv = expand.getSrc();
-    std::optional<BatchedMatmul> out = matchBatchedMatmul(pv);
-    if (!out || out->rhsTransposed)
-      return rewriter.notifyMatchFailure(root, "no P V contraction");
-    Value scores = matchSoftmax(out->lhs);
-    if (!scores)
-      return rewriter.notifyMatchFailure(root, "no softmax over the keys");
-    bool causal = false;
-    if (Value unmasked = matchCausalMask(scores)) {
-      causal = true;
-      scores = unmasked;
-    }
-    double scale = 1.0;
-    if (Value unscaled = matchScale(scores, scale))
-      scores = unscaled;
-    std::optional<BatchedMatmul> qk = matchBatchedMatmul(scores);
-    if (!qk)
-      return rewriter.notifyMatchFailure(root, "no Q Kᵀ contraction");
-    Value key = qk->rhs;
-    if (!qk->rhsTransposed) {
-      // Kᵀ made explicitly: a transpose of the last two dimensions.
-      auto transpose = key.getDefiningOp<linalg::TransposeOp>();
-      int64_t rank = cast<ShapedType>(key.getType()).getRank();
-      SmallVector<int64_t> swapLast = llvm::to_vector(llvm::seq<int64_t>(rank));
-      std::swap(swapLast[rank - 1], swapLast[rank - 2]);
-      if (!transpose || transpose.getPermutation() != ArrayRef(swapLast))
-        return rewriter.notifyMatchFailure(root, "K is not transposed");
-      key = transpose.getInput();
-    }
-
+    std::optional<GateCombine> gate = matchGateCombine(root);
+    if (!gate)
+      return rewriter.notifyMatchFailure(root, "no gate combine");
+    std::optional<AttentionChain> chain = matchAttentionChain(gate->attention);
+    if (!chain)
+      return rewriter.notifyMatchFailure(root, "no attention chain");
     // The gate must not be computed from the scores: raising would not
     // remove them.
     SetVector<Operation *> slice;
     BackwardSliceOptions options;
     options.inclusive = true;
-    if (Operation *def = gate.getDefiningOp())
+    if (Operation *def = gate->gate.getDefiningOp())
       (void)getBackwardSlice(def, &slice, options);
-    if (slice.contains(scores.getDefiningOp()))
+    if (slice.contains(chain->scores.getDefiningOp()))
       return rewriter.notifyMatchFailure(root, "gate depends on the scores");
+    return replaceByAttention(rewriter, root, *chain, &*gate);
+  }
+};
 
-    // K/V heads: a GQA repetition is looked through (it only exists on
-    // 4-D values; a 3-D one is first lifted to its 4-D source).
-    auto kvType = [](Value x) {
-      auto [lifted, type] = as4D(x);
-      if (!lifted)
-        return type;
-      return cast<RankedTensorType>(throughRepeat(lifted).getType());
-    };
-    RankedTensorType qType = as4D(qk->lhs).second;
-    RankedTensorType kType = kvType(key), vType = kvType(out->rhs);
-    RankedTensorType gType = as4D(gate).second;
-    Type elem = qType.getElementType();
-    if (kType.getElementType() != elem || vType.getElementType() != elem ||
-        gType.getElementType() != elem || kType.isDynamicDim(1) ||
-        qType.isDynamicDim(1) || kType.getDimSize(1) == 0 ||
-        qType.getDimSize(1) % kType.getDimSize(1) ||
-        kType.getDimSize(1) != vType.getDimSize(1) ||
-        gType.getShape().take_front(3) != qType.getShape().take_front(3))
-      return rewriter.notifyMatchFailure(root, "shapes do not fit the op");
+/// Attention without a gate (graphs gated elsewhere, G2-G5), rooted at the
+/// P V contraction. Defers to RaiseGatedAttention when a gate combine uses
+/// the result, so that the gate is fused rather than left behind.
+struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-    auto resultType =
-        RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
-                               qType.getDimSize(2), vType.getDimSize(3)},
-                              elem);
-    auto rootType = cast<RankedTensorType>(root.getResult(0).getType());
-    RankedTensorType expected = resultType;
-    if (rootType.getRank() == 3)
-      expected = RankedTensorType::get(
-          {ShapedType::isDynamic(resultType.getDimSize(0))
-               ? ShapedType::kDynamic
-               : resultType.getDimSize(0) * resultType.getDimSize(1),
-           resultType.getDimSize(2), resultType.getDimSize(3)},
-          elem);
-    if (expected != rootType)
-      return rewriter.notifyMatchFailure(root, "result type differs");
-
-    Location loc = root.getLoc();
-    auto kv = [&](Value x) {
-      Value lifted = materialize4D(rewriter, loc, x);
-      return throughRepeat(lifted);
-    };
-    Value q = materialize4D(rewriter, loc, qk->lhs);
-    Value k = kv(key), v = kv(out->rhs);
-    Value g = materialize4D(rewriter, loc, gate);
-    auto op = AttentionOp::create(
-        rewriter, loc, resultType, q, k, v, g,
-        rewriter.getF32FloatAttr(static_cast<float>(scale)), causal,
-        GateKindAttr::get(rewriter.getContext(), *kind), combine);
-    Value replacement = op.getResult();
-    if (rootType.getRank() == 3)
-      replacement = tensor::CollapseShapeOp::create(
-          rewriter, loc, rootType, replacement,
-          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-    rewriter.replaceOp(root, replacement);
-    return success();
+  LogicalResult matchAndRewrite(linalg::LinalgOp root,
+                                PatternRewriter &rewriter) const override {
+    if (root->getNumResults() != 1 || !hasAttentionRank(root->getResult(0)))
+      return failure();
+    Value out = root->getResult(0);
+    std::optional<AttentionChain> chain = matchAttentionChain(out);
+    if (!chain)
+      return rewriter.notifyMatchFailure(root, "no attention chain");
+    SmallVector<Operation *> users(out.getUsers());
+    for (Operation *user : out.getUsers())
+      if (isa<tensor::ExpandShapeOp>(user))
+        llvm::append_range(users, user->getUsers());
+    for (Operation *user : users)
+      if (auto generic = dyn_cast<linalg::GenericOp>(user))
+        if (matchGateCombine(generic))
+          return rewriter.notifyMatchFailure(root, "gated: raised there");
+    return replaceByAttention(rewriter, root, *chain, nullptr);
   }
 };
 
@@ -645,5 +692,8 @@ struct GatedAttentionRaisePass
 
 void mlir::gated_attention::populateGatedAttentionRaisePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<RaiseGatedAttention>(patterns.getContext());
+  // The gated form first: an ungated match of the same chain would leave
+  // the gate behind.
+  patterns.add<RaiseGatedAttention>(patterns.getContext(), /*benefit=*/2);
+  patterns.add<RaiseAttention>(patterns.getContext(), /*benefit=*/1);
 }

@@ -413,3 +413,30 @@ func.func @gate_from_scores(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>,
   return %y : tensor<1x4x8x16xf32>
 }
 
+// -----
+
+// Attention without a gate (a graph gated elsewhere, G2-G5) becomes the op
+// without its gate operand.
+// CHECK-LABEL: func.func @no_gate
+// CHECK:         gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f32} : (tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>) -> tensor<1x8x16x32xf32>
+// CHECK-NOT:     linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @no_gate(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  return %o : tensor<8x16x32xf32>
+}

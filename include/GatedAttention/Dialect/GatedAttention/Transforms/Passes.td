@@ -34,6 +34,9 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
       `0.5 + 0.5 * sigmoid(x)`) is in the same body or in an elementwise
       producer of G.
 
+    Attention without such a gate (graphs gated elsewhere, G2-G5, or not at
+    all) becomes the op without its gate operand.
+
     K and V repeated for grouped-query attention (a `linalg.broadcast` to
     `[B, Hkv, R, S, D]` collapsed to `[B, Hkv·R, S, D]`) are read at their
     `Hkv` heads. Anything else (a softmax over another dimension, a mask
