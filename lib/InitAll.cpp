@@ -9,6 +9,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Pipelines/Pipelines.h"
+#include "GatedAttention/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -19,6 +20,7 @@ void mlir::gated_attention::registerAllDialects(DialectRegistry &registry) {
 void mlir::gated_attention::registerAllPasses() {
   registerGatedAttentionConversionPasses();
   registerGatedAttentionTransformsPasses();
+  registerGatedAttentionGenericPasses();
 }
 
 void mlir::gated_attention::registerAllPipelines() {

@@ -7,6 +7,7 @@
 #include "GatedAttention/Pipelines/Pipelines.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -138,6 +139,8 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   pm.addPass(createLowerAffinePass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
+  // Repeated layers outline repeated kernels: compile each distinct one once.
+  pm.addPass(createDedupGPUKernelsPass());
 
   // Kernels to PTX (sm_90 needs PTX ISA 8.0), host to LLVM. math.exp
   // becomes libdevice's __nv_expf, linked from $CUDA_HOME/nvvm/libdevice.

@@ -281,6 +281,93 @@ def attention_block(b, s, dtype="f32", name="qwen3_next_attention",
                      [f"  return {y3} : {_t(sh['x'], t)}", "}", ""])
 
 
+def stand_in_block(b, s, dtype="f32", name="stand_in", ffn=4096):
+    """A stand-in for the linear-attention layers of the model (which this
+    project does not compile): RMSNorm-free SwiGLU MLP x + W2 (silu(x W1) *
+    (x W3)), as a func of the same hidden size."""
+    t = dtype
+    n = b * s
+    bld = _Builder(t)
+    x2 = bld.emit(f"tensor.collapse_shape %x [[0, 1], [2]] : "
+                  f"{_t((b, s, HIDDEN), t)} into {_t((n, HIDDEN), t)}")
+    h1 = bld.matmul(x2, "%w1", n, HIDDEN, ffn)
+    h3 = bld.matmul(x2, "%w3", n, HIDDEN, ffn)
+    ident = "affine_map<(d0, d1) -> (d0, d1)>"
+    e = bld.empty((n, ffn))
+    h = bld.emit(
+        f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
+        f'iterator_types = ["parallel", "parallel"]}} '
+        f"ins({h1}, {h3} : {_t((n, ffn), t)}, {_t((n, ffn), t)}) outs({e} : "
+        f"{_t((n, ffn), t)}) {{\n"
+        f"  ^bb0(%a: {t}, %c: {t}, %o: {t}):\n"
+        f"    %na = arith.negf %a : {t}\n"
+        f"    %ea = math.exp %na : {t}\n"
+        f"    %den = arith.addf %one, %ea : {t}\n"
+        f"    %sa = arith.divf %a, %den : {t}\n"
+        f"    %r = arith.mulf %sa, %c : {t}\n"
+        f"    linalg.yield %r : {t}\n"
+        f"  }} -> {_t((n, ffn), t)}")
+    y = bld.matmul(h, "%w2", n, ffn, HIDDEN)
+    e2 = bld.empty((n, HIDDEN))
+    r = bld.emit(
+        f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
+        f'iterator_types = ["parallel", "parallel"]}} '
+        f"ins({x2}, {y} : {_t((n, HIDDEN), t)}, {_t((n, HIDDEN), t)}) outs({e2} : "
+        f"{_t((n, HIDDEN), t)}) {{\n"
+        f"  ^bb0(%a: {t}, %c: {t}, %o: {t}):\n"
+        f"    %r = arith.addf %a, %c : {t}\n"
+        f"    linalg.yield %r : {t}\n"
+        f"  }} -> {_t((n, HIDDEN), t)}")
+    y3 = bld.emit(f"tensor.expand_shape {r} [[0, 1], [2]] output_shape "
+                  f"[{b}, {s}, {HIDDEN}] : {_t((n, HIDDEN), t)} into "
+                  f"{_t((b, s, HIDDEN), t)}")
+    params = (f"%x: {_t((b, s, HIDDEN), t)}, %w1: {_t((HIDDEN, ffn), t)}, "
+              f"%w3: {_t((HIDDEN, ffn), t)}, %w2: {_t((ffn, HIDDEN), t)}")
+    head = [f"func.func private @{name}({params}) -> {_t((b, s, HIDDEN), t)} {{",
+            f"  %zero = arith.constant 0.0 : {t}",
+            f"  %one = arith.constant 1.0 : {t}"]
+    return "\n".join(head + bld.lines +
+                      [f"  return {y3} : {_t((b, s, HIDDEN), t)}", "}", ""])
+
+
+def model(layers, b=1, s=64, dtype="bf16"):
+    """A Qwen3-Next-like stack: `layers` layers, every 4th the gated
+    attention block, the others the stand-in block, each layer with weights
+    of its own (function arguments), chained through the hidden state. The
+    layers are inlined into @model, as a frontend exports a whole graph."""
+    t = dtype
+    x = _t((b, s, HIDDEN), t)
+    att_args = args("G1")[1:]
+    att_shapes = shapes(b, s)
+    ffn = 4096
+    mlp_shapes = {"w1": (HIDDEN, ffn), "w3": (HIDDEN, ffn), "w2": (ffn, HIDDEN)}
+    params, body = [f"%x: {x}"], []
+    h = "%x"
+    for layer in range(layers):
+        if layer % 4 == 3:
+            names = [f"%l{layer}_{a}" for a in att_args]
+            params += [f"{n}: {_t(att_shapes[a], t)}"
+                       for n, a in zip(names, att_args)]
+            types = ", ".join(_t(att_shapes[a], t) for a in args("G1"))
+            body.append(f"  %h{layer} = func.call @qwen3_next_attention({h}, "
+                        f"{', '.join(names)}) : ({types}) -> {x}")
+        else:
+            names = [f"%l{layer}_{w}" for w in ("w1", "w3", "w2")]
+            params += [f"{n}: {_t(mlp_shapes[w], t)}"
+                       for n, w in zip(names, ("w1", "w3", "w2"))]
+            types = ", ".join([x] + [_t(mlp_shapes[w], t)
+                                     for w in ("w1", "w3", "w2")])
+            body.append(f"  %h{layer} = func.call @stand_in({h}, "
+                        f"{', '.join(names)}) : ({types}) -> {x}")
+        h = f"%h{layer}"
+    attention = attention_block(b, s, dtype).replace(
+        "func.func @qwen3_next_attention", "func.func private @qwen3_next_attention"
+    ).replace(" attributes {llvm.emit_c_interface}", "")
+    return (attention + "\n" + stand_in_block(b, s, dtype, ffn=ffn) + "\n"
+            + f"func.func @model({', '.join(params)}) -> {x} {{\n"
+            + "\n".join(body) + f"\n  return {h} : {x}\n}}\n")
+
+
 # --- reference ---------------------------------------------------------------
 
 def _rms_norm(x, w):

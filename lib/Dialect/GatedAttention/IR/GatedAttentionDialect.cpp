@@ -8,6 +8,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -18,6 +19,18 @@ using namespace mlir::gated_attention;
 #define GET_ATTRDEF_CLASSES
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.cpp.inc"
 
+namespace {
+/// The ops are pure functions of their operands: a call to a function that
+/// holds them (a layer of a model graph) may be inlined.
+struct GatedAttentionInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void GatedAttentionDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -27,4 +40,5 @@ void GatedAttentionDialect::initialize() {
 #define GET_OP_LIST
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.cpp.inc"
       >();
+  addInterfaces<GatedAttentionInlinerInterface>();
 }
