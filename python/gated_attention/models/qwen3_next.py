@@ -128,27 +128,31 @@ class _Builder:
             f"    linalg.yield %z : {t}\n"
             f"  }} -> {_t(shape, t)}")
 
-    def sigmoid_gate(self, x, g, shape):
-        """x * sigmoid(g), elementwise, as a frontend spells it."""
+    def binary(self, a, b, shape, body):
+        """Elementwise generic of `a` and `b` (block arguments %a, %c);
+        `body` are scalar ops (`{t}` the element type) defining %r."""
         t = self.dtype
         out = self.empty(shape)
         rank = len(shape)
         dims = ", ".join(f"d{i}" for i in range(rank))
         ident = f"affine_map<({dims}) -> ({dims})>"
         iters = ", ".join(['"parallel"'] * rank)
+        lines = "".join(f"    {line.format(t=t)}\n" for line in body)
         return self.emit(
             f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
             f"iterator_types = [{iters}]}} "
-            f"ins({x}, {g} : {_t(shape, t)}, {_t(shape, t)}) outs({out} : "
+            f"ins({a}, {b} : {_t(shape, t)}, {_t(shape, t)}) outs({out} : "
             f"{_t(shape, t)}) {{\n"
-            f"  ^bb0(%a: {t}, %b: {t}, %o: {t}):\n"
-            f"    %n = arith.negf %b : {t}\n"
-            f"    %e = math.exp %n : {t}\n"
-            f"    %den = arith.addf %one, %e : {t}\n"
-            f"    %sg = arith.divf %one, %den : {t}\n"
-            f"    %r = arith.mulf %a, %sg : {t}\n"
+            f"  ^bb0(%a: {t}, %c: {t}, %o: {t}):\n{lines}"
             f"    linalg.yield %r : {t}\n"
             f"  }} -> {_t(shape, t)}")
+
+    def sigmoid_gate(self, x, g, shape):
+        """x * sigmoid(g), elementwise, as a frontend spells it."""
+        return self.binary(x, g, shape, [
+            "%n = arith.negf %c : {t}", "%e = math.exp %n : {t}",
+            "%den = arith.addf %one, %e : {t}",
+            "%sg = arith.divf %one, %den : {t}", "%r = arith.mulf %a, %sg : {t}"])
 
     def rotary(self, x, shape, cos, sin):
         """Rotate-half rotary embedding of the first ROTARY dims."""
@@ -292,32 +296,13 @@ def stand_in_block(b, s, dtype="f32", name="stand_in", ffn=4096):
                   f"{_t((b, s, HIDDEN), t)} into {_t((n, HIDDEN), t)}")
     h1 = bld.matmul(x2, "%w1", n, HIDDEN, ffn)
     h3 = bld.matmul(x2, "%w3", n, HIDDEN, ffn)
-    ident = "affine_map<(d0, d1) -> (d0, d1)>"
-    e = bld.empty((n, ffn))
-    h = bld.emit(
-        f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
-        f'iterator_types = ["parallel", "parallel"]}} '
-        f"ins({h1}, {h3} : {_t((n, ffn), t)}, {_t((n, ffn), t)}) outs({e} : "
-        f"{_t((n, ffn), t)}) {{\n"
-        f"  ^bb0(%a: {t}, %c: {t}, %o: {t}):\n"
-        f"    %na = arith.negf %a : {t}\n"
-        f"    %ea = math.exp %na : {t}\n"
-        f"    %den = arith.addf %one, %ea : {t}\n"
-        f"    %sa = arith.divf %a, %den : {t}\n"
-        f"    %r = arith.mulf %sa, %c : {t}\n"
-        f"    linalg.yield %r : {t}\n"
-        f"  }} -> {_t((n, ffn), t)}")
+    # silu(h1) * h3, then the residual x + W2(...).
+    h = bld.binary(h1, h3, (n, ffn), [
+        "%na = arith.negf %a : {t}", "%ea = math.exp %na : {t}",
+        "%den = arith.addf %one, %ea : {t}", "%sa = arith.divf %a, %den : {t}",
+        "%r = arith.mulf %sa, %c : {t}"])
     y = bld.matmul(h, "%w2", n, ffn, HIDDEN)
-    e2 = bld.empty((n, HIDDEN))
-    r = bld.emit(
-        f"linalg.generic {{indexing_maps = [{ident}, {ident}, {ident}], "
-        f'iterator_types = ["parallel", "parallel"]}} '
-        f"ins({x2}, {y} : {_t((n, HIDDEN), t)}, {_t((n, HIDDEN), t)}) outs({e2} : "
-        f"{_t((n, HIDDEN), t)}) {{\n"
-        f"  ^bb0(%a: {t}, %c: {t}, %o: {t}):\n"
-        f"    %r = arith.addf %a, %c : {t}\n"
-        f"    linalg.yield %r : {t}\n"
-        f"  }} -> {_t((n, HIDDEN), t)}")
+    r = bld.binary(x2, y, (n, HIDDEN), ["%r = arith.addf %a, %c : {t}"])
     y3 = bld.emit(f"tensor.expand_shape {r} [[0, 1], [2]] output_shape "
                   f"[{b}, {s}, {HIDDEN}] : {_t((n, HIDDEN), t)} into "
                   f"{_t((b, s, HIDDEN), t)}")
