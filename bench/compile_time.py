@@ -33,7 +33,8 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--opt", default=os.path.join(ROOT, "build", "bin",
                                                  "gated-attention-opt"))
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    p.add_argument("--out", default=os.path.normpath(
+        os.path.join(ROOT, "bench", "results")))
     args = p.parse_args(argv)
     env = dict(os.environ)
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
