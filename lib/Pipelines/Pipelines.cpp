@@ -37,15 +37,26 @@ static void addFunctionBoundaryBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(options));
 }
 
+/// Graph level, shared by both pipelines: unfused attention written by
+/// frontends becomes our op; then elementwise ops fuse with their
+/// neighbours (reshapes propagated), so that a gate applied to an
+/// attention operand (G2-G4) is computed in the same pass as the layout
+/// change producing the operand instead of a pass of its own.
+static void addGraphLevelPasses(OpPassManager &funcPm) {
+  funcPm.addPass(createGatedAttentionRaisePass());
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createLinalgGeneralizeNamedOpsPass());
+  funcPm.addPass(createLinalgElementwiseOpFusionPass());
+  funcPm.addPass(createCanonicalizerPass());
+}
+
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
   // Tensor level: our ops become linalg (tiled online softmax, or the
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  // Unfused attention written by frontends becomes our op first.
-  funcPm.addPass(createGatedAttentionRaisePass());
-  funcPm.addPass(createCanonicalizerPass());
+  addGraphLevelPasses(funcPm);
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {
@@ -104,9 +115,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
-  // Unfused attention written by frontends becomes our op first.
-  pm.addNestedPass<func::FuncOp>(createGatedAttentionRaisePass());
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  addGraphLevelPasses(pm.nest<func::FuncOp>());
   // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
   // gpu.module + gpu.launch_func.
   ConvertGatedAttentionToNVGPUPassOptions mma;
