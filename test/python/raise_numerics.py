@@ -21,6 +21,10 @@ forms = {
         [(8, 16, 32)] * 3,
         lambda q, k, v: reference.gated_attention_reference(
             q[None], k[None], v[None], None, scale=0.125, gate="none")[0]),
+    "added_triangle": (
+        [(2, 4, 8), (2, 6, 8), (2, 6, 8), (2, 4, 8)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q[None], k[None], v[None], g[None], scale=1.0, causal=True)[0]),
     "generic_gqa_causal": (
         [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
         lambda q, k, v, g: reference.gated_attention_reference(

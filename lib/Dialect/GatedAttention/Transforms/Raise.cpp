@@ -311,9 +311,67 @@ static arith::CmpIPredicate swapOperands(arith::CmpIPredicate pred) {
   }
 }
 
+/// The bottom-right causal mask added as a constant: S + M with M an
+/// [Sq, Skv] (or full-shape) constant that is 0 where j <= i + (Skv - Sq)
+/// and -inf elsewhere. Returns S.
+static Value matchAddedCausalTriangle(Value v) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return {};
+  int64_t rank = op.getNumLoops();
+  auto type = cast<ShapedType>(op.getResult(0).getType());
+  if (type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
+    return {};
+  int64_t sq = type.getDimSize(rank - 2), skv = type.getDimSize(rank - 1);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  auto maps = op.getIndexingMapsArray();
+  if (maps[2] != id)
+    return {};
+  auto add = yielded(op).getDefiningOp<arith::AddFOp>();
+  Block *body = op.getBody();
+  if (!add)
+    return {};
+  for (int side = 0; side < 2; ++side) {
+    Value scoresArg = body->getArgument(side);
+    Value maskArg = body->getArgument(1 - side);
+    if (!((add.getLhs() == scoresArg && add.getRhs() == maskArg) ||
+          (add.getRhs() == scoresArg && add.getLhs() == maskArg)))
+      continue;
+    if (maps[side] != id)
+      continue;
+    // The mask: indexed by (i, j) only, or the full identity.
+    AffineMap maskMap = maps[1 - side];
+    bool lastTwo = maskMap == id.getSubMap({static_cast<unsigned>(rank - 2),
+                                            static_cast<unsigned>(rank - 1)});
+    if (!lastTwo && maskMap != id)
+      continue;
+    DenseElementsAttr mask;
+    if (!matchPattern(op.getDpsInputs()[1 - side], m_Constant(&mask)))
+      continue;
+    auto values = llvm::to_vector(mask.getValues<APFloat>());
+    int64_t slices = static_cast<int64_t>(values.size()) / (sq * skv);
+    if (slices * sq * skv != static_cast<int64_t>(values.size()))
+      continue;
+    bool causal = true;
+    for (int64_t n = 0; n < slices && causal; ++n)
+      for (int64_t i = 0; i < sq && causal; ++i)
+        for (int64_t j = 0; j < skv && causal; ++j) {
+          const APFloat &x = values[(n * sq + i) * skv + j];
+          causal = j <= i + (skv - sq) ? x.isZero()
+                                       : (x.isInfinity() && x.isNegative());
+        }
+    if (causal)
+      return op.getDpsInputs()[side];
+  }
+  return {};
+}
+
 /// The bottom-right causal mask: S where key j <= query i + (Skv - Sq), -inf
 /// elsewhere, spelled as a select on linalg.index values. Returns S.
 static Value matchCausalMask(Value v) {
+  if (Value s = matchAddedCausalTriangle(v))
+    return s;
   Value input;
   linalg::GenericOp op = matchUnaryElementwise(v, input);
   if (!op)

@@ -24,7 +24,8 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
       constant; without one the op gets `scale = 1.0`;
     - an optional bottom-right causal mask: an elementwise `arith.select`
       of the score or -inf on a comparison of `linalg.index` values
-      (`j > i + (Skv - Sq)` masked);
+      (`j > i + (Skv - Sq)` masked), or an added constant triangle (0 where
+      `j <= i + (Skv - Sq)`, -inf elsewhere; checked element by element);
     - the softmax over the keys: `linalg.softmax` on the last dimension, or
       its decomposition (max reduction, `exp(x - max)`, sum reduction,
       divide);
