@@ -55,14 +55,14 @@ def correctness_cases():
     return [c for s in specs for c in config.parse_cases(s)]
 
 
-def bench_cases():
+def bench_cases(gate="sigmoid"):
     out = []
     for d, hq, hkv in ((128, 16, 16), (256, 16, 16), (256, 16, 2)):
         for causal in (False, True):
             for s in (1024, 4096, 16384):
                 out.append(config.AttentionConfig(
                     b=TOKENS // s, hq=hq, hkv=hkv, sq=s, skv=s, d=d, dv=d,
-                    causal=causal, dtype="bf16"))
+                    causal=causal, dtype="bf16", gate=gate))
     return out
 
 
@@ -77,8 +77,8 @@ def prepare(outdir, opt, chip):
     entries = []
     jobs = [(c, "check", ()) for c in correctness_cases()]
     jobs += [(c, "bench", ()) for c in bench_cases()]
-    jobs += [(c, "nogate", ("--convert-gated-attention-to-nvgpu=skip-gate=1",))
-             for c in bench_cases()]
+    # The same shapes without a gate operand: what the gate costs.
+    jobs += [(c, "nogate", ()) for c in bench_cases(gate="none")]
     for i, (cfg, role, extra) in enumerate(jobs):
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "case.mlir")
@@ -197,7 +197,11 @@ def run(kdir, outdir):
             best = min(best, start.elapsed_time(end) / reps / 1e3)
         return best
 
-    nogate = {json.dumps(c["config"], sort_keys=True): c["stem"]
+    def shape_key(c):
+        return json.dumps({k: v for k, v in c.items() if k != "gate"},
+                          sort_keys=True)
+
+    nogate = {shape_key(c["config"]): c["stem"]
               for c in cases if c["role"] == "nogate"}
     rows = []
     for case in (c for c in cases if c["role"] == "bench"):
@@ -206,7 +210,7 @@ def run(kdir, outdir):
         out = torch.empty(cfg.shapes()["result"], dtype=torch.bfloat16,
                           device="cuda")
         ours, bare = kernel(case["stem"]), kernel(
-            nogate[json.dumps(case["config"], sort_keys=True)])
+            nogate[shape_key(case["config"])])
         gqa = cfg.hq != cfg.hkv
 
         def sdpa():

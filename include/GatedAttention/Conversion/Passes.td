@@ -89,10 +89,7 @@ def ConvertGatedAttentionToNVGPUPass
            "dims up to 128 and 8 above">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
-           "for head dims up to 64, 64 up to 128 and 32 above">,
-    Option<"skipGate", "skip-gate", "bool", /*default=*/"false",
-           "Benchmarking only: leave the gate out (plain attention), to "
-           "measure what the fused gate costs">
+           "for head dims up to 64, 64 up to 128 and 32 above">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

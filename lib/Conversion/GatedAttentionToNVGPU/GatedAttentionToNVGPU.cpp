@@ -74,8 +74,8 @@ struct FlashKernelConfig {
   double scale;
   Attribute gate, combine;
   int64_t warps, keyBlock;
-  /// Benchmarking only: leave the gate out of the epilogue (plain SDPA).
-  bool skipGate;
+  /// Whether the op has a gate; without one the epilogue is O / l.
+  bool hasGate;
 
   int64_t threads() const { return 32 * warps; }
   int64_t queryBlock() const { return 16 * warps; }
@@ -107,7 +107,7 @@ struct FlashKernelConfig {
     return llvm::formatv("gated_attention_{0}_h{1}x{2}_d{3}{4}{5}", typeName(),
                          numQueryHeads, numKeyValueHeads, headDim,
                          causal ? "_causal" : "",
-                         skipGate         ? "_nogate"
+                         !hasGate         ? "_nogate"
                          : gateWidth == 1 ? "_headwise"
                                           : "")
         .str();
@@ -119,7 +119,7 @@ struct FlashKernelConfig {
        << numGateHeads << ' ' << gateWidth << ' ' << headDim << ' '
        << valueHeadDim << ' ' << causal << ' ' << llvm::format("%a", scale)
        << ' ' << gate << ' ' << combine << ' ' << warps << ' ' << keyBlock
-       << ' ' << skipGate;
+       << ' ' << hasGate;
     return s;
   }
 };
@@ -496,7 +496,7 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value headwiseGate;
-    if (headwise && !cfg.skipGate) {
+    if (headwise && cfg.hasGate) {
       Value x = memref::LoadOp::create(b, loc, g, add(gBase, row));
       headwiseGate =
           gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
@@ -504,7 +504,7 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
     for (int64_t nt = 0; nt < dv / 8; ++nt) {
       Value col = add(mul(quadCol, 2), nt * 8);
       SmallVector<Value, 2> gates;
-      if (cfg.skipGate) {
+      if (!cfg.hasGate) {
         gates = {zeroF, zeroF};
       } else if (headwise) {
         gates = {headwiseGate, headwiseGate};
@@ -522,7 +522,7 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
       for (int64_t c = 0; c < 2; ++c) {
         Value yc =
             arith::MulFOp::create(b, loc, state[4 + nt * 4 + i * 2 + c], inv);
-        if (cfg.skipGate) {
+        if (!cfg.hasGate) {
           y.push_back(yc);
           continue;
         }
@@ -733,7 +733,7 @@ static std::string describeLaunch(const FlashKernelConfig &cfg,
       {"Dv", cfg.valueHeadDim},
       {"gate_width", cfg.gateWidth},
       {"causal", cfg.causal},
-      {"gated", !cfg.skipGate},
+      {"gated", cfg.hasGate},
       {"rows_per_block", cfg.queryBlock()},
       {"key_block", cfg.keyBlock},
       {"grid",
@@ -803,10 +803,8 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
 
 namespace {
 struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
-  AttentionToNVGPU(MLIRContext *ctx, int64_t warps, int64_t keyBlock,
-                   bool skipGate)
-      : OpRewritePattern(ctx), warps(warps), keyBlock(keyBlock),
-        skipGate(skipGate) {}
+  AttentionToNVGPU(MLIRContext *ctx, int64_t warps, int64_t keyBlock)
+      : OpRewritePattern(ctx), warps(warps), keyBlock(keyBlock) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -832,7 +830,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     cfg.combine = op.getCombineAttr();
     cfg.warps = numWarps;
     cfg.keyBlock = numKeysPerBlock;
-    cfg.skipGate = skipGate || !op.hasGate();
+    cfg.hasGate = op.hasGate();
     Location loc = op.getLoc();
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
 
@@ -899,7 +897,6 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
   }
 
   int64_t warps, keyBlock;
-  bool skipGate;
 };
 
 struct ConvertGatedAttentionToNVGPUPass
@@ -919,7 +916,7 @@ struct ConvertGatedAttentionToNVGPUPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock, skipGate);
+    populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock);
     // Ops the kernel does not cover (f32, odd head dims) are left for the
     // SIMT lowering.
     SmallVector<Operation *> ops;
@@ -932,8 +929,6 @@ struct ConvertGatedAttentionToNVGPUPass
 } // namespace
 
 void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
-    RewritePatternSet &patterns, int64_t warps, int64_t keyBlock,
-    bool skipGate) {
-  patterns.add<AttentionToNVGPU>(patterns.getContext(), warps, keyBlock,
-                                 skipGate);
+    RewritePatternSet &patterns, int64_t warps, int64_t keyBlock) {
+  patterns.add<AttentionToNVGPU>(patterns.getContext(), warps, keyBlock);
 }

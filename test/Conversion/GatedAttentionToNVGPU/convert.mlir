@@ -93,3 +93,19 @@ func.func @not_for_tensor_cores(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf3
   %1 = gated_attention.attention %q2, %k2, %v2, %g2 : (tensor<1x2x8x40xbf16>, tensor<1x2x8x40xbf16>, tensor<1x2x8x40xbf16>, tensor<1x2x8x40xbf16>) -> tensor<1x2x8x40xbf16>
   return %0, %1 : tensor<1x2x8x64xf32>, tensor<1x2x8x40xbf16>
 }
+
+// -----
+
+// Without a gate operand the kernel is the `_nogate` variant: the epilogue
+// divides by the row sum and stores; it reads no gate and computes no
+// activation (the only exponentials are the softmax's exp2).
+// CHECK-LABEL: func.func @no_gate
+// CHECK:       gpu.launch_func @gated_attention_bf16_h2x2_d128_nogate::
+// CHECK:       gpu.module @gated_attention_bf16_h2x2_d128_nogate
+// CHECK-NOT:     math.exp {{.*}} : f32
+// CHECK-NOT:     vector.load
+// CHECK:         gpu.return
+func.func @no_gate(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
+  return %0 : tensor<1x2x?x128xbf16>
+}

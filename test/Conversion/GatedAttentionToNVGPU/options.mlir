@@ -1,7 +1,5 @@
-// Explicit tile options, the benchmarking variant without gate, and bad
-// options.
+// Explicit tile options and bad options.
 // RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=2 key-block=32" | FileCheck %s --check-prefix=TILES
-// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu=skip-gate=1 | FileCheck %s --check-prefix=NOGATE
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=warps=-1 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not gated-attention-opt %s --gated-attention-to-ptx=key-block=24 2>&1 | FileCheck %s --check-prefix=BAD16
 // A key block whose tile cannot be split evenly over the threads leaves the
@@ -12,10 +10,6 @@
 // TILES: gpu.launch_func {{.+}} threads in (%c64, {{.+}}) dynamic_shared_memory_size %c40960_i32
 // TILES: known_block_size = array<i32: 64, 1, 1>
 // TILES: memref<2x32x128xbf16, #gpu.address_space<workgroup>>
-
-// NOGATE: gpu.module @gated_attention_bf16_h2x2_d128_nogate
-// NOGATE-NOT: math.exp {{.*}} : f32
-// NOGATE: gpu.return
 
 // BAD: error: warps and key-block must not be negative
 // BAD16: error: key-block must be a multiple of 16 (the K of the mma), got 24
