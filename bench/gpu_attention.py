@@ -19,19 +19,17 @@ TFLOP/s = 4 * B * Hq * Sq * Skv * D / time, halved for causal.
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 
-from gated_attention import config, dtypes, mlir  # noqa: E402
-from gated_attention import ptx as ptx_tools  # noqa: E402
+from gated_attention import config, cuda, dtypes  # noqa: E402
 
 CHIP = "sm_90"
 TOKENS = 16384
@@ -66,41 +64,23 @@ def bench_cases(gate="sigmoid"):
     return out
 
 
-def _cfg_dict(cfg):
-    return {f: getattr(cfg, f) for f in (
-        "b", "hq", "hkv", "sq", "skv", "d", "dv", "gate", "combine",
-        "causal", "gate_heads", "gate_width", "dtype", "scale")}
-
-
 def prepare(outdir, opt, chip):
     os.makedirs(outdir, exist_ok=True)
     entries = []
-    jobs = [(c, "check", ()) for c in correctness_cases()]
-    jobs += [(c, "bench", ()) for c in bench_cases()]
+    jobs = [(c, "check") for c in correctness_cases()]
+    jobs += [(c, "bench") for c in bench_cases()]
     # The same shapes without a gate operand: what the gate costs.
-    jobs += [(c, "nogate", ()) for c in bench_cases(gate="none")]
-    for i, (cfg, role, extra) in enumerate(jobs):
-        with tempfile.TemporaryDirectory() as tmp:
-            src = os.path.join(tmp, "case.mlir")
-            with open(src, "w") as f:
-                f.write(mlir.attention_function(cfg, "case"))
-            lowered = subprocess.run(
-                [opt, src, *extra, f"--gated-attention-to-ptx=chip={chip}"],
-                check=True, capture_output=True, text=True).stdout
-        descs = ptx_tools.launch_descriptions(lowered)
-        (_, _, text), = ptx_tools.extract(lowered)
-        kernels = [k for k in ptx_tools.entries(text) if k in descs]
-        if len(kernels) != 1:
-            raise SystemExit(f"{cfg.describe()}: no tensor-core kernel")
-        kernel = kernels[0]
+    jobs += [(c, "nogate") for c in bench_cases(gate="none")]
+    for i, (cfg, role) in enumerate(jobs):
+        kernel, text, desc = cuda.compile_kernel(cfg, opt, chip)
         # Kernels differing in gate or scale share a readable name: key the
         # files by the case index as well.
         stem = f"{i:03d}-{kernel}"
         with open(os.path.join(outdir, stem + ".ptx"), "w") as f:
             f.write(text)
         with open(os.path.join(outdir, stem + ".json"), "w") as f:
-            json.dump(descs[kernel], f, indent=1)
-        entries.append({"role": role, "config": _cfg_dict(cfg), "stem": stem})
+            json.dump(desc, f, indent=1)
+        entries.append({"role": role, "config": dataclasses.asdict(cfg), "stem": stem})
     with open(os.path.join(outdir, "cases.json"), "w") as f:
         json.dump({"chip": chip, "cases": entries}, f, indent=1)
     print(f"prepared {len(entries)} kernels in {outdir}")
@@ -137,7 +117,6 @@ def torch_reference(torch, cfg, q, k, v, g):
 def run(kdir, outdir):
     import torch
     import torch.nn.functional as F
-    from gated_attention import cuda
 
     with open(os.path.join(kdir, "cases.json")) as f:
         cases = json.load(f)["cases"]

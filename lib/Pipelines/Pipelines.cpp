@@ -122,25 +122,21 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   mma.warps = options.warps;
   mma.keyBlock = options.keyBlock;
   pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
-  // The rest (f32): nested scf.parallel on memrefs, mapped to blocks and
-  // threads before anything canonicalizes the two loop levels into one.
+  // The rest (f32): nested scf.parallel on memrefs.
   ConvertGatedAttentionToParallelRowsPassOptions rows;
   rows.rowsPerBlock = options.rowsPerBlock;
   pm.addPass(createConvertGatedAttentionToParallelRowsPass(rows));
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
-  pm.addPass(createConvertParallelLoopToGpuPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createGpuKernelOutliningPass());
 
   // Host side: tensors to buffers (no deallocation pipeline: it does not
   // model gpu.launch_func, and the only allocation is the returned result).
   addFunctionBoundaryBufferization(pm);
-  pm.addPass(createCanonicalizerPass());
 
   // The rest of the graph (projections, norms, rotary embeddings, layout
   // changes): linalg on buffers becomes parallel loops, one GPU thread per
   // output element of each op, reductions sequential in the thread. A simple
-  // correct path; attention is the fused kernel above.
+  // correct path; attention is the fused kernel above. These loops and the
+  // SIMT kernel's are mapped to blocks and threads in one go, before
+  // anything canonicalizes the SIMT kernel's two loop levels into one.
   pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());

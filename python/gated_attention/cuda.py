@@ -17,10 +17,8 @@ import argparse
 import ctypes
 import json
 import math
-import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -144,15 +142,6 @@ class Kernel:
             params, None), "cuLaunchKernel")
 
 
-def _decode(raw, dtype, shape):
-    if dtype == "f16":
-        return np.frombuffer(raw, "<f2").astype(np.float64).reshape(shape)
-    if dtype == "bf16":
-        bits = np.frombuffer(raw, "<u2").astype(np.uint32) << np.uint32(16)
-        return bits.view(np.float32).astype(np.float64).reshape(shape)
-    return np.frombuffer(raw, "<f4").astype(np.float64).reshape(shape)
-
-
 def run(driver, kernel, cfg, inputs):
     """Runs `kernel` on `inputs` (float64 arrays, representable in
     cfg.dtype); returns the result as float64."""
@@ -173,38 +162,24 @@ def run(driver, kernel, cfg, inputs):
         buffers["out"] = (out, n)
         kernel.launch(buffers, cfg.b, cfg.sq, cfg.skv)
         driver.synchronize()
-        return _decode(driver.download(out, n * size), cfg.dtype, shape)
+        return dtypes.from_bytes(driver.download(out, n * size), cfg.dtype,
+                                 shape)
     finally:
         for ptr in ptrs:
             driver.free(ptr)
 
 
-def compile_kernels(cfgs, workdir, opt="gated-attention-opt", chip="sm_90",
-                    extra=()):
-    """Compiles one function per config with the PTX pipeline; returns
-    [(kernel name, ptx path, json path)] of the tensor-core kernels."""
-    module = "".join(mlir.attention_function(c, f"case{i}")
-                     for i, c in enumerate(cfgs))
-    src = os.path.join(workdir, "cases.mlir")
-    with open(src, "w") as f:
-        f.write(module)
+def compile_kernel(cfg, opt="gated-attention-opt", chip="sm_90"):
+    """(kernel name, PTX text, launch description) of the tensor-core kernel
+    that --gated-attention-to-ptx makes for `cfg`."""
     lowered = subprocess.run(
-        [opt, src, *extra, f"--gated-attention-to-ptx=chip={chip}"],
-        check=True, capture_output=True, text=True).stdout
-    descs = ptx_tools.launch_descriptions(lowered)
-    out = []
-    for name, _, text in ptx_tools.extract(lowered):
-        kernels = [k for k in ptx_tools.entries(text) if k in descs]
-        if not kernels:
-            continue
-        ptx_path = os.path.join(workdir, name + ".ptx")
-        json_path = os.path.join(workdir, kernels[0] + ".json")
-        with open(ptx_path, "w") as f:
-            f.write(text)
-        with open(json_path, "w") as f:
-            json.dump(descs[kernels[0]], f)
-        out.append((kernels[0], ptx_path, json_path))
-    return out
+        [opt, "-", f"--gated-attention-to-ptx=chip={chip}"],
+        input=mlir.attention_function(cfg, "case"), check=True,
+        capture_output=True, text=True).stdout
+    kernels = ptx_tools.tensor_core_kernels(lowered)
+    if len(kernels) != 1:
+        raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
+    return kernels[0]
 
 
 def main(argv=None):
@@ -221,21 +196,17 @@ def main(argv=None):
         p.error("no cases")
     driver = Driver()
     failures = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        # Configs differing in gate/combine/scale get kernels of their own:
-        # compile each alone so that its kernel is unambiguous.
-        for i, cfg in enumerate(cfgs):
-            work = os.path.join(tmp, str(i))
-            os.makedirs(work)
-            (name, ptx_path, json_path), = compile_kernels(
-                [cfg], work, args.opt, args.chip)
-            kernel = Kernel.from_files(driver, ptx_path, json_path)
-            inputs = cfg.inputs(seed=args.seed * 1000 + i)
-            out = run(driver, kernel, cfg, inputs)
-            ok, err, atol, rtol = compare(cfg, out, cfg.reference(inputs))
-            failures += not ok
-            print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
-                  f"[{name}] max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})")
+    # Configs differing in gate/combine/scale get kernels of their own:
+    # compile each alone so that its kernel is unambiguous.
+    for i, cfg in enumerate(cfgs):
+        name, ptx, desc = compile_kernel(cfg, args.opt, args.chip)
+        kernel = Kernel(driver, ptx, desc)
+        inputs = cfg.inputs(seed=args.seed * 1000 + i)
+        out = run(driver, kernel, cfg, inputs)
+        ok, err, atol, rtol = compare(cfg, out, cfg.reference(inputs))
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
+              f"[{name}] max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})")
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -38,13 +38,39 @@ def round_to(x, dtype):
     raise ValueError(f"unknown element type {dtype!r}")
 
 
+def to_bits(x, dtype):
+    """Raw uint16 bits of values in f16 or bf16 (rounded to nearest even)."""
+    if dtype == "bf16":
+        return _bf16_bits(x)
+    if dtype == "f16":
+        return np.asarray(x, dtype=np.float32).astype(np.float16).view(np.uint16)
+    raise ValueError(f"{dtype!r} is not a 16-bit element type")
+
+
+def from_bits(bits, dtype):
+    """float32 values of raw uint16 f16 or bf16 bits."""
+    bits = np.asarray(bits, dtype=np.uint16)
+    if dtype == "bf16":
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if dtype == "f16":
+        return bits.view(np.float16).astype(np.float32)
+    raise ValueError(f"{dtype!r} is not a 16-bit element type")
+
+
+def from_bytes(raw, dtype, shape):
+    """float64 values of little-endian raw bytes in `dtype`."""
+    if dtype == "f32":
+        values = np.frombuffer(raw, "<f4")
+    else:
+        values = from_bits(np.frombuffer(raw, "<u2"), dtype)
+    return values.astype(np.float64).reshape(shape)
+
+
 def to_bytes(x, dtype):
     """Little-endian raw bytes of `x` (already representable) in `dtype`."""
     x = np.asarray(x, dtype=np.float64)
     if dtype == "f32":
         return x.astype("<f4").tobytes()
-    if dtype == "f16":
-        return x.astype("<f2").tobytes()
-    if dtype == "bf16":
-        return _bf16_bits(x).astype("<u2").tobytes()
+    if dtype in ("f16", "bf16"):
+        return to_bits(x, dtype).astype("<u2").tobytes()
     raise ValueError(f"unknown element type {dtype!r}")

@@ -30,6 +30,7 @@ import sys
 import numpy as np
 
 from . import config, mlir, ptx as ptx_tools
+from .dtypes import from_bits, to_bits
 from .check import compare
 
 # ---------------------------------------------------------------------------
@@ -142,25 +143,6 @@ def _positions(op, key):
 # ---------------------------------------------------------------------------
 # Element types: 16-bit values are kept as float32 values, memory as bits
 # ---------------------------------------------------------------------------
-
-def to_bf16_bits(x):
-    f = np.asarray(x, dtype=np.float32)
-    b = f.view(np.uint32).astype(np.uint64)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def from_bits(bits, elem):
-    bits = np.asarray(bits, dtype=np.uint16)
-    if elem == "bf16":
-        return (bits.astype(np.uint32) << 16).view(np.float32)
-    return bits.view(np.float16).astype(np.float32)
-
-
-def to_bits(values, elem):
-    if elem == "bf16":
-        return to_bf16_bits(values)
-    return np.asarray(values, dtype=np.float32).astype(np.float16).view(np.uint16)
-
 
 def _elem(type_str):
     m = re.search(r"x?(bf16|f16|f32|i32|i1|index|i8)>?$", type_str.strip())
@@ -410,7 +392,7 @@ class CTA:
             raise AssertionError("warp-collective op under a divergent branch")
 
     def async_copy(self, op, x):
-        dst, src = x[0], None
+        dst = x[0]
         ndst = dst.bits.ndim
         dst_idx = x[1:1 + ndst]
         src = x[1 + ndst]

@@ -73,6 +73,15 @@ def launch_descriptions(mlir_text):
             return out
 
 
+def tensor_core_kernels(mlir_text):
+    """[(kernel name, PTX text, launch description)] of the kernels with a
+    launch description (the tensor-core ones) in lowered MLIR."""
+    descriptions = launch_descriptions(mlir_text)
+    return [(kernel, ptx, descriptions[kernel])
+            for _, _, ptx in extract(mlir_text)
+            for kernel in entries(ptx) if kernel in descriptions]
+
+
 def _ptxas_report(ptxas, chip, path):
     proc = subprocess.run([ptxas, f"-arch={chip}", "-v", path, "-o",
                            os.devnull], capture_output=True, text=True)

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 
-from . import config, dtypes, mlir, runner
+from . import config, mlir, runner
 from .check import compare
 
 _FUNC = re.compile(r"func\.func @([\w$.]+)\s*\(([^)]*)\)", re.S)

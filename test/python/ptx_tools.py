@@ -5,7 +5,7 @@
 # for libcuda, so this runs without a GPU).
 import ctypes
 
-from gated_attention import cuda, ptx
+from gated_attention import config, cuda, ptx
 
 DESC = {"kernel": "k", "Hq": 16, "rows_per_block": 64, "block": [128, 1, 1],
         "dynamic_shared_memory": 81920,
@@ -93,4 +93,17 @@ assert words[25:] == [130, 70], words[25:]
 count = len(driver.lib.calls)
 kernel.launch(buffers, b=3, sq=0, skv=70)
 assert len(driver.lib.calls) == count
+# compile_kernel (what the runner and the device check use) finds the one
+# tensor-core kernel of a config, with its description; an f32 config has
+# none (it takes the SIMT kernel).
+cfg = config.AttentionConfig(hq=4, hkv=2, sq=40, skv=40, d=64, dv=64,
+                             causal=True, dtype="bf16")
+name, text, desc = cuda.compile_kernel(cfg)
+assert desc["kernel"] == name and f".entry {name}(" in text, name
+assert (desc["Hq"], desc["Hkv"], desc["D"], desc["causal"]) == (4, 2, 64, True)
+try:
+    cuda.compile_kernel(config.AttentionConfig(dtype="f32"))
+    raise AssertionError("an f32 config has no tensor-core kernel")
+except ValueError:
+    pass
 print("ok")

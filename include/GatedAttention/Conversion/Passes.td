@@ -68,10 +68,11 @@ def ConvertGatedAttentionToNVGPUPass
     lengths are kernel arguments. One kernel per configuration: ops that
     differ only in B, Sq or Skv share it.
 
-    The kernel carries its launch description as JSON in the
-    `gated_attention.launch` attribute (kernel name, grid and block as
-    functions of B, Hq, Sq, dynamic shared memory bytes, argument order),
-    which `python3 -m gated_attention.ptx --launch` writes next to the PTX.
+    Each kernel's launch description (JSON: kernel name, grid and block as
+    functions of B, Hq, Sq, dynamic shared memory bytes, argument order) is
+    an entry of the `gated_attention.kernels` dictionary on the enclosing
+    module, which survives serialization; `python3 -m gated_attention.ptx`
+    writes it next to the PTX.
 
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal}

@@ -269,9 +269,7 @@ Value ReferenceBuilder::build() {
             Value res = y;
             if (hasGate) {
               Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));
-              res = combine == CombineKind::mul
-                        ? arith::MulFOp::create(nb, nl, y, g).getResult()
-                        : arith::AddFOp::create(nb, nl, y, g).getResult();
+              res = buildCombine(nb, nl, combine, y, g);
             }
             if (elementType != f32)
               res = arith::TruncFOp::create(nb, nl, elementType, res);

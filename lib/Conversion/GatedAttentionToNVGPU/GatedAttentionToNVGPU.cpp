@@ -72,7 +72,8 @@ struct FlashKernelConfig {
   int64_t headDim, valueHeadDim;
   bool causal;
   double scale;
-  Attribute gate, combine;
+  Attribute gate;
+  CombineKind combine;
   int64_t warps, keyBlock;
   /// Whether the op has a gate; without one the epilogue is O / l.
   bool hasGate;
@@ -118,19 +119,18 @@ struct FlashKernelConfig {
     os << elementType << ' ' << numQueryHeads << ' ' << numKeyValueHeads << ' '
        << numGateHeads << ' ' << gateWidth << ' ' << headDim << ' '
        << valueHeadDim << ' ' << causal << ' ' << llvm::format("%a", scale)
-       << ' ' << gate << ' ' << combine << ' ' << warps << ' ' << keyBlock
-       << ' ' << hasGate;
+       << ' ' << gate << ' ' << stringifyCombineKind(combine) << ' ' << warps
+       << ' ' << keyBlock << ' ' << hasGate;
     return s;
   }
 };
 } // namespace
 
-/// Why `op` cannot use the tensor-core kernel with these options, or "".
 /// Warps per CTA and keys per block for `op`, where the options leave them
 /// at 0. The O accumulators take Dv / 2 registers per lane and the scores
 /// key-block / 8: the choices keep ptxas within 255 registers and without
 /// spills for D = 64, 128 and 256 on sm_80 and sm_90 (checked by
-/// test/Conversion/GatedAttentionToNVGPU/ptxas.test).
+/// test/Pipelines/ptxas.test).
 static std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, int64_t warps,
                                                int64_t keyBlock) {
   int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
@@ -141,30 +141,19 @@ static std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, int64_t warps,
   return {warps, keyBlock};
 }
 
+/// Why `op` cannot use the tensor-core kernel with these tiles, or "". (The
+/// op's verifier already guarantees one element type and static head counts
+/// and dims.)
 static std::string unsupportedReason(AttentionOp op, int64_t warps,
                                      int64_t keyBlock) {
   Type t = op.getQueryType().getElementType();
   if (!t.isF16() && !t.isBF16())
     return "element type is not f16 or bf16";
-  for (Value v : {op.getKey(), op.getValue(), op.getGateInput()})
-    if (v && cast<ShapedType>(v.getType()).getElementType() != t)
-      return "operands of different element types";
-  if (op.getResultType().getElementType() != t)
-    return "result element type differs from the inputs'";
-  SmallVector<ShapedType> types = {op.getQueryType(), op.getKeyType()};
-  if (op.hasGate())
-    types.push_back(op.getGateType());
-  for (ShapedType type : types)
-    if (type.isDynamicDim(1) || type.isDynamicDim(3))
-      return "head counts and head dims must be static";
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
-  if (keyBlock <= 0)
-    return "key-block must be positive";
-  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
-      dv % 16 || d > 256 || dv > 256)
-    return "head dims must be static multiples of 16 up to 256";
-  if (keyBlock % 16)
-    return "key-block must be a multiple of 16";
+  if (d % 16 || dv % 16 || d > 256 || dv > 256)
+    return "head dims must be multiples of 16 up to 256";
+  if (keyBlock <= 0 || keyBlock % 16)
+    return "key-block must be a positive multiple of 16";
   // Every thread copies the same number of 16-byte chunks of a K/V tile.
   for (int64_t width : {d, dv})
     if ((keyBlock * width / 8) % (32 * warps))
@@ -209,20 +198,26 @@ private:
     return arith::MaxNumFOp::create(b, loc, x, y);
   }
 
-  /// Column (in elements) of 16-byte chunk `chunk` of row `row` in a
-  /// swizzled shared tile.
-  Value swizzledColumn(Value row, Value chunk) {
-    if (!swizzleMask)
-      return mul(chunk, 8);
-    Value bits = arith::AndIOp::create(b, loc, row, idx(swizzleMask));
-    return mul(arith::XOrIOp::create(b, loc, chunk, bits), 8);
+  /// The swizzle bits of shared-tile row `row` (null without swizzle).
+  Value swizzleBits(Value row) {
+    return swizzleMask ? arith::AndIOp::create(b, loc, row, idx(swizzleMask))
+                             .getResult()
+                       : Value();
   }
-  /// The same for an ldmatrix row address whose row is 8-aligned plus the
-  /// lane's `laneRow8`: the swizzle bits are the lane's.
-  Value fragmentColumn(Value chunk) {
-    if (!swizzleMask)
-      return mul(chunk, 8);
-    return mul(arith::XOrIOp::create(b, loc, chunk, laneSwizzle), 8);
+  /// Column (in elements) of 16-byte chunk `chunk` of a row whose swizzle
+  /// bits are `bits`.
+  Value chunkColumn(Value chunk, Value bits) {
+    return mul(bits ? arith::XOrIOp::create(b, loc, chunk, bits).getResult()
+                    : chunk,
+               8);
+  }
+  /// The same for an ldmatrix row address: its row is 8-aligned plus the
+  /// lane's row within the 8x8 matrix, so the swizzle bits are the lane's.
+  Value fragmentColumn(Value chunk) { return chunkColumn(chunk, laneSwizzle); }
+  /// The query A fragment of head-dim chunk `kk` (16 dims) from shared memory.
+  SmallVector<Value, 4> loadQueryFragment(int64_t kk) {
+    return loadFragments(qTile, {}, add(laneRowA, warpTileRow),
+                         fragmentColumn(add(laneChunkA, 2 * kk)), false);
   }
 
   /// Issues the cp.async copies of rows [row0, row0 + rows) of a [S, width]
@@ -257,8 +252,8 @@ private:
 
   // Kernel arguments and per-thread values.
   Value q, k, v, g, out, numRows, numKeys;
-  Value lane, warp, quadRow, quadCol, laneRowA, laneChunkA, laneRowB,
-      laneChunkB, laneSwizzle;
+  Value warp, quadRow, quadCol, laneRowA, laneChunkA, laneRowB, laneChunkB,
+      laneSwizzle;
   // warpRow is the warp's first query row in the sequence, warpTileRow the
   // same row in the shared Q tile.
   Value batch, head, rowBase /* q0 */, warpRow /* q0 + 16 warp */,
@@ -288,7 +283,7 @@ void FlashKernelEmitter::copyTile(Value src, Value base, Value row0,
     Value srcIndex = add(add(base, mul(srcRow, width)), mul(chunk, 8));
     SmallVector<Value> dstIndices(prefix);
     dstIndices.push_back(r);
-    dstIndices.push_back(swizzledColumn(r, chunk));
+    dstIndices.push_back(chunkColumn(chunk, swizzleBits(r)));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, dst, dstIndices, src, ValueRange{srcIndex},
         b.getIndexAttr(8), select(valid, eight, zero), b.getUnitAttr()));
@@ -375,10 +370,7 @@ void FlashKernelEmitter::emitKeyBlock(Value block, Value buffer, bool masked,
   SmallVector<Value> s(keyTiles * 4, zeroF);
   for (int64_t kk = 0; kk < d / 16; ++kk) {
     SmallVector<Value, 4> a =
-        cfg.queryInRegisters()
-            ? queryFragments[kk]
-            : loadFragments(qTile, {}, add(laneRowA, warpTileRow),
-                            fragmentColumn(add(laneChunkA, 2 * kk)), false);
+        cfg.queryInRegisters() ? queryFragments[kk] : loadQueryFragment(kk);
     for (int64_t np = 0; np < bc / 16; ++np) {
       SmallVector<Value, 4> kf =
           loadFragments(kTiles, {buffer}, add(laneRowB, 16 * np),
@@ -479,10 +471,8 @@ void FlashKernelEmitter::emitKeyBlock(Value block, Value buffer, bool masked,
 
 void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
   int64_t dv = cfg.valueHeadDim;
-  bool headwise = cfg.gateWidth == 1;
+  bool headwise = cfg.hasGate && cfg.gateWidth == 1;
   auto gateFn = cast<GateFunctionAttrInterface>(cfg.gate);
-  bool isMul =
-      cast<CombineKindAttr>(cfg.combine).getValue() == CombineKind::mul;
   Value zeroF = f32c(0.0);
   auto pairType = VectorType::get({2}, cfg.elementType);
   for (int64_t i = 0; i < 2; ++i) {
@@ -496,19 +486,18 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value headwiseGate;
-    if (headwise && cfg.hasGate) {
+    if (headwise) {
       Value x = memref::LoadOp::create(b, loc, g, add(gBase, row));
       headwiseGate =
           gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
     }
     for (int64_t nt = 0; nt < dv / 8; ++nt) {
       Value col = add(mul(quadCol, 2), nt * 8);
+      // The activated gate of this lane's two output columns.
       SmallVector<Value, 2> gates;
-      if (!cfg.hasGate) {
-        gates = {zeroF, zeroF};
-      } else if (headwise) {
+      if (headwise) {
         gates = {headwiseGate, headwiseGate};
-      } else {
+      } else if (cfg.hasGate) {
         Value gi = add(add(gBase, mul(row, dv)), col);
         Value pair = arith::ExtFOp::create(
             b, loc, VectorType::get({2}, f32),
@@ -522,13 +511,8 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
       for (int64_t c = 0; c < 2; ++c) {
         Value yc =
             arith::MulFOp::create(b, loc, state[4 + nt * 4 + i * 2 + c], inv);
-        if (!cfg.hasGate) {
-          y.push_back(yc);
-          continue;
-        }
         y.push_back(
-            isMul ? arith::MulFOp::create(b, loc, yc, gates[c]).getResult()
-                  : arith::AddFOp::create(b, loc, yc, gates[c]).getResult());
+            cfg.hasGate ? buildCombine(b, loc, cfg.combine, yc, gates[c]) : yc);
       }
       Value packed = arith::TruncFOp::create(
           b, loc, pairType,
@@ -561,7 +545,7 @@ void FlashKernelEmitter::emit(gpu::GPUFuncOp func) {
   // ldmatrix row addresses: lane / 8 picks the 8x8 matrix, lane % 8 its row.
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warp = arith::DivUIOp::create(b, loc, tid, idx(32));
-  lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   quadRow = arith::DivUIOp::create(b, loc, lane, idx(4));
   quadCol = arith::RemUIOp::create(b, loc, lane, idx(4));
   Value matrix = arith::DivUIOp::create(b, loc, lane, idx(8));
@@ -575,10 +559,7 @@ void FlashKernelEmitter::emit(gpu::GPUFuncOp func) {
   // K as B: (keys 0-7, k 0-7), (keys 0-7, k 8-15), (keys 8-15, k 0-7), ...
   laneRowB = add(mul(matrixHigh, 8), row8);
   laneChunkB = matrixLow;
-  laneSwizzle =
-      swizzleMask
-          ? arith::AndIOp::create(b, loc, row8, idx(swizzleMask)).getResult()
-          : idx(0);
+  laneSwizzle = swizzleBits(row8);
 
   // Heavy causal blocks (most keys) are scheduled first.
   Value gridX = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
@@ -655,9 +636,7 @@ void FlashKernelEmitter::emit(gpu::GPUFuncOp func) {
     nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
     gpu::BarrierOp::create(b, loc);
     for (int64_t kk = 0; kk < d / 16; ++kk)
-      queryFragments.push_back(
-          loadFragments(qTile, {}, add(laneRowA, warpTileRow),
-                        fragmentColumn(add(laneChunkA, 2 * kk)), false));
+      queryFragments.push_back(loadQueryFragment(kk));
   }
 
   double negInf = -std::numeric_limits<double>::infinity();
@@ -707,7 +686,7 @@ void FlashKernelEmitter::emit(gpu::GPUFuncOp func) {
 /// The launch description of a kernel, as JSON: what a runner outside MLIR
 /// needs to call the PTX.
 static std::string describeLaunch(const FlashKernelConfig &cfg,
-                                  StringRef moduleName, StringRef kernelName) {
+                                  StringRef name) {
   llvm::json::Array args;
   auto buffer = [&](StringRef name, StringRef shape) {
     args.push_back(llvm::json::Object{{"name", name},
@@ -723,8 +702,8 @@ static std::string describeLaunch(const FlashKernelConfig &cfg,
   args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
   args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
   llvm::json::Object desc{
-      {"module", moduleName},
-      {"kernel", kernelName},
+      {"module", name},
+      {"kernel", name},
       {"element_type", cfg.typeName()},
       {"Hq", cfg.numQueryHeads},
       {"Hkv", cfg.numKeyValueHeads},
@@ -787,10 +766,9 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.threads()), 1, 1}));
-  // The description also goes on the builtin.module, the one place that
-  // keeps it through serialization (gpu.binary keeps no attributes).
-  StringAttr launch = b.getStringAttr(describeLaunch(cfg, name, name));
-  func->setAttr("gated_attention.launch", launch);
+  // The description goes on the builtin.module, the one place that keeps
+  // it through serialization (gpu.binary keeps no attributes).
+  StringAttr launch = b.getStringAttr(describeLaunch(cfg, name));
   NamedAttrList kernels;
   if (auto existing =
           module->getAttrOfType<DictionaryAttr>("gated_attention.kernels"))
@@ -827,7 +805,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     cfg.causal = op.getCausal();
     cfg.scale = op.getScaleValue();
     cfg.gate = op.getGateAttr();
-    cfg.combine = op.getCombineAttr();
+    cfg.combine = op.getCombine();
     cfg.warps = numWarps;
     cfg.keyBlock = numKeysPerBlock;
     cfg.hasGate = op.hasGate();

@@ -176,9 +176,7 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
         if (g) {
           Value gv = load(g, {batch, gateHead, row, headwise ? zero : e});
           Value act = gateFn.buildActivation(b, loc, gv);
-          r = combine == CombineKind::mul
-                  ? arith::MulFOp::create(b, loc, y, act).getResult()
-                  : arith::AddFOp::create(b, loc, y, act).getResult();
+          r = buildCombine(b, loc, combine, y, act);
         }
         if (elementType != f32)
           r = arith::TruncFOp::create(b, loc, elementType, r);

@@ -52,3 +52,15 @@ Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
   }
   llvm_unreachable("unknown gate kind");
 }
+
+Value mlir::gated_attention::buildCombine(OpBuilder &b, Location loc,
+                                          CombineKind kind, Value y,
+                                          Value act) {
+  switch (kind) {
+  case CombineKind::mul:
+    return arith::MulFOp::create(b, loc, y, act);
+  case CombineKind::add:
+    return arith::AddFOp::create(b, loc, y, act);
+  }
+  llvm_unreachable("unknown combine kind");
+}

@@ -337,10 +337,7 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
                  [&](OpBuilder &nb, ValueRange a) -> Value {
                    Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
                    Value g = gateFn.buildActivation(nb, loc, toF32(nb, a[2]));
-                   Value r =
-                       combine == CombineKind::mul
-                           ? arith::MulFOp::create(nb, loc, y, g).getResult()
-                           : arith::AddFOp::create(nb, loc, y, g).getResult();
+                   Value r = buildCombine(nb, loc, combine, y, g);
                    return finish(nb, r);
                  });
 }

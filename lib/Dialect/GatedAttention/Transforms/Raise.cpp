@@ -178,10 +178,8 @@ static Value matchLastDimReduction(Value v, double init) {
   return op.getDpsInputs()[0];
 }
 
-/// A generic whose inputs are `x` (identity map) and a row statistic (the
-/// identity without its last dimension), and whose body yields
-/// `f(argX, argRow)`: returns (x, row, body op) when the body is one op of
-/// type OpTy with those operands.
+/// Whether `op` is an all-parallel generic of `x` (identity map) and a row
+/// statistic `row` (the identity without its last dimension); sets both.
 static bool isRowBroadcastBinary(linalg::GenericOp op, Value &x, Value &row) {
   if (op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops())

@@ -17,4 +17,11 @@
 #define GET_ATTRDEF_CLASSES
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h.inc"
 
+namespace mlir::gated_attention {
+/// The op's combine of the attention output `y` and the activated gate
+/// `act` (f32 scalars or vectors): `y * act` or `y + act`.
+Value buildCombine(OpBuilder &b, Location loc, CombineKind kind, Value y,
+                   Value act);
+} // namespace mlir::gated_attention
+
 #endif // GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_ATTRS_H
