@@ -114,7 +114,7 @@ def torch_reference(torch, cfg, q, k, v, g):
     return y * a if cfg.combine == "mul" else y + a
 
 
-def run(kdir, outdir):
+def run(kdir, outdir, match=None, bench=True):
     import torch
     import torch.nn.functional as F
 
@@ -144,9 +144,12 @@ def run(kdir, outdir):
                     cfg.b, cfg.sq, cfg.skv,
                     stream=torch.cuda.current_stream().cuda_stream)
 
-    failures = 0
+    failures = checked = 0
     for n, case in enumerate(c for c in cases if c["role"] == "check"):
         cfg = config.AttentionConfig(**case["config"])
+        if match and not re.search(match, cfg.describe()):
+            continue
+        checked += 1
         q, k, v, g = inputs(cfg, n)
         out = torch.empty(cfg.shapes()["result"], dtype=tdt[cfg.dtype],
                           device="cuda")
@@ -159,13 +162,22 @@ def run(kdir, outdir):
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
               f"max_abs_err={err.max().item():.3g}", flush=True)
-    print(f"correctness: {sum(c['role'] == 'check' for c in cases) - failures}"
-          f" passed, {failures} failed", flush=True)
+    print(f"correctness: {checked - failures} passed, {failures} failed",
+          flush=True)
+    if not bench:
+        return 1 if failures else 0
 
-    def timed(fn, reps=20):
-        for _ in range(3):
-            fn()
+    def timed(fn, window=0.05):
+        """Best of 5 windows of back-to-back calls, each about `window`
+        seconds long, after warm-up: the mean time of one call."""
         start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        fn()
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        reps = max(1, min(50, int(window / max(start.elapsed_time(end) / 1e3,
+                                               1e-6))))
         best = float("inf")
         for _ in range(5):
             start.record()
@@ -182,7 +194,10 @@ def run(kdir, outdir):
 
     nogate = {shape_key(c["config"]): c["stem"]
               for c in cases if c["role"] == "nogate"}
-    rows = []
+    os.makedirs(outdir, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
+    path = os.path.join(outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}.csv")
+    csv = None
     for case in (c for c in cases if c["role"] == "bench"):
         cfg = config.AttentionConfig(**case["config"])
         q, k, v, g = inputs(cfg, 0)
@@ -210,16 +225,15 @@ def run(kdir, outdir):
             row[f"{name}_tflops"] = f"{flops / sec / 1e12:.1f}"
         row["gate_cost_pct"] = f"{(t['fused'] / t['fused_nogate'] - 1) * 100:.2f}"
         row["speedup_vs_sdpa_then_gate"] = f"{t['sdpa_then_gate'] / t['fused']:.3f}"
-        rows.append(row)
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
-
-    os.makedirs(outdir, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
-    path = os.path.join(outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}.csv")
-    with open(path, "w") as f:
-        f.write(",".join(rows[0]) + "\n")
-        for row in rows:
-            f.write(",".join(str(v) for v in row.values()) + "\n")
+        # Row by row, so that a run cut short keeps what it measured.
+        if csv is None:
+            csv = open(path, "w")
+            csv.write(",".join(row) + "\n")
+        csv.write(",".join(str(v) for v in row.values()) + "\n")
+        csv.flush()
+    if csv:
+        csv.close()
     print(f"wrote {path}")
     return 1 if failures else 0
 
@@ -235,11 +249,15 @@ def main(argv=None):
     pr = sub.add_parser("run")
     pr.add_argument("dir")
     pr.add_argument("--out", default="bench/results")
+    pr.add_argument("--match", help="check only cases whose description "
+                    "matches this regex")
+    pr.add_argument("--no-bench", dest="bench", action="store_false",
+                    help="correctness cases only")
     args = p.parse_args(argv)
     if args.phase == "prepare":
         prepare(args.dir, args.opt, args.chip)
         return 0
-    return run(args.dir, args.out)
+    return run(args.dir, args.out, args.match, args.bench)
 
 
 if __name__ == "__main__":
