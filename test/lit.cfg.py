@@ -38,6 +38,18 @@ config.substitutions.append(("%gated_attention_obj_root",
 config.substitutions.append(("%mlir_runner_utils", runner_utils))
 config.substitutions.append(("%mlir_c_runner_utils", c_runner_utils))
 config.substitutions.append(("%libomp", libomp))
+# The example gate-variant plugin (examples/gate-plugin), built with the tool.
+gate_variants_plugin = os.path.join(config.gated_attention_obj_root, "examples",
+                                    "gate-plugin", "GateVariants.so")
+config.substitutions.append(("%gate_variants_plugin", gate_variants_plugin))
+config.environment["GATE_VARIANTS_PLUGIN"] = gate_variants_plugin
+# Building a plugin out of tree against an install of this build.
+config.substitutions.append(
+    ("%cmake_configure",
+     f'"{config.cmake_executable}" -G "{config.cmake_generator}" '
+     f'-DCMAKE_MAKE_PROGRAM="{config.make_program}" '
+     f'-DCMAKE_CXX_COMPILER="{config.cxx_compiler}"'))
+config.substitutions.append(("%cmake", f'"{config.cmake_executable}"'))
 # The harness finds the tools through these variables.
 config.environment["GATED_ATTENTION_OPT"] = os.path.join(
     config.gated_attention_tools_dir, "gated-attention-opt")

@@ -1,7 +1,13 @@
-"""Python helpers of the gated-attention project.
+"""Python package of the gated-attention project.
 
-stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
+stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3).
+The user-facing API (``compiler``, re-exported here): ``attention`` runs
+the op on numpy arrays on the CPU or a CUDA GPU; ``attention_reference``
+is its float64 reference; ``attention_ir`` / ``qwen3_next.attention_block`` build
+MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
+``register_gate`` add gate variants. Modules:
 
+- ``compiler``: build, compile and run (the API above);
 - ``reference``: the float64 numpy reference of ``gated_attention.attention``;
 - ``dtypes``: rounding to f16 / bf16 and their raw bits;
 - ``config``: an attention configuration (shapes, variant, element type);
@@ -19,7 +25,20 @@ stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3):
 - ``run_example``: the README's main job.
 """
 
-from .config import AttentionConfig
-from .reference import gated_attention_reference
+# The API is imported on first use, so that `python3 -m gated_attention.X`
+# does not import X twice.
+_API = {"AttentionConfig", "CpuAttention", "CudaAttention", "ToolError",
+        "attention", "attention_ir", "compile_cpu", "compile_ptx",
+        "attention_reference", "config_for", "load_plugin", "register_gate"}
+__all__ = sorted(_API | {"gated_attention_reference", "qwen3_next"})
 
-__all__ = ["AttentionConfig", "gated_attention_reference"]
+
+def __getattr__(name):
+    import importlib
+    if name in _API:
+        return getattr(importlib.import_module(".compiler", __name__), name)
+    if name == "gated_attention_reference":
+        return importlib.import_module(".reference", __name__).gated_attention_reference
+    if name == "qwen3_next":
+        return importlib.import_module(".models.qwen3_next", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ class AttentionConfig:
     def __post_init__(self):
         if self.hq % self.hkv:
             raise ValueError(f"hq={self.hq} is not a multiple of hkv={self.hkv}")
-        if self.gate not in reference.GATES:
+        if not reference.is_gate(self.gate):
             raise ValueError(f"unknown gate {self.gate!r}")
         if self.combine not in reference.COMBINES:
             raise ValueError(f"unknown combine {self.combine!r}")

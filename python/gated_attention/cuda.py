@@ -15,14 +15,16 @@ with the float64 reference (what the `REQUIRES: cuda-gpu` tests run).
 
 import argparse
 import ctypes
+import hashlib
 import json
 import math
+import os
 import subprocess
 import sys
 
 import numpy as np
 
-from . import config, dtypes, mlir, ptx as ptx_tools
+from . import config, dtypes, mlir, ptx as ptx_tools, runner
 from .check import compare
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
@@ -169,16 +171,39 @@ def run(driver, kernel, cfg, inputs):
             driver.free(ptr)
 
 
-def compile_kernel(cfg, opt="gated-attention-opt", chip="sm_90"):
+def compile_kernel(cfg, opt=None, chip="sm_90"):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
-    that --gated-attention-to-ptx makes for `cfg`."""
-    lowered = subprocess.run(
-        [opt, "-", f"--gated-attention-to-ptx=chip={chip}"],
-        input=mlir.attention_function(cfg, "case"), check=True,
-        capture_output=True, text=True).stdout
+    that --gated-attention-to-ptx makes for `cfg` (with the plugins of
+    runner.load_plugin; `opt` overrides the tool).
+
+    With GATED_ATTENTION_KERNEL_CACHE set to a directory, kernels are kept
+    there by a hash of the op's MLIR and the chip, and read back instead of
+    compiled: compile on one machine, run on another that has no MLIR."""
+    text = mlir.attention_function(cfg, "case")
+    cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
+    if cache:
+        key = hashlib.sha256(f"{chip}\n{text}".encode()).hexdigest()[:20]
+        stem = os.path.join(cache, key)
+        if os.path.exists(stem + ".json"):
+            with open(stem + ".ptx") as f, open(stem + ".json") as j:
+                desc = json.load(j)
+                return desc["kernel"], f.read(), desc
+    cmd = runner.opt_command("-", f"--gated-attention-to-ptx=chip={chip}")
+    if opt:
+        cmd[0] = opt
+    lowered = subprocess.run(cmd, input=text, check=True, capture_output=True,
+                             text=True).stdout
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
         raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+        name, ptx, desc = kernels[0]
+        with open(stem + ".ptx", "w") as f:
+            f.write(ptx)
+        # The description last: its presence marks a complete entry.
+        with open(stem + ".json", "w") as f:
+            json.dump(desc, f)
     return kernels[0]
 
 
@@ -189,7 +214,7 @@ def main(argv=None):
                    help="configuration spec as for gated_attention.check")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--chip", default="sm_90")
-    p.add_argument("--opt", default="gated-attention-opt")
+    p.add_argument("--opt", help="gated-attention-opt to use")
     args = p.parse_args(argv)
     cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
     if not cfgs:

@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from . import config, mlir, ptx as ptx_tools
+from . import config, mlir, ptx as ptx_tools, runner
 from .dtypes import from_bits, to_bits
 from .check import compare
 
@@ -492,14 +492,17 @@ def launch(kernel, desc, inputs, b, sq, skv):
     return mems["out"].bits
 
 
-def compile_case(cfg, opt="gated-attention-opt", options=""):
+def compile_case(cfg, opt=None, options=""):
     """(kernel op, launch description) of the tensor-core kernel of `cfg`;
-    `options` are those of convert-gated-attention-to-nvgpu."""
+    `options` are those of convert-gated-attention-to-nvgpu. The tool loads
+    the plugins of runner.load_plugin; `opt` overrides it."""
     module = mlir.attention_function(cfg, "case")
-    out = subprocess.run(
-        [opt, "-", f"--convert-gated-attention-to-nvgpu={options}",
-         "--canonicalize", "--cse", "--mlir-print-op-generic"],
-        input=module, check=True, capture_output=True, text=True).stdout
+    cmd = runner.opt_command("-", f"--convert-gated-attention-to-nvgpu={options}",
+                             "--canonicalize", "--cse", "--mlir-print-op-generic")
+    if opt:
+        cmd[0] = opt
+    out = subprocess.run(cmd, input=module, check=True, capture_output=True,
+                         text=True).stdout
     descs = ptx_tools.launch_descriptions(out)
     if len(descs) != 1:
         raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
@@ -507,7 +510,7 @@ def compile_case(cfg, opt="gated-attention-opt", options=""):
     return find_kernel(out, name), desc
 
 
-def run_case(cfg, seed, opt="gated-attention-opt", options=""):
+def run_case(cfg, seed, opt=None, options=""):
     kernel, desc = compile_case(cfg, opt, options)
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
@@ -524,7 +527,7 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--case", action="append", default=[])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--opt", default="gated-attention-opt")
+    p.add_argument("--opt", help="gated-attention-opt to use")
     p.add_argument("--options", default="",
                    help="options of convert-gated-attention-to-nvgpu, "
                    "e.g. 'warps=2 key-block=32'")

@@ -17,7 +17,9 @@ def attention_attributes(cfg):
         attrs.append("causal")
     if cfg.combine != "mul" and cfg.gate != "none":
         attrs.append(f"combine = #gated_attention.combine<{cfg.combine}>")
-    if cfg.gate not in ("sigmoid", "none"):
+    if cfg.gate.startswith("#"):  # a plugin's gate attribute
+        attrs.append(f"gate = {cfg.gate}")
+    elif cfg.gate not in ("sigmoid", "none"):
         attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
     if cfg.scale is not None:
         attrs.append(f"scale = {cfg.scale!r} : f32")

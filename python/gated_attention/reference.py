@@ -11,6 +11,24 @@ import numpy as np
 GATES = ("sigmoid", "silu", "ns_sigmoid", "none")
 COMBINES = ("mul", "add")
 
+# Gate variants added by plugins: MLIR attribute text -> numpy activation.
+_VARIANTS = {}
+
+
+def register_gate(attribute, fn):
+    """Registers the float64 reference of a plugin's gate variant, named by
+    its attribute as written in MLIR (e.g. "#gate_variants.tanh"); configs
+    may then use that text as their `gate`."""
+    if not attribute.startswith("#"):
+        raise ValueError(f"a gate variant is an MLIR attribute, not {attribute!r}")
+    _VARIANTS[attribute] = fn
+
+
+def is_gate(gate):
+    """Whether `gate` is a built-in gate or an attribute (a plugin's gate;
+    its reference may be registered later)."""
+    return gate in GATES or gate.startswith("#")
+
 
 def sigmoid(x):
     # exp(-x) overflows to inf for very negative x, giving exactly 0.
@@ -26,7 +44,10 @@ def activation(g, gate):
         return g * sigmoid(g)
     if gate == "ns_sigmoid":
         return 0.5 + 0.5 * sigmoid(g)
-    raise ValueError(f"unknown gate activation {gate!r}")
+    if gate in _VARIANTS:
+        return _VARIANTS[gate](g)
+    raise ValueError(f"unknown gate activation {gate!r} (a plugin's gate "
+                     f"needs reference.register_gate)")
 
 
 def causal_mask(sq, skv):

@@ -28,6 +28,27 @@ def tool_paths():
     }
 
 
+# Dialect plugins (gate variants) every gated-attention-opt call loads:
+# GATED_ATTENTION_PLUGINS (os.pathsep-separated), then load_plugin().
+PLUGINS = [p for p in os.environ.get("GATED_ATTENTION_PLUGINS", "").split(
+    os.pathsep) if p]
+
+
+def load_plugin(path):
+    """Makes every later compile load the dialect plugin at `path`."""
+    path = os.path.abspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(path)
+    if path not in PLUGINS:
+        PLUGINS.append(path)
+
+
+def opt_command(*args):
+    """gated-attention-opt with the loaded plugins and `args`."""
+    return [tool_paths()["opt"],
+            *[f"--load-dialect-plugin={p}" for p in PLUGINS], *args]
+
+
 class ToolError(RuntimeError):
     pass
 
@@ -42,7 +63,7 @@ def _run(cmd, stdin):
 
 def compile_module(text, pipeline=("--gated-attention-to-llvm",)):
     """MLIR text -> LLVM-dialect MLIR text."""
-    return _run([tool_paths()["opt"], *pipeline], text)
+    return _run(opt_command(*pipeline), text)
 
 
 def run_module(llvm_text, entry="main", extra_libs=()):

@@ -424,18 +424,44 @@ def random_inputs(b, s, seed=0, position="G1"):
     return {k: v.astype(np.float32).astype(np.float64) for k, v in out.items()}
 
 
+class Block:
+    """The block compiled for this CPU (f32): call it with the inputs of
+    random_inputs / shapes (keyword arguments named as args()); the result
+    [B, S, 2048] comes back as float64."""
+
+    def __init__(self, b, s, position="G1"):
+        from .. import compiler
+        self.b, self.s, self.position = b, s, position
+        self.ir = attention_block(b, s, position=position)
+        self.lib = compiler.compile_cpu(self.ir)
+
+    @property
+    def args(self):
+        return args(self.position)
+
+    def __call__(self, **inputs):
+        missing = set(self.args) - set(inputs)
+        if missing:
+            raise ValueError(f"missing inputs {sorted(missing)}")
+        out = self.lib.call("qwen3_next_attention",
+                            [np.asarray(inputs[a], np.float32)
+                             for a in self.args], 3, np.float32)
+        return out.astype(np.float64)
+
+    def random_inputs(self, seed=0):
+        return random_inputs(self.b, self.s, seed, self.position)
+
+    def reference(self, **inputs):
+        return reference(*(inputs[a] for a in self.args),
+                         position=self.position)
+
+
 def check(b, s, seed=0, position="G1"):
     """(ok, max abs error) of the CPU-compiled block against the reference."""
-    from .. import native
-    lib = native.SharedLibrary(attention_block(b, s, position=position),
-                               openmp=True)
-    inputs = random_inputs(b, s, seed, position)
-    names = args(position)
-    out = lib.call("qwen3_next_attention",
-                   [inputs[a].astype(np.float32) for a in names], 3,
-                   np.float32)
-    ref = reference(*(inputs[a] for a in names), position=position)
-    err = np.abs(out.astype(np.float64) - ref)
+    block = Block(b, s, position)
+    inputs = block.random_inputs(seed)
+    ref = block.reference(**inputs)
+    err = np.abs(block(**inputs) - ref)
     ok = bool(np.all(err <= 2e-4 + 2e-4 * np.abs(ref)))
     return ok, float(err.max())
 

@@ -42,3 +42,16 @@ void GatedAttentionDialect::initialize() {
       >();
   addInterfaces<GatedAttentionInlinerInterface>();
 }
+
+void GatedAttentionDialect::addRaisePatterns(RaisePatternsFn populate) {
+  // A variant registered twice (two plugins sharing code) adds its patterns
+  // once.
+  if (!llvm::is_contained(raisePatterns, populate))
+    raisePatterns.push_back(populate);
+}
+
+void GatedAttentionDialect::populateRaisePatterns(
+    RewritePatternSet &patterns) const {
+  for (RaisePatternsFn populate : raisePatterns)
+    populate(patterns);
+}

@@ -76,34 +76,36 @@ static Value otherOperand(Value v, function_ref<bool(Value)> known) {
   return {};
 }
 
-/// -x as negf(x), 0 - x or x * -1.
-static bool isNegation(Value v, Value x) {
+/// x for -x spelled negf(x), 0 - x or x * -1; else null.
+static Value negated(Value v) {
   if (auto neg = v.getDefiningOp<arith::NegFOp>())
-    return neg.getOperand() == x;
+    return neg.getOperand();
   if (auto sub = v.getDefiningOp<arith::SubFOp>())
-    return isConstant(sub.getLhs(), 0.0) && sub.getRhs() == x;
-  Value other =
-      otherOperand<arith::MulFOp>(v, [](Value c) { return isConstant(c, -1); });
-  return other == x;
+    return isConstant(sub.getLhs(), 0.0) ? sub.getRhs() : Value();
+  return otherOperand<arith::MulFOp>(v,
+                                     [](Value c) { return isConstant(c, -1); });
 }
 
-/// 1 + exp(-x), the denominator of the sigmoid.
-static bool isSigmoidDenominator(Value v, Value x) {
+/// y for 1 + exp(-y), the denominator of the sigmoid; else null.
+static Value sigmoidDenominatorOf(Value v) {
   Value e =
       otherOperand<arith::AddFOp>(v, [](Value c) { return isConstant(c, 1); });
   auto exp = e ? e.getDefiningOp<math::ExpOp>() : nullptr;
-  return exp && isNegation(exp.getOperand(), x);
+  return exp ? negated(exp.getOperand()) : Value();
+}
+
+Value mlir::gated_attention::matchSigmoid(Value v) {
+  auto div = v.getDefiningOp<arith::DivFOp>();
+  if (!div || !isConstant(div.getLhs(), 1.0))
+    return {};
+  return sigmoidDenominatorOf(div.getRhs());
 }
 
 /// sigmoid(x) = 1 / (1 + exp(-x)).
-static bool isSigmoid(Value v, Value x) {
-  auto div = v.getDefiningOp<arith::DivFOp>();
-  return div && isConstant(div.getLhs(), 1.0) &&
-         isSigmoidDenominator(div.getRhs(), x);
-}
+static bool isSigmoid(Value v, Value x) { return x && matchSigmoid(v) == x; }
 
-/// The gate activation that `v` computes from `x`, if it is one of ours.
-static std::optional<GateKind> matchActivation(Value v, Value x) {
+/// The built-in gate activation that `v` computes from `x`, if any.
+static std::optional<GateKind> matchBuiltinActivation(Value v, Value x) {
   if (isSigmoid(v, x))
     return GateKind::sigmoid;
   // silu: x * sigmoid(x), or x / (1 + exp(-x)).
@@ -111,7 +113,7 @@ static std::optional<GateKind> matchActivation(Value v, Value x) {
       s && isSigmoid(s, x))
     return GateKind::silu;
   if (auto div = v.getDefiningOp<arith::DivFOp>();
-      div && div.getLhs() == x && isSigmoidDenominator(div.getRhs(), x))
+      div && div.getLhs() == x && sigmoidDenominatorOf(div.getRhs()) == x)
     return GateKind::silu;
   // ns_sigmoid: 0.5 + 0.5 * sigmoid(x).
   if (Value half = otherOperand<arith::AddFOp>(
@@ -532,7 +534,7 @@ namespace {
 /// The gate combine `O * act(G)` / `O + act(G)` of a generic.
 struct GateCombine {
   Value attention, gate;
-  GateKind kind;
+  GateFunctionAttrInterface function;
   CombineKind combine;
 };
 
@@ -544,7 +546,8 @@ struct AttentionChain {
 };
 } // namespace
 
-static std::optional<GateCombine> matchGateCombine(linalg::GenericOp root) {
+static std::optional<GateCombine>
+matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
   if (!isElementwise(root) || root.getNumDpsInputs() != 2 ||
       !hasAttentionRank(root.getResult(0)))
     return std::nullopt;
@@ -564,16 +567,17 @@ static std::optional<GateCombine> matchGateCombine(linalg::GenericOp root) {
       continue;
     unsigned other = 1 - arg.getArgNumber();
     Value attention = root.getDpsInputs()[arg.getArgNumber()];
-    if (auto kind = matchActivation(act, body->getArgument(other)))
-      return GateCombine{attention, root.getDpsInputs()[other], *kind, combine};
+    if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
+            matcher(act, body->getArgument(other))))
+      return GateCombine{attention, root.getDpsInputs()[other], fn, combine};
     if (act != body->getArgument(other))
       continue;
     Value input;
     if (linalg::GenericOp actOp =
             matchUnaryElementwise(root.getDpsInputs()[other], input))
-      if (auto kind =
-              matchActivation(yielded(actOp), actOp.getBody()->getArgument(0)))
-        return GateCombine{attention, input, *kind, combine};
+      if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
+              matcher(yielded(actOp), actOp.getBody()->getArgument(0))))
+        return GateCombine{attention, input, fn, combine};
   }
   return std::nullopt;
 }
@@ -615,13 +619,54 @@ static std::optional<AttentionChain> matchAttentionChain(Value out) {
   return chain;
 }
 
-/// Replaces `root` (of 3-D or 4-D attention shape) by the op computing
-/// `chain`, gated by `gate` when it is set; fails without changing the IR
-/// when the shapes do not fit the op.
+/// Whether `rootType` is the op's `resultType` [B, H, S, D] or its
+/// [B·H, S, D] collapse.
+static bool fitsResult(RankedTensorType resultType, Type rootType) {
+  if (rootType == resultType)
+    return true;
+  int64_t b = resultType.getDimSize(0), h = resultType.getDimSize(1);
+  return rootType ==
+         RankedTensorType::get(
+             {ShapedType::isDynamic(b) ? ShapedType::kDynamic : b * h,
+              resultType.getDimSize(2), resultType.getDimSize(3)},
+             resultType.getElementType());
+}
+
+/// `v` (the op's result) reshaped to `type` (4-D as is, or its 3-D collapse).
+static Value reshapeResult(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return tensor::CollapseShapeOp::create(
+      b, loc, type, v, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+/// Whether the ops from the Q Kᵀ contraction to `root` are used only by one
+/// another and `root`: otherwise raising would keep the scores alive and
+/// compute the attention twice (a gate computed from the scores, say).
+static bool isPrivateChain(Operation *root, Value scores) {
+  Operation *first = scores.getDefiningOp();
+  SetVector<Operation *> below, above;
+  getForwardSlice(first, &below);
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  (void)getBackwardSlice(root, &above, options);
+  llvm::SmallPtrSet<Operation *, 16> chain = {first};
+  for (Operation *op : below)
+    if (above.contains(op))
+      chain.insert(op);
+  return llvm::all_of(chain, [&](Operation *op) {
+    return op == root || llvm::all_of(op->getUsers(), [&](Operation *user) {
+             return chain.contains(user);
+           });
+  });
+}
+
+/// Replaces `root` (of 3-D or 4-D attention shape) by the ungated op
+/// computing `chain`; fails without changing the IR when the shapes do not
+/// fit the op.
 static LogicalResult replaceByAttention(PatternRewriter &rewriter,
                                         Operation *root,
-                                        const AttentionChain &chain,
-                                        const GateCombine *gate) {
+                                        const AttentionChain &chain) {
   // K/V heads: a GQA repetition is looked through (it only exists on 4-D
   // values; a 3-D one is first lifted to its 4-D source).
   auto kvType = [](Value x) {
@@ -638,26 +683,12 @@ static LogicalResult replaceByAttention(PatternRewriter &rewriter,
       kType.getDimSize(1) == 0 || qType.getDimSize(1) % kType.getDimSize(1) ||
       kType.getDimSize(1) != vType.getDimSize(1))
     return rewriter.notifyMatchFailure(root, "shapes do not fit the op");
-  if (gate) {
-    RankedTensorType gType = as4D(gate->gate).second;
-    if (gType.getElementType() != elem ||
-        gType.getShape().take_front(3) != qType.getShape().take_front(3))
-      return rewriter.notifyMatchFailure(root, "gate does not fit the op");
-  }
   auto resultType =
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                              qType.getDimSize(2), vType.getDimSize(3)},
                             elem);
-  auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
-  RankedTensorType expected = resultType;
-  if (rootType.getRank() == 3)
-    expected = RankedTensorType::get(
-        {ShapedType::isDynamic(resultType.getDimSize(0))
-             ? ShapedType::kDynamic
-             : resultType.getDimSize(0) * resultType.getDimSize(1),
-         resultType.getDimSize(2), resultType.getDimSize(3)},
-        elem);
-  if (expected != rootType)
+  Type rootType = root->getResult(0).getType();
+  if (!fitsResult(resultType, rootType))
     return rewriter.notifyMatchFailure(root, "result type differs");
 
   Location loc = root->getLoc();
@@ -666,51 +697,34 @@ static LogicalResult replaceByAttention(PatternRewriter &rewriter,
   };
   Value q = materialize4D(rewriter, loc, chain.query);
   Value k = kv(chain.key), v = kv(chain.value);
-  Value g = gate ? materialize4D(rewriter, loc, gate->gate) : Value();
   auto op = AttentionOp::create(
-      rewriter, loc, resultType, q, k, v, g,
+      rewriter, loc, resultType, q, k, v, /*gate=*/Value(),
       rewriter.getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
-      GateKindAttr::get(rewriter.getContext(),
-                        gate ? gate->kind : GateKind::sigmoid),
-      gate ? gate->combine : CombineKind::mul);
-  Value replacement = op.getResult();
-  if (rootType.getRank() == 3)
-    replacement = tensor::CollapseShapeOp::create(
-        rewriter, loc, rootType, replacement,
-        SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-  rewriter.replaceOp(root, replacement);
+      GateKindAttr::get(rewriter.getContext(), GateKind::sigmoid),
+      CombineKind::mul);
+  rewriter.replaceOp(root, reshapeResult(rewriter, loc, op, rootType));
   return success();
 }
 
-namespace {
-/// Gated attention, rooted at the gate combine; see the file comment.
-struct RaiseGatedAttention : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::GenericOp root,
-                                PatternRewriter &rewriter) const override {
-    std::optional<GateCombine> gate = matchGateCombine(root);
-    if (!gate)
-      return rewriter.notifyMatchFailure(root, "no gate combine");
-    std::optional<AttentionChain> chain = matchAttentionChain(gate->attention);
-    if (!chain)
-      return rewriter.notifyMatchFailure(root, "no attention chain");
-    // The gate must not be computed from the scores: raising would not
-    // remove them.
-    SetVector<Operation *> slice;
-    BackwardSliceOptions options;
-    options.inclusive = true;
-    if (Operation *def = gate->gate.getDefiningOp())
-      (void)getBackwardSlice(def, &slice, options);
-    if (slice.contains(chain->scores.getDefiningOp()))
-      return rewriter.notifyMatchFailure(root, "gate depends on the scores");
-    return replaceByAttention(rewriter, root, *chain, &*gate);
+/// The ungated op whose result `v` is, as is or through reshapes, every
+/// value on the way used once (by the next step and finally the combine).
+static AttentionOp ungatedSource(Value v) {
+  while (v.hasOneUse()) {
+    if (auto op = v.getDefiningOp<AttentionOp>())
+      return op.hasGate() ? AttentionOp() : op;
+    if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+      v = collapse.getSrc();
+    else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+      v = expand.getSrc();
+    else
+      break;
   }
-};
+  return {};
+}
 
-/// Attention without a gate (graphs gated elsewhere, G2-G5), rooted at the
-/// P V contraction. Defers to RaiseGatedAttention when a gate combine uses
-/// the result, so that the gate is fused rather than left behind.
+namespace {
+/// Attention (Q Kᵀ ... P V), rooted at the P V contraction, becomes the op
+/// without a gate; a gate combine using it is folded in afterwards.
 struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
@@ -718,38 +732,94 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                 PatternRewriter &rewriter) const override {
     if (root->getNumResults() != 1 || !hasAttentionRank(root->getResult(0)))
       return failure();
-    Value out = root->getResult(0);
-    std::optional<AttentionChain> chain = matchAttentionChain(out);
+    std::optional<AttentionChain> chain =
+        matchAttentionChain(root->getResult(0));
     if (!chain)
       return rewriter.notifyMatchFailure(root, "no attention chain");
-    SmallVector<Operation *> users(out.getUsers());
-    for (Operation *user : out.getUsers())
-      if (isa<tensor::ExpandShapeOp>(user))
-        llvm::append_range(users, user->getUsers());
-    for (Operation *user : users)
-      if (auto generic = dyn_cast<linalg::GenericOp>(user))
-        if (matchGateCombine(generic))
-          return rewriter.notifyMatchFailure(root, "gated: raised there");
-    return replaceByAttention(rewriter, root, *chain, nullptr);
+    if (!isPrivateChain(root, chain->scores))
+      return rewriter.notifyMatchFailure(root, "scores used elsewhere");
+    return replaceByAttention(rewriter, root, *chain);
   }
+};
+
+/// `Y * act(G)` / `Y + act(G)` with Y the result of an ungated op becomes
+/// the op with gate G; `act` is whatever the matcher recognizes.
+struct FoldGate : OpRewritePattern<linalg::GenericOp> {
+  FoldGate(MLIRContext *context, GateActivationMatcher matcher,
+           PatternBenefit benefit)
+      : OpRewritePattern(context, benefit), matcher(std::move(matcher)) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp root,
+                                PatternRewriter &rewriter) const override {
+    std::optional<GateCombine> gate = matchGateCombine(root, matcher);
+    if (!gate)
+      return rewriter.notifyMatchFailure(root, "no gate combine");
+    AttentionOp ungated = ungatedSource(gate->attention);
+    if (!ungated)
+      return rewriter.notifyMatchFailure(root, "not the result of an op");
+    auto resultType = cast<RankedTensorType>(ungated.getType());
+    Type rootType = root.getResult(0).getType();
+    if (!fitsResult(resultType, rootType) ||
+        gate->attention.getType() != rootType ||
+        getElementTypeOrSelf(gate->gate) != resultType.getElementType())
+      return rewriter.notifyMatchFailure(root, "types do not fit the op");
+
+    Location loc = root.getLoc();
+    // The gate as [B, Hq, Sq, Dv]: its 4-D source when it is a collapse of
+    // one, else expanded like the result.
+    Value g = as4D(gate->gate).first;
+    if (!g || g.getType() != resultType)
+      g = gate->gate.getType() == resultType
+              ? gate->gate
+              : tensor::ExpandShapeOp::create(
+                    rewriter, loc, resultType, gate->gate,
+                    SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
+                                  ungated.getKey(), ungated.getValue(), g,
+                                  ungated.getScaleAttr(), ungated.getCausal(),
+                                  gate->function, gate->combine);
+    rewriter.replaceOp(root, reshapeResult(rewriter, loc, op, rootType));
+    return success();
+  }
+
+  GateActivationMatcher matcher;
 };
 
 struct GatedAttentionRaisePass
     : gated_attention::impl::GatedAttentionRaisePassBase<
           GatedAttentionRaisePass> {
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    populateGatedAttentionRaisePatterns(set);
+    // Gate variants registered by plugins (registerGateVariant).
+    context->getOrLoadDialect<GatedAttentionDialect>()->populateRaisePatterns(
+        set);
+    patterns = std::move(set);
+    return success();
+  }
+
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateGatedAttentionRaisePatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), patterns)))
       return signalPassFailure();
   }
+
+  FrozenRewritePatternSet patterns;
 };
 } // namespace
 
+void mlir::gated_attention::populateGateFoldingPatterns(
+    RewritePatternSet &patterns, GateActivationMatcher matcher,
+    PatternBenefit benefit) {
+  patterns.add<FoldGate>(patterns.getContext(), std::move(matcher), benefit);
+}
+
 void mlir::gated_attention::populateGatedAttentionRaisePatterns(
     RewritePatternSet &patterns) {
-  // The gated form first: an ungated match of the same chain would leave
-  // the gate behind.
-  patterns.add<RaiseGatedAttention>(patterns.getContext(), /*benefit=*/2);
-  patterns.add<RaiseAttention>(patterns.getContext(), /*benefit=*/1);
+  patterns.add<RaiseAttention>(patterns.getContext());
+  populateGateFoldingPatterns(patterns, [](Value act, Value x) -> Attribute {
+    std::optional<GateKind> kind = matchBuiltinActivation(act, x);
+    if (!kind)
+      return {};
+    return GateKindAttr::get(act.getContext(), *kind);
+  });
 }

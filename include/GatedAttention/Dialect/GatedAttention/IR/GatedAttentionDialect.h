@@ -10,6 +10,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Dialect.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace gated_attention {
+/// Adds patterns to a set (see GatedAttentionDialect::addRaisePatterns).
+using RaisePatternsFn = void (*)(RewritePatternSet &);
+} // namespace gated_attention
+} // namespace mlir
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOpsDialect.h.inc"
 

@@ -25,6 +25,21 @@ def GatedAttention_Dialect : Dialect {
     across heads or per head, causal masking and grouped-query attention.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Adds the raise patterns of a gate variant (an out-of-tree gate
+    /// attribute and the patterns that fold its unfused form into the op);
+    /// `gated-attention-raise` runs them with its own. Called when the
+    /// dialect is loaded, by the extension `registerGateVariant` installs.
+    void addRaisePatterns(RaisePatternsFn populate);
+
+    /// Adds the patterns of every registered gate variant to `patterns`.
+    void populateRaisePatterns(::mlir::RewritePatternSet &patterns) const;
+
+  private:
+    ::llvm::SmallVector<RaisePatternsFn> raisePatterns;
+
+  public:
+  }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect"

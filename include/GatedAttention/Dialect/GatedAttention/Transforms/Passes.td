@@ -35,14 +35,20 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
       `0.5 + 0.5 * sigmoid(x)`) is in the same body or in an elementwise
       producer of G.
 
-    Attention without such a gate (graphs gated elsewhere, G2-G5, or not at
-    all) becomes the op without its gate operand.
+    It works in two steps: the attention chain (Q Kᵀ to P V) becomes the op
+    without a gate, then a gate combine using its result is folded in
+    (`populateGateFoldingPatterns`). Attention without such a gate (graphs
+    gated elsewhere, G2-G5, or not at all) stays the op without its gate
+    operand. Gate variants loaded as plugins (`--load-dialect-plugin`, see
+    docs/ExtendingGates.md) add folding patterns for their own activations.
 
     K and V repeated for grouped-query attention (a `linalg.broadcast` to
     `[B, Hkv, R, S, D]` collapsed to `[B, Hkv·R, S, D]`) are read at their
     `Hkv` heads. Anything else (a softmax over another dimension, a mask
     that is not the causal one, a gate computed from the scores, ...) is
-    left as it is. The replaced ops become dead and fold away.
+    left as it is; so is a chain whose scores or probabilities have uses
+    outside it (raising would compute the attention twice). The replaced ops
+    become dead and fold away.
 
     ```mlir
     %s = linalg.batch_matmul ins(%q, %kt ...) ...

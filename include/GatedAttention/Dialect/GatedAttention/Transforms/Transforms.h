@@ -7,10 +7,12 @@
 #ifndef GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
 #define GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 
 namespace mlir {
 class RewritePatternSet;
@@ -55,8 +57,30 @@ FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                      const OnlineSoftmaxOptions &options);
 
 /// Patterns raising unfused gated attention in linalg on tensors (Q Kᵀ,
-/// scale, causal mask, softmax, P V, gate) to gated_attention.attention.
+/// scale, causal mask, softmax, P V, gate) to gated_attention.attention:
+/// the attention becomes the op without a gate, then a combine with a
+/// built-in activation is folded in (populateGateFoldingPatterns).
 void populateGatedAttentionRaisePatterns(RewritePatternSet &patterns);
+
+/// Recognizes a gate activation in a linalg body: given the value `act` that
+/// is combined with the attention output and the body's gate argument `x`,
+/// returns the gate attribute (implementing GateFunctionAttrInterface) with
+/// `act = activation(x)`, or null.
+using GateActivationMatcher = std::function<Attribute(Value act, Value x)>;
+
+/// Patterns folding an elementwise `Y * act(G)` or `Y + act(G)`, where Y is
+/// the result of a gated_attention.attention without a gate (as is, or
+/// reshaped to [B·H, S, D]) used only there, into that op with gate G and the
+/// attribute `matcher` returns. `act` may be in the combine's body or in an
+/// elementwise producer of G. Gate variants add theirs this way (see
+/// docs/ExtendingGates.md).
+void populateGateFoldingPatterns(RewritePatternSet &patterns,
+                                 GateActivationMatcher matcher,
+                                 PatternBenefit benefit = 1);
+
+/// If `v` is sigmoid(y) spelled with arith/math (`1 / (1 + exp(-y))`, with
+/// -y as negf, 0 - y or y * -1), returns y; else null. For gate matchers.
+Value matchSigmoid(Value v);
 
 } // namespace gated_attention
 } // namespace mlir

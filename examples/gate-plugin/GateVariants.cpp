@@ -1,0 +1,124 @@
+//===- GateVariants.cpp - two gate variants as a plugin -------------------===//
+//
+// A dialect plugin for gated-attention-opt adding two gate activations:
+//   #gate_variants.tanh                               act(g) = tanh(g)
+//   #gate_variants.sigmoid<temperature = T : f32>     act(g) = sigmoid(g / T)
+// Each attribute implements GateFunctionAttrInterface (the activation every
+// lowering inlines into the fused epilogue), and the plugin adds one gate
+// folding pattern so that `--gated-attention-raise` recognizes the unfused
+// forms `Y * tanh(G)` and `Y * sigmoid(G / T)` (or `G * (1 / T)`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GateVariants.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Config/llvm-config.h"
+
+using namespace mlir;
+using namespace gate_variants;
+
+#include "GateVariantsDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "GateVariantsAttrs.cpp.inc"
+
+void GateVariantsDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "GateVariantsAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// The activations (GateFunctionAttrInterface)
+//===----------------------------------------------------------------------===//
+
+/// A constant of `like`'s type (f32 scalar or vector of f32).
+static Value constantLike(OpBuilder &b, Location loc, Value like,
+                          double value) {
+  Type type = like.getType();
+  TypedAttr attr = b.getFloatAttr(getElementTypeOrSelf(type), value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = SplatElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+Value TanhAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
+  return math::TanhOp::create(b, loc, x);
+}
+
+Value SigmoidAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
+  double inverse = 1.0 / getTemperature().getValueAsDouble();
+  Value y = arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, inverse));
+  Value one = constantLike(b, loc, x, 1.0);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, y));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+LogicalResult SigmoidAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  FloatAttr temperature) {
+  if (!temperature.getType().isF32() || !(temperature.getValueAsDouble() > 0.0))
+    return emitError() << "temperature must be a positive f32, got "
+                       << temperature;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Raising the unfused forms
+//===----------------------------------------------------------------------===//
+
+/// The constant `c` of `x * c`, `c * x` (then T = 1 / c) or `x / c` (T = c):
+/// the temperature of sigmoid(y) with y computed from `x` so; 0 otherwise.
+static double matchTemperature(Value y, Value x) {
+  FloatAttr c;
+  if (auto mul = y.getDefiningOp<arith::MulFOp>()) {
+    Value other = mul.getLhs() == x   ? mul.getRhs()
+                  : mul.getRhs() == x ? mul.getLhs()
+                                      : Value();
+    if (other && matchPattern(other, m_Constant(&c)) &&
+        c.getValueAsDouble() > 0.0)
+      return 1.0 / c.getValueAsDouble();
+  }
+  if (auto div = y.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == x && matchPattern(div.getRhs(), m_Constant(&c)) &&
+      c.getValueAsDouble() > 0.0)
+    return c.getValueAsDouble();
+  return 0.0;
+}
+
+/// The gate attribute for `act` computed from the gate value `x`, if `act`
+/// is one of this plugin's activations.
+static Attribute matchGateVariant(Value act, Value x) {
+  MLIRContext *context = act.getContext();
+  if (auto tanh = act.getDefiningOp<math::TanhOp>();
+      tanh && tanh.getOperand() == x)
+    return TanhAttr::get(context);
+  if (Value y = gated_attention::matchSigmoid(act))
+    if (double t = matchTemperature(y, x))
+      return SigmoidAttr::get(context,
+                              FloatAttr::get(Float32Type::get(context), t));
+  return {};
+}
+
+static void populateGateVariantsRaisePatterns(RewritePatternSet &patterns) {
+  gated_attention::populateGateFoldingPatterns(patterns, matchGateVariant);
+}
+
+//===----------------------------------------------------------------------===//
+// The plugin's entry point (--load-dialect-plugin)
+//===----------------------------------------------------------------------===//
+
+extern "C" LLVM_ATTRIBUTE_WEAK DialectPluginLibraryInfo
+mlirGetDialectPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "GateVariants", LLVM_VERSION_STRING,
+          [](DialectRegistry *registry) {
+            gated_attention::registerGateVariant<GateVariantsDialect>(
+                *registry, populateGateVariantsRaisePatterns);
+          }};
+}
