@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import subprocess
 
 import numpy as np
@@ -10,12 +11,20 @@ _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _LLVM = "/usr/lib/llvm-22"
 
 
+def _default_opt():
+    """gated-attention-opt of the source tree's build/, else of the install
+    this package is part of (<prefix>/lib/python3/dist-packages), else PATH."""
+    for path in (os.path.join(_REPO, "build", "bin", "gated-attention-opt"),
+                 os.path.join(_REPO, "..", "..", "bin", "gated-attention-opt")):
+        if os.path.exists(path):
+            return os.path.normpath(path)
+    return shutil.which("gated-attention-opt") or "gated-attention-opt"
+
+
 def tool_paths():
-    """Tools from the environment (lit sets these), else the default build."""
+    """Tools from the environment (lit sets these), else the defaults."""
     return {
-        "opt": os.environ.get("GATED_ATTENTION_OPT",
-                              os.path.join(_REPO, "build", "bin",
-                                           "gated-attention-opt")),
+        "opt": os.environ.get("GATED_ATTENTION_OPT") or _default_opt(),
         "runner": os.environ.get("MLIR_RUNNER",
                                  os.path.join(_LLVM, "bin", "mlir-runner")),
         # The runner utilities (printMemrefF32) and the OpenMP runtime that

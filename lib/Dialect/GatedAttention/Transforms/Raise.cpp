@@ -645,15 +645,16 @@ static Value reshapeResult(OpBuilder &b, Location loc, Value v, Type type) {
 /// compute the attention twice (a gate computed from the scores, say).
 static bool isPrivateChain(Operation *root, Value scores) {
   Operation *first = scores.getDefiningOp();
-  SetVector<Operation *> below, above;
-  getForwardSlice(first, &below);
-  BackwardSliceOptions options;
-  options.inclusive = true;
-  (void)getBackwardSlice(root, &above, options);
-  llvm::SmallPtrSet<Operation *, 16> chain = {first};
-  for (Operation *op : below)
-    if (above.contains(op))
-      chain.insert(op);
+  SetVector<Operation *> above, chain;
+  BackwardSliceOptions backward;
+  backward.inclusive = true;
+  (void)getBackwardSlice(root, &above, backward);
+  // The ops between `first` and `root`: reached from `first` without
+  // leaving what `root` depends on.
+  ForwardSliceOptions forward;
+  forward.inclusive = true;
+  forward.filter = [&](Operation *op) { return above.contains(op); };
+  getForwardSlice(first, &chain, forward);
   return llvm::all_of(chain, [&](Operation *op) {
     return op == root || llvm::all_of(op->getUsers(), [&](Operation *user) {
              return chain.contains(user);
