@@ -469,6 +469,11 @@ void FlashKernelEmitter::emitKeyBlock(Value block, Value buffer, bool masked,
   }
 }
 
+/// The epilogue's column pairs start at even columns of rows of even
+/// length: 4-byte aligned in buffers that are (cp.async already needs 16),
+/// so each pair is one 32-bit access rather than two 16-bit ones.
+static const llvm::Align kPairAlignment(4);
+
 void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
   int64_t dv = cfg.valueHeadDim;
   bool headwise = cfg.hasGate && cfg.gateWidth == 1;
@@ -491,6 +496,18 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
       headwiseGate =
           gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
     }
+    // All of the row's gate loads first (one register per column pair):
+    // interleaved with the stores to `out`, which may alias `g` as far as
+    // LLVM knows, each load's latency would be exposed in turn.
+    SmallVector<Value> gatePairs;
+    if (cfg.hasGate && !headwise)
+      for (int64_t nt = 0; nt < dv / 8; ++nt) {
+        Value col = add(mul(quadCol, 2), nt * 8);
+        Value gi = add(add(gBase, mul(row, dv)), col);
+        gatePairs.push_back(
+            vector::LoadOp::create(b, loc, pairType, g, ValueRange{gi},
+                                   /*nontemporal=*/false, kPairAlignment));
+      }
     for (int64_t nt = 0; nt < dv / 8; ++nt) {
       Value col = add(mul(quadCol, 2), nt * 8);
       // The activated gate of this lane's two output columns.
@@ -498,11 +515,8 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
       if (headwise) {
         gates = {headwiseGate, headwiseGate};
       } else if (cfg.hasGate) {
-        Value gi = add(add(gBase, mul(row, dv)), col);
-        Value pair = arith::ExtFOp::create(
-            b, loc, VectorType::get({2}, f32),
-            vector::LoadOp::create(b, loc, pairType, g, ValueRange{gi})
-                .getResult());
+        Value pair = arith::ExtFOp::create(b, loc, VectorType::get({2}, f32),
+                                           gatePairs[nt]);
         for (int64_t c = 0; c < 2; ++c)
           gates.push_back(gateFn.buildActivation(
               b, loc, vector::ExtractOp::create(b, loc, pair, c)));
@@ -518,7 +532,8 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
           b, loc, pairType,
           vector::FromElementsOp::create(b, loc, VectorType::get({2}, f32), y));
       vector::StoreOp::create(b, loc, packed, out,
-                              ValueRange{add(add(oBase, mul(row, dv)), col)});
+                              ValueRange{add(add(oBase, mul(row, dv)), col)},
+                              /*nontemporal=*/false, kPairAlignment);
     }
   }
 }

@@ -46,12 +46,18 @@
 // CHECK-NOT:       arith.cmpi slt
 // CHECK:           nvvm.mma.sync
 // CHECK:         }
-// Epilogue: rows in range load the gate pairwise, apply sigmoid and store
-// the output once.
+// Epilogue, per row half: rows in range load all of their gate pairs
+// (32-bit accesses) before any output store, then apply sigmoid and store
+// each output pair once.
 // CHECK:       scf.if
-// CHECK:         vector.load %[[G]][%{{.+}}] : memref<?xbf16>, vector<2xbf16>
+// CHECK-COUNT-8: vector.load %[[G]][%{{.+}}] {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
 // CHECK:         math.exp
-// CHECK:         vector.store %{{.+}}, %[[O]][%{{.+}}] : memref<?xbf16>, vector<2xbf16>
+// CHECK:         vector.store %{{.+}}, %[[O]][%{{.+}}] {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK-NOT:     vector.load %[[G]]
+// CHECK:       scf.if
+// CHECK-COUNT-8: vector.load %[[G]][%{{.+}}] {alignment = 4 : i64} : memref<?xbf16>, vector<2xbf16>
+// CHECK-NOT:     vector.load %[[G]]
+// CHECK:         vector.store %{{.+}}, %[[O]]
 // CHECK-NOT:   gpu.module
 func.func @shared_kernel(%q: tensor<2x8x?x64xbf16>, %k: tensor<2x2x?x64xbf16>, %v: tensor<2x2x?x64xbf16>, %g: tensor<2x8x?x64xbf16>) -> (tensor<2x8x?x64xbf16>, tensor<2x8x?x64xbf16>) {
   %0 = gated_attention.attention %q, %k, %v, %g {causal} : (tensor<2x8x?x64xbf16>, tensor<2x2x?x64xbf16>, tensor<2x2x?x64xbf16>, tensor<2x8x?x64xbf16>) -> tensor<2x8x?x64xbf16>
