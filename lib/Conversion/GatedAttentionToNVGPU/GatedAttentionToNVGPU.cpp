@@ -738,7 +738,8 @@ static std::string describeLaunch(const FlashKernelConfig &cfg,
       {"dynamic_shared_memory", cfg.sharedMemoryBytes()},
       {"calling_convention",
        "each memref<?xT> argument is passed as (allocated ptr, aligned ptr, "
-       "i64 offset, i64 size, i64 stride); index arguments as i64"},
+       "i64 offset, i64 size, i64 stride), the aligned pointer 16-byte "
+       "aligned; index arguments as i64"},
       {"arguments", std::move(args)}};
   std::string s;
   llvm::raw_string_ostream os(s);
