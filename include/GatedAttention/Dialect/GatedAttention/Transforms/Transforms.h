@@ -15,10 +15,6 @@
 #include <functional>
 
 namespace mlir {
-class RewritePatternSet;
-class RewriterBase;
-class Value;
-
 namespace gated_attention {
 class AttentionOp;
 
