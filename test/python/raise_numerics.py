@@ -25,6 +25,15 @@ forms = {
         [(2, 4, 8), (2, 6, 8), (2, 6, 8), (2, 4, 8)],
         lambda q, k, v, g: reference.gated_attention_reference(
             q[None], k[None], v[None], g[None], scale=1.0, causal=True)[0]),
+    "headwise_heads_in_batch": (
+        [(8, 16, 32)] * 3 + [(8, 16)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q[None], k[None], v[None], g[None, :, :, None], scale=0.125)[0]),
+    "headwise_producer": (
+        [(8, 16, 32)] * 3 + [(8, 16)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q[None], k[None], v[None], g[None, :, :, None], scale=0.125,
+            gate="silu", combine="add")[0]),
     "generic_gqa_causal": (
         [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
         lambda q, k, v, g: reference.gated_attention_reference(

@@ -536,6 +536,9 @@ struct GateCombine {
   Value attention, gate;
   GateFunctionAttrInterface function;
   CombineKind combine;
+  /// One gate value per row (the gate lacks the last dimension), else one
+  /// per element.
+  bool headwise = false;
 };
 
 /// Q Kᵀ -> [scale] -> [causal mask] -> softmax -> P V, ending at `O`.
@@ -548,8 +551,17 @@ struct AttentionChain {
 
 static std::optional<GateCombine>
 matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
-  if (!isElementwise(root) || root.getNumDpsInputs() != 2 ||
+  if (root.getNumResults() != 1 || root.getNumDpsInputs() != 2 ||
+      root.getNumParallelLoops() != root.getNumLoops() ||
       !hasAttentionRank(root.getResult(0)))
+    return std::nullopt;
+  // The output and the attention input are read at every element; the gate
+  // too (elementwise) or once per row, its map the identity without the
+  // last dimension (headwise).
+  int64_t rank = root.getNumLoops();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, root.getContext());
+  SmallVector<AffineMap> maps = root.getIndexingMapsArray();
+  if (maps[2] != id)
     return std::nullopt;
   Block *body = root.getBody();
   auto *combineOp = yielded(root).getDefiningOp();
@@ -566,10 +578,15 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
     if (!arg || arg.getOwner() != body || arg.getArgNumber() > 1)
       continue;
     unsigned other = 1 - arg.getArgNumber();
+    if (maps[arg.getArgNumber()] != id ||
+        (maps[other] != id && maps[other] != id.dropResult(rank - 1)))
+      continue;
+    bool headwise = maps[other] != id;
     Value attention = root.getDpsInputs()[arg.getArgNumber()];
     if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
             matcher(act, body->getArgument(other))))
-      return GateCombine{attention, root.getDpsInputs()[other], fn, combine};
+      return GateCombine{attention, root.getDpsInputs()[other], fn, combine,
+                         headwise};
     if (act != body->getArgument(other))
       continue;
     Value input;
@@ -577,7 +594,7 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
             matchUnaryElementwise(root.getDpsInputs()[other], input))
       if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
               matcher(yielded(actOp), actOp.getBody()->getArgument(0))))
-        return GateCombine{attention, input, fn, combine};
+        return GateCombine{attention, input, fn, combine, headwise};
   }
   return std::nullopt;
 }
@@ -723,6 +740,32 @@ static AttentionOp ungatedSource(Value v) {
   return {};
 }
 
+/// An elementwise gate as [B, Hq, Sq, Dv] (`resultType`): its 4-D source
+/// when it is a collapse of one, else expanded like the result.
+static Value elementwiseGate(OpBuilder &b, Location loc, Value gate,
+                             RankedTensorType resultType) {
+  Value g = as4D(gate).first;
+  if (g && g.getType() == resultType)
+    return g;
+  if (gate.getType() == resultType)
+    return gate;
+  return tensor::ExpandShapeOp::create(
+      b, loc, resultType, gate,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+/// A headwise gate ([B, H, S] or [B·H, S]) as [B, Hq, Sq, 1].
+static Value headwiseGate(OpBuilder &b, Location loc, Value gate,
+                          RankedTensorType resultType) {
+  SmallVector<int64_t> shape(resultType.getShape());
+  shape.back() = 1;
+  auto type = RankedTensorType::get(shape, resultType.getElementType());
+  SmallVector<ReassociationIndices> reassoc = {{0}, {1}, {2, 3}};
+  if (cast<RankedTensorType>(gate.getType()).getRank() == 2)
+    reassoc = {{0, 1}, {2, 3}};
+  return tensor::ExpandShapeOp::create(b, loc, type, gate, reassoc);
+}
+
 namespace {
 /// Attention (Q Kᵀ ... P V), rooted at the P V contraction, becomes the op
 /// without a gate; a gate combine using it is folded in afterwards.
@@ -766,15 +809,9 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(root, "types do not fit the op");
 
     Location loc = root.getLoc();
-    // The gate as [B, Hq, Sq, Dv]: its 4-D source when it is a collapse of
-    // one, else expanded like the result.
-    Value g = as4D(gate->gate).first;
-    if (!g || g.getType() != resultType)
-      g = gate->gate.getType() == resultType
-              ? gate->gate
-              : tensor::ExpandShapeOp::create(
-                    rewriter, loc, resultType, gate->gate,
-                    SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+    Value g = gate->headwise
+                  ? headwiseGate(rewriter, loc, gate->gate, resultType)
+                  : elementwiseGate(rewriter, loc, gate->gate, resultType);
     auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
                                   ungated.getKey(), ungated.getValue(), g,
                                   ungated.getScaleAttr(), ungated.getCausal(),

@@ -517,3 +517,128 @@ func.func @triangle_off_by_one(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v:
   } -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A headwise gate ([B·H, S]: one value per row, read through the identity
+// map without the last dimension), sigmoid in the combine's body: the op
+// gets a [B, H, S, 1] gate.
+// CHECK-LABEL: func.func @headwise_heads_in_batch
+// CHECK-SAME:    %[[G:[^:]+]]: tensor<8x16xf32>)
+// CHECK:         %[[G4:.+]] = tensor.expand_shape %[[G]] {{\[}}[0, 1], [2, 3]{{\]}} {{.*}} : tensor<8x16xf32> into tensor<1x8x16x1xf32>
+// CHECK:         gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[G4]] {scale = 1.250000e-01 : f32} : (tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x1xf32>) -> tensor<1x8x16x32xf32>
+// CHECK-NOT:     linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @headwise_heads_in_batch(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x16xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<8x16x32xf32>, tensor<8x16xf32>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}
+
+// -----
+
+// The same with the gate's SiLU in a producer over [B·H, S], added.
+// CHECK-LABEL: func.func @headwise_producer
+// CHECK:         gated_attention.attention {{.+}} {combine = #gated_attention.combine<add>, gate = #gated_attention.gate<silu>, scale = 1.250000e-01 : f32} : ({{.+}}, tensor<1x8x16x1xf32>) -> tensor<1x8x16x32xf32>
+// CHECK-NOT:     linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @headwise_producer(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x16xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %eg = tensor.empty() : tensor<8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x16xf32>) outs(%eg : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %r = arith.divf %x, %den : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %act : tensor<8x16x32xf32>, tensor<8x16xf32>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}
+
+// -----
+
+// A gate broadcast along the rows (one value per column) is no gate layout
+// of the op: the attention is raised, the combine stays.
+// CHECK-LABEL: func.func @gate_per_column
+// CHECK:         %[[A:.+]] = gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {scale = 1.250000e-01 : f32}
+// CHECK:         linalg.generic
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#col3 = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @gate_per_column(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x32xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<8x16x32xf32>, tensor<8x32xf32>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}
