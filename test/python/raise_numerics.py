@@ -34,6 +34,23 @@ forms = {
         lambda q, k, v, g: reference.gated_attention_reference(
             q[None], k[None], v[None], g[None, :, :, None], scale=0.125,
             gate="silu", combine="add")[0]),
+    "shared_elementwise": (
+        [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 8, 16)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q, k, v, g[:, None], scale=0.25, causal=True)),
+    "shared_headwise": (
+        [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 8)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q, k, v, g[:, None, :, None], scale=0.25, causal=True)),
+    "headwise_4d": (
+        [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q, k, v, g[..., None], scale=0.25, causal=True)),
+    "gate_transposed": (
+        [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 8, 4)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q, k, v, g.transpose(0, 2, 1)[..., None], scale=0.25,
+            causal=True)),
     "generic_gqa_causal": (
         [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
         lambda q, k, v, g: reference.gated_attention_reference(

@@ -536,9 +536,10 @@ struct GateCombine {
   Value attention, gate;
   GateFunctionAttrInterface function;
   CombineKind combine;
-  /// One gate value per row (the gate lacks the last dimension), else one
-  /// per element.
-  bool headwise = false;
+  /// How the combine reads the gate: the identity (per element and head),
+  /// or without the last dimension (headwise) and/or, on [B, H, S, D],
+  /// without the heads (shared).
+  AffineMap map;
 };
 
 /// Q Kᵀ -> [scale] -> [causal mask] -> softmax -> P V, ending at `O`.
@@ -549,15 +550,27 @@ struct AttentionChain {
 };
 } // namespace
 
+/// Whether the combine may read the gate through `map` (of `rank` dims):
+/// an ordered subset of the identity keeping the batch (or batch·heads) and
+/// the rows; the heads (4-D) and the last dimension may be broadcast.
+static bool isGateMap(AffineMap map, int64_t rank) {
+  if (!map.isProjectedPermutation())
+    return false;
+  SmallVector<int64_t> dims;
+  for (AffineExpr e : map.getResults())
+    dims.push_back(cast<AffineDimExpr>(e).getPosition());
+  return llvm::is_sorted(dims) && llvm::is_contained(dims, 0) &&
+         llvm::is_contained(dims, rank - 2);
+}
+
 static std::optional<GateCombine>
 matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
   if (root.getNumResults() != 1 || root.getNumDpsInputs() != 2 ||
       root.getNumParallelLoops() != root.getNumLoops() ||
       !hasAttentionRank(root.getResult(0)))
     return std::nullopt;
-  // The output and the attention input are read at every element; the gate
-  // too (elementwise) or once per row, its map the identity without the
-  // last dimension (headwise).
+  // The output and the attention input are read at every element, the
+  // gate as isGateMap allows.
   int64_t rank = root.getNumLoops();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, root.getContext());
   SmallVector<AffineMap> maps = root.getIndexingMapsArray();
@@ -578,15 +591,13 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
     if (!arg || arg.getOwner() != body || arg.getArgNumber() > 1)
       continue;
     unsigned other = 1 - arg.getArgNumber();
-    if (maps[arg.getArgNumber()] != id ||
-        (maps[other] != id && maps[other] != id.dropResult(rank - 1)))
+    if (maps[arg.getArgNumber()] != id || !isGateMap(maps[other], rank))
       continue;
-    bool headwise = maps[other] != id;
     Value attention = root.getDpsInputs()[arg.getArgNumber()];
     if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
             matcher(act, body->getArgument(other))))
       return GateCombine{attention, root.getDpsInputs()[other], fn, combine,
-                         headwise};
+                         maps[other]};
     if (act != body->getArgument(other))
       continue;
     Value input;
@@ -594,7 +605,7 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
             matchUnaryElementwise(root.getDpsInputs()[other], input))
       if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
               matcher(yielded(actOp), actOp.getBody()->getArgument(0))))
-        return GateCombine{attention, input, fn, combine, headwise};
+        return GateCombine{attention, input, fn, combine, maps[other]};
   }
   return std::nullopt;
 }
@@ -754,15 +765,32 @@ static Value elementwiseGate(OpBuilder &b, Location loc, Value gate,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
-/// A headwise gate ([B, H, S] or [B·H, S]) as [B, Hq, Sq, 1].
-static Value headwiseGate(OpBuilder &b, Location loc, Value gate,
-                          RankedTensorType resultType) {
+/// The gate read through `map` (see isGateMap) as the op's gate operand:
+/// [B, Hq, Sq, Dv], or with 1 for a broadcast heads / last dimension.
+static Value gateOperand(OpBuilder &b, Location loc, Value gate, AffineMap map,
+                         RankedTensorType resultType) {
+  if (map.isIdentity())
+    return elementwiseGate(b, loc, gate, resultType);
+  int64_t rank = map.getNumDims();
   SmallVector<int64_t> shape(resultType.getShape());
-  shape.back() = 1;
-  auto type = RankedTensorType::get(shape, resultType.getElementType());
-  SmallVector<ReassociationIndices> reassoc = {{0}, {1}, {2, 3}};
-  if (cast<RankedTensorType>(gate.getType()).getRank() == 2)
+  SmallVector<ReassociationIndices> reassoc;
+  if (rank == 3) {
+    // [B·H, S]: headwise per head.
+    shape[3] = 1;
     reassoc = {{0, 1}, {2, 3}};
+  } else {
+    // A broadcast dimension of the result joins the group of the kept one
+    // before it (the batch is always kept).
+    for (int64_t t = 0; t < 4; ++t) {
+      if (map.isFunctionOfDim(t)) {
+        reassoc.push_back({t});
+        continue;
+      }
+      shape[t] = 1;
+      reassoc.back().push_back(t);
+    }
+  }
+  auto type = RankedTensorType::get(shape, resultType.getElementType());
   return tensor::ExpandShapeOp::create(b, loc, type, gate, reassoc);
 }
 
@@ -809,9 +837,7 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(root, "types do not fit the op");
 
     Location loc = root.getLoc();
-    Value g = gate->headwise
-                  ? headwiseGate(rewriter, loc, gate->gate, resultType)
-                  : elementwiseGate(rewriter, loc, gate->gate, resultType);
+    Value g = gateOperand(rewriter, loc, gate->gate, gate->map, resultType);
     auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
                                   ungated.getKey(), ungated.getValue(), g,
                                   ungated.getScaleAttr(), ungated.getCausal(),

@@ -642,3 +642,356 @@ func.func @gate_per_column(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v:
   } -> tensor<8x16x32xf32>
   return %y : tensor<8x16x32xf32>
 }
+
+// -----
+
+// One gate for all heads ([B, S, D], the heads broadcast): a shared gate
+// [B, 1, S, D].
+// CHECK-LABEL: func.func @shared_elementwise
+// CHECK-SAME:    %[[G:[^:]+]]: tensor<1x8x16xf32>)
+// CHECK:         %[[G4:.+]] = tensor.expand_shape %[[G]] {{\[}}[0, 1], [2], [3]{{\]}} {{.*}} into tensor<1x1x8x16xf32>
+// CHECK:         gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[G4]] {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#gmap = affine_map<(b, h, i, j) -> (b, i, j)>
+func.func @shared_elementwise(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #gmap, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %g : tensor<1x4x8x16xf32>, tensor<1x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// One gate value per row for all heads ([B, S]): a shared headwise gate
+// [B, 1, S, 1].
+// CHECK-LABEL: func.func @shared_headwise
+// CHECK-SAME:    %[[G:[^:]+]]: tensor<1x8xf32>)
+// CHECK:         %[[G4:.+]] = tensor.expand_shape %[[G]] {{\[}}[0, 1], [2, 3]{{\]}} {{.*}} into tensor<1x1x8x1xf32>
+// CHECK:         gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[G4]] {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#gmap = affine_map<(b, h, i, j) -> (b, i)>
+func.func @shared_headwise(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x8xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #gmap, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %g : tensor<1x4x8x16xf32>, tensor<1x8xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Headwise per head on [B, H, S, D]: [B, H, S] becomes [B, H, S, 1].
+// CHECK-LABEL: func.func @headwise_4d
+// CHECK-SAME:    %[[G:[^:]+]]: tensor<1x4x8xf32>)
+// CHECK:         %[[G4:.+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]{{\]}} {{.*}} into tensor<1x4x8x1xf32>
+// CHECK:         gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}}, %[[G4]] {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#gmap = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @headwise_4d(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #gmap, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %g : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// A gate read through a permutation ([B, S, H]) is no layout of the op:
+// the attention is raised, the combine stays.
+// CHECK-LABEL: func.func @gate_transposed
+// CHECK:         gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {causal, scale = 2.500000e-01 : f32}
+// CHECK:         linalg.generic
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#gmap = affine_map<(b, h, i, j) -> (b, i, h)>
+func.func @gate_transposed(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x8x4xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %c4 = arith.constant 4 : index
+    %lim = arith.addi %i, %c4 : index
+    %masked = arith.cmpi ugt, %j, %lim : index
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #gmap, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %g : tensor<1x4x8x16xf32>, tensor<1x8x4xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}

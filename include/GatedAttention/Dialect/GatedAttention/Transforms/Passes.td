@@ -33,9 +33,11 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
     - the gate: an all-parallel generic `O * act(G)` or `O + act(G)`, where
       `act` (sigmoid `1 / (1 + exp(-x))`, SiLU `x * sigmoid(x)`, NS-sigmoid
       `0.5 + 0.5 * sigmoid(x)`) is in the same body or in an elementwise
-      producer of G, and G is read per element (elementwise gate) or per
-      row through the identity map without the last dimension (a headwise
-      gate, `[B, H, S]` or `[B·H, S]`, which becomes `[B, H, S, 1]`).
+      producer of G, and G is read per element or through an ordered
+      subset of the identity map that keeps the batch and the rows: without
+      the last dimension (a headwise gate, `[B, H, S]` or `[B·H, S]`) and/or
+      without the heads (a shared gate, `[B, S, D]` or `[B, S]`); the op
+      gets it as `[B, Hq or 1, Sq, Dv or 1]`.
 
     It works in two steps: the attention chain (Q Kᵀ to P V) becomes the op
     without a gate, then a gate combine using its result is folded in
