@@ -9,7 +9,8 @@ Two phases, because the GPU machine has torch but no MLIR:
       cases.json (which config uses which kernel).
   run (on the GPU machine, with torch):
     python3 bench/gpu_attention.py run build/device-check --out bench/results
-      checks every correctness case against a float64 torch reference, then
+      checks every correctness case against the float64 numpy reference
+      (gated_attention.reference, on the same rounded inputs), then
       times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
       a separate `* sigmoid(gate)` (what serving stacks run), torch SDPA
       alone, and our kernel without its gate (the gate's cost). Writes
@@ -29,7 +30,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 
-from gated_attention import config, cuda, dtypes  # noqa: E402
+from gated_attention import config, cuda  # noqa: E402
+from gated_attention.check import compare  # noqa: E402
 
 CHIP = "sm_90"
 TOKENS = 16384
@@ -88,32 +90,6 @@ def prepare(outdir, opt, chip):
 
 # --- run phase (torch) -----------------------------------------------------
 
-def torch_reference(torch, cfg, q, k, v, g):
-    """float64 gated attention in torch, the contract of the op."""
-    q, k, v, g = (t.double() for t in (q, k, v, g))
-    r = cfg.hq // cfg.hkv
-    k = k.repeat_interleave(r, dim=1)
-    v = v.repeat_interleave(r, dim=1)
-    scale = cfg.scale if cfg.scale is not None else cfg.d ** -0.5
-    s = torch.matmul(q, k.transpose(-1, -2)) * scale
-    if cfg.causal:
-        i = torch.arange(cfg.sq, device=q.device)[:, None]
-        j = torch.arange(cfg.skv, device=q.device)[None, :]
-        s = s.masked_fill(j > i + (cfg.skv - cfg.sq), float("-inf"))
-    m = s.amax(dim=-1, keepdim=True)
-    m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
-    p = torch.exp(s - m)
-    l = p.sum(dim=-1, keepdim=True)
-    y = torch.matmul(p, v) / torch.where(l > 0, l, torch.ones_like(l))
-    if cfg.gate == "sigmoid":
-        a = torch.sigmoid(g)
-    elif cfg.gate == "silu":
-        a = g * torch.sigmoid(g)
-    else:  # ns_sigmoid
-        a = 0.5 + 0.5 * torch.sigmoid(g)
-    return y * a if cfg.combine == "mul" else y + a
-
-
 def run(kdir, outdir, match=None, bench=True):
     import torch
     import torch.nn.functional as F
@@ -155,13 +131,13 @@ def run(kdir, outdir, match=None, bench=True):
                           device="cuda")
         launch(kernel(case["stem"]), cfg, q, k, v, g, out)
         torch.cuda.synchronize()
-        ref = torch_reference(torch, cfg, q, k, v, g)
-        atol, rtol = dtypes.TOLERANCES[cfg.dtype]
-        err = (out.double() - ref).abs()
-        ok = bool((err <= atol + rtol * ref.abs()).all())
+        # The project's float64 reference, on the same (rounded) inputs.
+        host = [t.double().cpu().numpy() for t in (q, k, v, g)]
+        ref = cfg.reference(dict(zip(("query", "key", "value", "gate"), host)))
+        ok, err, _, _ = compare(cfg, out.double().cpu().numpy(), ref)
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
-              f"max_abs_err={err.max().item():.3g}", flush=True)
+              f"max_abs_err={err:.3g}", flush=True)
     print(f"correctness: {checked - failures} passed, {failures} failed",
           flush=True)
     if not bench:

@@ -14,7 +14,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Config/llvm-config.h"
@@ -73,25 +72,6 @@ LogicalResult SigmoidAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Raising the unfused forms
 //===----------------------------------------------------------------------===//
 
-/// The constant `c` of `x * c`, `c * x` (then T = 1 / c) or `x / c` (T = c):
-/// the temperature of sigmoid(y) with y computed from `x` so; 0 otherwise.
-static double matchTemperature(Value y, Value x) {
-  FloatAttr c;
-  if (auto mul = y.getDefiningOp<arith::MulFOp>()) {
-    Value other = mul.getLhs() == x   ? mul.getRhs()
-                  : mul.getRhs() == x ? mul.getLhs()
-                                      : Value();
-    if (other && matchPattern(other, m_Constant(&c)) &&
-        c.getValueAsDouble() > 0.0)
-      return 1.0 / c.getValueAsDouble();
-  }
-  if (auto div = y.getDefiningOp<arith::DivFOp>();
-      div && div.getLhs() == x && matchPattern(div.getRhs(), m_Constant(&c)) &&
-      c.getValueAsDouble() > 0.0)
-    return c.getValueAsDouble();
-  return 0.0;
-}
-
 /// The gate attribute for `act` computed from the gate value `x`, if `act`
 /// is one of this plugin's activations.
 static Attribute matchGateVariant(Value act, Value x) {
@@ -99,10 +79,12 @@ static Attribute matchGateVariant(Value act, Value x) {
   if (auto tanh = act.getDefiningOp<math::TanhOp>();
       tanh && tanh.getOperand() == x)
     return TanhAttr::get(context);
+  // sigmoid(x * c) or sigmoid(x / T): temperature 1 / c or T.
   if (Value y = gated_attention::matchSigmoid(act))
-    if (double t = matchTemperature(y, x))
-      return SigmoidAttr::get(context,
-                              FloatAttr::get(Float32Type::get(context), t));
+    if (std::optional<double> c = gated_attention::matchConstantScale(y, x);
+        c && *c > 0.0)
+      return SigmoidAttr::get(
+          context, FloatAttr::get(Float32Type::get(context), 1.0 / *c));
   return {};
 }
 

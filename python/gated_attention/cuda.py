@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -188,11 +187,8 @@ def compile_kernel(cfg, opt=None, chip="sm_90"):
             with open(stem + ".ptx") as f, open(stem + ".json") as j:
                 desc = json.load(j)
                 return desc["kernel"], f.read(), desc
-    cmd = runner.opt_command("-", f"--gated-attention-to-ptx=chip={chip}")
-    if opt:
-        cmd[0] = opt
-    lowered = subprocess.run(cmd, input=text, check=True, capture_output=True,
-                             text=True).stdout
+    lowered = runner.compile_module(
+        text, [f"--gated-attention-to-ptx=chip={chip}"], opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
         raise ValueError(f"{cfg.describe()}: no tensor-core kernel")

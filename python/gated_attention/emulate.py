@@ -24,7 +24,6 @@ lowering, ptxas, the hardware): the device check does.
 
 import argparse
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -497,12 +496,10 @@ def compile_case(cfg, opt=None, options=""):
     `options` are those of convert-gated-attention-to-nvgpu. The tool loads
     the plugins of runner.load_plugin; `opt` overrides it."""
     module = mlir.attention_function(cfg, "case")
-    cmd = runner.opt_command("-", f"--convert-gated-attention-to-nvgpu={options}",
-                             "--canonicalize", "--cse", "--mlir-print-op-generic")
-    if opt:
-        cmd[0] = opt
-    out = subprocess.run(cmd, input=module, check=True, capture_output=True,
-                         text=True).stdout
+    out = runner.compile_module(
+        module, [f"--convert-gated-attention-to-nvgpu={options}",
+                 "--canonicalize", "--cse", "--mlir-print-op-generic"],
+        opt=opt)
     descs = ptx_tools.launch_descriptions(out)
     if len(descs) != 1:
         raise ValueError(f"{cfg.describe()}: no tensor-core kernel")

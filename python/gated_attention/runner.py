@@ -52,9 +52,9 @@ def load_plugin(path):
         PLUGINS.append(path)
 
 
-def opt_command(*args):
-    """gated-attention-opt with the loaded plugins and `args`."""
-    return [tool_paths()["opt"],
+def opt_command(*args, opt=None):
+    """gated-attention-opt (or `opt`) with the loaded plugins and `args`."""
+    return [opt or tool_paths()["opt"],
             *[f"--load-dialect-plugin={p}" for p in PLUGINS], *args]
 
 
@@ -70,9 +70,11 @@ def _run(cmd, stdin):
     return proc.stdout
 
 
-def compile_module(text, pipeline=("--gated-attention-to-llvm",)):
-    """MLIR text -> LLVM-dialect MLIR text."""
-    return _run(opt_command(*pipeline), text)
+def compile_module(text, pipeline=("--gated-attention-to-llvm",), opt=None):
+    """MLIR text -> the text `pipeline` makes of it (LLVM-dialect MLIR by
+    default); `opt` overrides the tool. Raises ToolError with the tool's
+    diagnostics."""
+    return _run(opt_command(*pipeline, opt=opt), text)
 
 
 def run_module(llvm_text, entry="main", extra_libs=()):

@@ -3,6 +3,8 @@
 compile for the CPU and to PTX, run on numpy arrays, the Qwen3-Next preset,
 and clear errors on bad input. Numerics against the float64 reference."""
 
+import dataclasses
+
 import numpy as np
 
 import gated_attention as ga
@@ -80,6 +82,25 @@ assert desc["kernel"] == name and desc["Hq"] == 16 and desc["Hkv"] == 2
 assert [a["name"] for a in desc["arguments"]] == \
     ["q", "k", "v", "gate", "out", "Sq", "Skv"], desc["arguments"]
 print(f"PASS compile_ptx {name} grid={desc['grid']} block={desc['block']}")
+
+# The kernel cache: a kernel compiled once is read back (here with a tool
+# that does not exist, so a second compile would fail), for every length.
+import os  # noqa: E402
+import tempfile  # noqa: E402
+from gated_attention import cuda  # noqa: E402
+with tempfile.TemporaryDirectory() as cache:
+    os.environ["GATED_ATTENTION_KERNEL_CACHE"] = cache
+    cfg = ga.AttentionConfig(hq=4, hkv=2, sq=50, skv=50, d=64, dv=64,
+                             dtype="f16", gate="silu")
+    first = ga.CudaAttention.compile(cfg)
+    assert len(os.listdir(cache)) == 2, os.listdir(cache)  # .ptx + .json
+    again = cuda.compile_kernel(
+        dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=("b", "sq", "skv")),
+        opt="/nonexistent/gated-attention-opt")
+    assert again == first, "not read back from the cache"
+    assert ga.CudaAttention.compile(dataclasses.replace(cfg, sq=999)) == first
+    del os.environ["GATED_ATTENTION_KERNEL_CACHE"]
+print("PASS kernel cache")
 
 # 4. The Qwen3-Next preset: IR, CPU run, reference.
 block = ga.qwen3_next.Block(b=1, s=6)

@@ -54,6 +54,7 @@ struct GateVariantExtension
 template <typename VariantDialect>
 void registerGateVariant(DialectRegistry &registry, RaisePatternsFn populate) {
   registry.insert<VariantDialect>();
+  // Keyed by `populate`: registering a variant twice adds its patterns once.
   registry.addExtension(
       TypeID::getFromOpaquePointer(reinterpret_cast<const void *>(populate)),
       std::make_unique<detail::GateVariantExtension<VariantDialect>>(populate));

@@ -44,10 +44,7 @@ void GatedAttentionDialect::initialize() {
 }
 
 void GatedAttentionDialect::addRaisePatterns(RaisePatternsFn populate) {
-  // A variant registered twice (two plugins sharing code) adds its patterns
-  // once.
-  if (!llvm::is_contained(raisePatterns, populate))
-    raisePatterns.push_back(populate);
+  raisePatterns.push_back(populate);
 }
 
 void GatedAttentionDialect::populateRaisePatterns(

@@ -242,28 +242,31 @@ static linalg::GenericOp matchUnaryElementwise(Value v, Value &input) {
   return op;
 }
 
+std::optional<double> mlir::gated_attention::matchConstantScale(Value y,
+                                                                Value x) {
+  FloatAttr c;
+  if (Value other =
+          otherOperand<arith::MulFOp>(y, [&](Value a) { return a == x; });
+      other && matchPattern(other, m_Constant(&c)))
+    return c.getValueAsDouble();
+  if (auto div = y.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == x && matchPattern(div.getRhs(), m_Constant(&c)))
+    return 1.0 / c.getValueAsDouble();
+  return std::nullopt;
+}
+
 /// S * c, c * S or S / c with a constant c: returns S and sets `scale`.
 static Value matchScale(Value v, double &scale) {
   Value input;
   linalg::GenericOp op = matchUnaryElementwise(v, input);
   if (!op)
     return {};
-  Value arg = op.getBody()->getArgument(0);
-  Value result = yielded(op);
-  FloatAttr c;
-  if (Value other = otherOperand<arith::MulFOp>(
-          result, [&](Value a) { return a == arg; });
-      other && matchPattern(other, m_Constant(&c))) {
-    scale = c.getValueAsDouble();
-    return input;
-  }
-  if (auto div = result.getDefiningOp<arith::DivFOp>();
-      div && div.getLhs() == arg &&
-      matchPattern(div.getRhs(), m_Constant(&c))) {
-    scale = 1.0 / c.getValueAsDouble();
-    return input;
-  }
-  return {};
+  std::optional<double> c =
+      matchConstantScale(yielded(op), op.getBody()->getArgument(0));
+  if (!c)
+    return {};
+  scale = *c;
+  return input;
 }
 
 /// linalg.index `dim` (+ constant): sets `dim`, `offset`.
@@ -610,10 +613,8 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
   return std::nullopt;
 }
 
-/// The attention chain ending at `out` (possibly through an expand_shape).
+/// The attention chain ending at `out`.
 static std::optional<AttentionChain> matchAttentionChain(Value out) {
-  if (auto expand = out.getDefiningOp<tensor::ExpandShapeOp>())
-    out = expand.getSrc();
   std::optional<BatchedMatmul> pv = matchBatchedMatmul(out);
   if (!pv || pv->rhsTransposed)
     return std::nullopt;
@@ -751,46 +752,32 @@ static AttentionOp ungatedSource(Value v) {
   return {};
 }
 
-/// An elementwise gate as [B, Hq, Sq, Dv] (`resultType`): its 4-D source
-/// when it is a collapse of one, else expanded like the result.
-static Value elementwiseGate(OpBuilder &b, Location loc, Value gate,
-                             RankedTensorType resultType) {
-  Value g = as4D(gate).first;
-  if (g && g.getType() == resultType)
-    return g;
-  if (gate.getType() == resultType)
-    return gate;
-  return tensor::ExpandShapeOp::create(
-      b, loc, resultType, gate,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-}
-
-/// The gate read through `map` (see isGateMap) as the op's gate operand:
-/// [B, Hq, Sq, Dv], or with 1 for a broadcast heads / last dimension.
+/// The gate read through `map` (see isGateMap) as the op's gate operand
+/// [B, Hq, Sq, Dv], with 1 for broadcast heads or last dimension: the 4-D
+/// source of a collapsed gate when it has that type, else the gate expanded.
 static Value gateOperand(OpBuilder &b, Location loc, Value gate, AffineMap map,
                          RankedTensorType resultType) {
-  if (map.isIdentity())
-    return elementwiseGate(b, loc, gate, resultType);
+  // Each dimension of the gate's root becomes a group of the operand's: on
+  // [B·H, S, D] the first is B and H; a broadcast one is 1 and joins the
+  // group before it (the batch is always read).
   int64_t rank = map.getNumDims();
   SmallVector<int64_t> shape(resultType.getShape());
   SmallVector<ReassociationIndices> reassoc;
-  if (rank == 3) {
-    // [B·H, S]: headwise per head.
-    shape[3] = 1;
-    reassoc = {{0, 1}, {2, 3}};
-  } else {
-    // A broadcast dimension of the result joins the group of the kept one
-    // before it (the batch is always kept).
-    for (int64_t t = 0; t < 4; ++t) {
-      if (map.isFunctionOfDim(t)) {
-        reassoc.push_back({t});
-        continue;
-      }
-      shape[t] = 1;
-      reassoc.back().push_back(t);
+  for (int64_t d = 0, t = 0; d < rank; ++d) {
+    ReassociationIndices group = {t++};
+    if (rank == 3 && d == 0)
+      group.push_back(t++);
+    if (map.isFunctionOfDim(d)) {
+      reassoc.push_back(group);
+      continue;
     }
+    for (int64_t u : group)
+      shape[u] = 1;
+    llvm::append_range(reassoc.back(), group);
   }
   auto type = RankedTensorType::get(shape, resultType.getElementType());
+  if (auto [source, sourceType] = as4D(gate); source && sourceType == type)
+    return source;
   return tensor::ExpandShapeOp::create(b, loc, type, gate, reassoc);
 }
 
