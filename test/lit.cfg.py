@@ -35,6 +35,9 @@ config.substitutions.append(("%gated_attention_src_root",
                              config.gated_attention_src_root))
 config.substitutions.append(("%gated_attention_obj_root",
                              config.gated_attention_obj_root))
+# project(VERSION) in CMakeLists.txt.
+config.substitutions.append(("%gated_attention_version",
+                             config.gated_attention_version))
 config.substitutions.append(("%mlir_runner_utils", runner_utils))
 config.substitutions.append(("%mlir_c_runner_utils", c_runner_utils))
 config.substitutions.append(("%libomp", libomp))

@@ -18,12 +18,22 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::gated_attention::test {
 void registerTestOnlineSoftmaxPass();
 } // namespace mlir::gated_attention::test
 
 int main(int argc, char **argv) {
+  // `--version`: this project's version first (scripts compare it with the
+  // Python package's), then the LLVM/MLIR it was built against.
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "gated-attention-opt " << GATED_ATTENTION_VERSION << "\n"
+       << "  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
+  });
+
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
