@@ -30,6 +30,14 @@ runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_runner_utils.so")
 c_runner_utils = os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")
 # The OpenMP runtime (Debian libomp-22-dev) used by the parallel loops.
 libomp = os.path.join(config.mlir_lib_dir, "libomp.so")
+# %PYTHON: the repository's venv (.venv, made by scripts/setup: Debian's
+# python3 and numpy plus the pinned PyPI packages of python/requirements.txt)
+# when it exists, else the interpreter CMake was configured with
+# (GATED_ATTENTION_PYTHON, /usr/bin/python3).
+venv_python = os.path.join(config.gated_attention_src_root, ".venv", "bin",
+                           "python")
+if os.access(venv_python, os.X_OK):
+    config.python_executable = venv_python
 config.substitutions.append(("%PYTHON", config.python_executable))
 config.substitutions.append(("%gated_attention_src_root",
                              config.gated_attention_src_root))

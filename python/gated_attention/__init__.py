@@ -1,6 +1,9 @@
 """Python package of the gated-attention project.
 
-stdlib + numpy only (Debian's python3-numpy, run with /usr/bin/python3).
+stdlib + numpy (Debian's python3-numpy, run with /usr/bin/python3); bf16
+results are ``ml_dtypes.bfloat16`` arrays, which needs PyPI's ml_dtypes
+(``pip install ml_dtypes``; scripts/setup puts it in the repository's
+.venv). Everything else works without it.
 The user-facing API (``compiler``, re-exported here): ``attention`` runs
 the op on numpy arrays on the CPU or a CUDA GPU; ``attention_reference``
 is its float64 reference; ``attention_ir`` / ``qwen3_next.attention_block`` build
@@ -9,7 +12,8 @@ MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
 
 - ``compiler``: build, compile and run (the API above);
 - ``reference``: the float64 numpy reference of ``gated_attention.attention``;
-- ``dtypes``: rounding to f16 / bf16 and their raw bits;
+- ``dtypes``: rounding to f16 / bf16, their raw bits and numpy types;
+- ``accuracy``: the error bound every comparison with the reference uses;
 - ``config``: an attention configuration (shapes, variant, element type);
 - ``mlir``: writes MLIR text for an attention op and a runnable test module;
 - ``runner``: compiles with gated-attention-opt, runs with mlir-runner, parses
@@ -25,12 +29,19 @@ MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
 - ``run_example``: the README's main job.
 """
 
+from ._version import __version__
+
 # The API is imported on first use, so that `python3 -m gated_attention.X`
 # does not import X twice.
 _API = {"AttentionConfig", "CpuAttention", "CudaAttention", "ToolError",
         "attention", "attention_ir", "compile_cpu", "compile_ptx",
         "attention_reference", "config_for", "load_plugin", "register_gate"}
 __all__ = sorted(_API | {"gated_attention_reference", "qwen3_next"})
+
+
+def __dir__():
+    # The lazily imported API, which the module's __dict__ does not hold yet.
+    return __all__ + ["__version__"]
 
 
 def __getattr__(name):

@@ -15,7 +15,9 @@ gw (elementwise|headwise) dtype (f32|f16|bf16) scale dyn (e.g. b+sq+skv).
 'tiled' (the default online-softmax path), 'tiled:QxK' (query/key block
 sizes Q and K), 'reference' (materialized scores).
 
-Prints one PASS/FAIL line per case and path and 'N passed, M failed'; exits 1
+Prints one PASS/FAIL line per case and path with the worst ratio of an
+element's error to its bound (accuracy.error_bound: the error model of
+the element type; a case passes at <= 1) and 'N passed, M failed'; exits 1
 on any failure.
 """
 
@@ -25,19 +27,15 @@ import sys
 
 import numpy as np
 
-from . import config, dtypes, mlir, runner
+from . import accuracy, config, mlir, runner
 
 
-def compare(cfg, out, ref):
-    """(ok, max_abs_err, atol, rtol) of `out` against `ref`."""
-    atol, rtol = dtypes.TOLERANCES[cfg.dtype]
-    if out.shape != ref.shape:
-        return False, float("inf"), atol, rtol
-    err = np.abs(out - ref)
-    # NaN in `out` makes the comparison false, as it must.
-    ok = bool(np.all(err <= atol + rtol * np.abs(ref)))
-    max_err = float(np.max(err)) if err.size else 0.0
-    return ok, max_err, atol, rtol
+def compare(cfg, out, ref, inputs=None):
+    """accuracy.Comparison (ok, max_abs_err, ratio, worst) of `out` against
+    the reference `ref`, each element within the error model's bound for
+    `inputs` (accuracy.error_bound); NaN in `out` fails unless `ref` is NaN
+    there too."""
+    return accuracy.compare(cfg, out, ref, inputs)
 
 
 def path_pipeline(path):
@@ -97,13 +95,13 @@ def main(argv=None):
             print(f"error: [{name}] {len(outputs)} results for {len(cases)} "
                   f"cases", file=sys.stderr)
             return 1
-        for i, ((cfg, _), out, ref) in enumerate(zip(cases, outputs, refs)):
-            ok, err, atol, rtol = compare(cfg, out, ref)
+        for i, ((cfg, inputs), out, ref) in enumerate(
+                zip(cases, outputs, refs)):
+            result = compare(cfg, out, ref, inputs)
             total += 1
-            failed += not ok
-            print(f"{'PASS' if ok else 'FAIL'} [{name}] case{i} "
-                  f"{cfg.describe()} max_abs_err={err:.3g} atol={atol:g} "
-                  f"rtol={rtol:g}")
+            failed += not result.ok
+            print(f"{'PASS' if result.ok else 'FAIL'} [{name}] case{i} "
+                  f"{cfg.describe()} {accuracy.describe(result)}")
     print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -22,9 +22,31 @@ the CUDA driver API.
 
 Gate variants from plugins: `ga.load_plugin("GateVariants.so")`, then
 `gate="#gate_variants.tanh"` (and `ga.register_gate(...)` for its reference).
+
+Every entry point checks its arguments before compiling: a bad value is a
+ValueError that names it (listing the valid values), never a tool error or
+a crash; ToolError is left for IR the tool rejects.
+
+Numerics (the same on every path; attention_reference agrees):
+
+- inputs are rounded to `dtype` (to nearest even); values beyond its range
+  (65504 for f16, about 3.39e38 for bf16 and f32) become +-inf;
+- scores s = scale * q.k are f32: when one a row sees exceeds the f32
+  range (|s| > 3.4e38, e.g. scale = 3.4e38), the row is NaN if it
+  overflows upwards (inf - inf in the softmax, as in torch's SDPA); a score
+  that overflows downwards gets weight 0, and a row all of whose scores do
+  is an empty row;
+- a row that sees no key (Skv = 0, or causal with Sq > Skv) is 0, then
+  combined with the gate: 0 (mul) or act(g) (add);
+- NaN propagates: a NaN or inf in q or k makes the rows that see it NaN, a
+  NaN in v makes its column NaN in the rows that see its key, a NaN in g
+  the outputs it gates;
+- the result is rounded to `dtype`; values beyond its range become +-inf.
 """
 
 import dataclasses
+import numbers
+import re
 
 import numpy as np
 
@@ -37,11 +59,36 @@ register_gate = reference_mod.register_gate
 ToolError = runner.ToolError
 
 DEVICES = ("cpu", "cuda")
+CHIPS = tuple(ptx.SHARED_MEMORY_LIMIT)
+KERNEL_KINDS = ("tensor_core", "all")
+
+
+def _check_config(cfg):
+    if not isinstance(cfg, AttentionConfig):
+        raise ValueError(f"expected an AttentionConfig, not "
+                         f"{type(cfg).__name__}")
+    return cfg
+
+
+def _check_text(text):
+    if not isinstance(text, str):
+        raise ValueError(f"expected MLIR text (str), not "
+                         f"{type(text).__name__}")
+    return text
+
+
+def _check_chip(chip):
+    return config_mod.check_choice("chip", chip, CHIPS)
 
 
 def attention_ir(cfg, name="attention"):
     """A module holding `func.func @name(q, k, v[, g]) -> result` with one
     gated_attention.attention op of `cfg` (callable from C / ctypes)."""
+    _check_config(cfg)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][\w$.]*",
+                                                     name):
+        raise ValueError(f"function name must be an identifier, not "
+                         f"{name!r}")
     return "module {\n" + mlir.attention_function(cfg, name,
                                                   c_interface=True) + "}\n"
 
@@ -49,40 +96,128 @@ def attention_ir(cfg, name="attention"):
 def compile_cpu(text, pipeline=("--gated-attention-to-llvm",), openmp=True):
     """Compiles MLIR text for this CPU into a shared library (see
     native.SharedLibrary.call); raises ToolError with the tool's diagnostics
-    on bad input."""
-    return native.SharedLibrary(text, pipeline, openmp=openmp)
+    on bad input. `pipeline`: gated-attention-opt arguments (one string is
+    one argument)."""
+    _check_text(text)
+    if isinstance(pipeline, str):
+        pipeline = (pipeline,)
+    if not all(isinstance(a, str) for a in pipeline):
+        raise ValueError(f"pipeline must be gated-attention-opt arguments "
+                         f"(strings), not {pipeline!r}")
+    return native.SharedLibrary(text, tuple(pipeline), openmp=bool(openmp))
 
 
-def compile_ptx(text, chip="sm_90"):
-    """Compiles MLIR text with --gated-attention-to-ptx; returns the
-    tensor-core kernels as (name, PTX text, launch description) tuples (the
-    description says how to launch it; see gated_attention.cuda.Kernel)."""
+def compile_ptx(text, chip="sm_90", kernels="tensor_core"):
+    """Compiles MLIR text with --gated-attention-to-ptx for `chip` (one of
+    CHIPS) and returns its kernels as (name, PTX text, launch description)
+    tuples: by default the tensor-core kernels, which have a description
+    (how to launch them; see gated_attention.cuda.Kernel); with
+    kernels="all" every kernel, the description None where there is none.
+
+    Raises ValueError when the module has no tensor-core kernel (f32
+    attention, or head dims the tensor-core kernel does not take, lowers
+    to the SIMT kernel instead; the message names what came out), and
+    ptx.MissingLibdeviceError when a kernel calls a libdevice function that
+    was not linked: it could not be loaded."""
+    _check_text(text)
+    _check_chip(chip)
+    config_mod.check_choice("kernels", kernels, KERNEL_KINDS)
     lowered = runner.compile_module(text,
                                     [f"--gated-attention-to-ptx=chip={chip}"])
-    return ptx.tensor_core_kernels(lowered)
+    found = ptx.all_kernels(lowered)
+    for name, text_, _ in found:
+        ptx.check_resolved(name, text_)
+    if kernels == "all":
+        return found
+    tensor_core = [k for k in found if k[2] is not None]
+    if not tensor_core:
+        others = ", ".join(k[0] for k in found) or "none"
+        raise ValueError(
+            f"no tensor-core kernel: the tensor-core kernel takes f16/bf16 "
+            f"attention with head dims that are multiples of 16 up to 256; "
+            f"f32 and other head dims lower to the SIMT kernel, which has no "
+            f"launch description (kernels here: {others}); "
+            f"compile_ptx(..., kernels='all') returns every kernel's PTX")
+    return tensor_core
 
 
-def config_for(q, k, v, g=None, *, causal=False, gate="sigmoid",
-               combine="mul", scale=None, dtype="f32"):
+def _is_real_dtype(dt):
+    """float / int arrays, and ml_dtypes' types (bfloat16, ...)."""
+    return dt.kind in "fiu" or (
+        dt.kind == "V" and dt.type.__module__.startswith("ml_dtypes"))
+
+
+def _array(name, x):
+    """`x` as a numpy array of real numbers, else a ValueError."""
+    if x is None:
+        raise ValueError(f"{name} is None")
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{name} is not an array: {e}") from None
+    if not _is_real_dtype(a.dtype):
+        hint = " (pass .real, or the real and imaginary parts apart)" \
+            if a.dtype.kind == "c" else ""
+        raise ValueError(f"{name} must be a real (float or integer) array, "
+                         f"not {a.dtype}{hint}")
+    return a
+
+
+def _gate_kind(g, gate, combine):
+    """The op's gate and combine for gate array `g` and the arguments:
+    gate (None: sigmoid with a gate array, none without) and combine
+    (None: mul) describe how g is applied, so without g they must be
+    left at their defaults."""
+    if combine is None:
+        combine = "mul"
+    config_mod.check_choice("combine", combine, reference_mod.COMBINES)
+    if gate is not None:
+        config_mod.check_gate(gate)
+    if g is None:
+        if gate not in (None, "none", "sigmoid"):
+            raise ValueError(f"gate={gate!r} without a gate array g: pass "
+                             f"g, or leave gate unset")
+        if combine != "mul":
+            raise ValueError(f"combine={combine!r} without a gate array g")
+        return "none", "mul"
+    if gate == "none":
+        raise ValueError("gate='none' with a gate array g, which would be "
+                         "ignored: drop g, or name its activation")
+    return gate or "sigmoid", combine
+
+
+def config_for(q, k, v, g=None, *, causal=False, gate=None, combine=None,
+               scale=None, dtype="f32"):
     """The AttentionConfig of arrays q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
     v [B, Hkv, Skv, Dv] and g [B, Hg, Sq, Dg] (Hg in {Hq, 1}, Dg in {Dv, 1};
-    None for no gate). Raises ValueError on shapes the op does not take."""
-    shapes = [np.shape(x) for x in (q, k, v)]
-    if any(len(s) != 4 for s in shapes):
-        raise ValueError(f"q, k, v must be 4-D [B, H, S, D], got {shapes}")
+    None for no gate). `gate` (default sigmoid) and `combine` (default mul)
+    say how g is applied. Raises ValueError on arrays or arguments the op
+    does not take."""
+    arrays = [_array(n, x) for n, x in (("q", q), ("k", k), ("v", v))]
+    shapes = [a.shape for a in arrays]
+    for n, a in zip("qkv", arrays):
+        if a.ndim != 4:
+            raise ValueError(f"q, k, v must be 4-D [B, H, S, D], got "
+                             f"{n} of shape {a.shape}")
     (b, hq, sq, d), (bk, hkv, skv, dk), (bv, hv, sv, dv) = shapes
     if (bk, dk) != (b, d) or (bv, hv, sv) != (b, hkv, skv):
-        raise ValueError(f"k, v do not match q: {shapes}")
-    if hkv == 0 or hq % hkv:
+        raise ValueError(f"k, v do not match q: q [B, Hq, Sq, D], "
+                         f"k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], got "
+                         f"{shapes}")
+    for name, size in (("Hq", hq), ("Hkv", hkv), ("D", d), ("Dv", dv)):
+        if size == 0:
+            raise ValueError(f"{name} = 0: the op needs at least one head "
+                             f"and a non-empty head dim, got {shapes}")
+    if hq % hkv:
         raise ValueError(f"Hq = {hq} is not a multiple of Hkv = {hkv}")
+    gate, combine = _gate_kind(g, gate, combine)
     heads, width = "per_head", "elementwise"
-    if g is None:
-        gate = "none"
-    else:
-        gb, hg, gs, dg = (np.shape(g) + (None,) * 4)[:4]
-        if np.ndim(g) != 4 or gb != b or gs != sq or hg not in (hq, 1) or \
+    if g is not None:
+        g = _array("g", g)
+        gb, hg, gs, dg = (g.shape + (None,) * 4)[:4]
+        if g.ndim != 4 or gb != b or gs != sq or hg not in (hq, 1) or \
                 dg not in (dv, 1):
-            raise ValueError(f"gate of shape {np.shape(g)} does not fit "
+            raise ValueError(f"gate of shape {g.shape} does not fit "
                              f"[{b}, {hq} or 1, {sq}, {dv} or 1]")
         heads = "per_head" if hg == hq else "shared"
         width = "elementwise" if dg == dv else "headwise"
@@ -92,28 +227,63 @@ def config_for(q, k, v, g=None, *, causal=False, gate="sigmoid",
                            scale=scale)
 
 
+def _lengths(cfg):
+    """`cfg` without its batch and lengths (what a compile depends on)."""
+    return dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=())
+
+
+def _operands(cfg, operands):
+    """Checks that `operands` (q, k, v[, g]) fit the compiled `cfg` at any
+    B, Sq, Skv; returns (their config, the arrays)."""
+    want = len(cfg.operands)
+    if len(operands) != want:
+        raise ValueError(f"expected {want} operands "
+                         f"({', '.join(cfg.operands)}), got {len(operands)}")
+    got = config_for(*operands, causal=cfg.causal,
+                     gate=cfg.gate if cfg.gate != "none" else None,
+                     combine=cfg.combine, scale=cfg.scale, dtype=cfg.dtype)
+    if _lengths(got) != _lengths(cfg):
+        raise ValueError(f"operands of configuration {got.describe()} "
+                         f"passed to a kernel compiled for {cfg.describe()} "
+                         f"(only B, Sq and Skv may differ)")
+    return got, [_array(n, x) for n, x in zip("qkvg", operands)]
+
+
 class CpuAttention:
     """The op of `cfg` compiled for this CPU, with B, Sq and Skv dynamic:
     one compile serves every batch and sequence length."""
 
     def __init__(self, cfg):
+        _check_config(cfg)
         self.cfg = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
         self.lib = compile_cpu(attention_ir(self.cfg))
 
     def __call__(self, *operands):
-        """operands: q, k, v[, g] (any float arrays); returns the result as
-        float64 (computed in the config's element type)."""
+        """operands: q, k, v[, g] (real arrays of the config's head counts
+        and dims, any B, Sq, Skv; rounded to the element type); returns the
+        result in the element type's numpy dtype (dtypes.numpy_dtype:
+        float32, float16, ml_dtypes.bfloat16)."""
+        got, arrays = _operands(self.cfg, operands)
         dt = self.cfg.dtype
+        out_type = dtypes.numpy_dtype(dt)  # before the work: needs ml_dtypes
+        if any(n == 0 for n in got.shapes()["result"]):
+            return np.zeros(got.shapes()["result"], out_type)
         if dt == "f32":
-            args, out_type = [np.asarray(x, np.float32) for x in operands], \
-                np.float32
-        else:
-            args, out_type = [dtypes.to_bits(x, dt) for x in operands], \
-                np.uint16
-        out = self.lib.call("attention", args, 4, out_type)
-        if dt != "f32":
-            out = dtypes.from_bits(out, dt)
-        return out.astype(np.float64)
+            args = [np.asarray(x, np.float32) for x in arrays]
+            return self.lib.call("attention", args, 4, np.float32)
+        args = [dtypes.to_bits(x, dt) for x in arrays]
+        return dtypes.from_bits_as(
+            self.lib.call("attention", args, 4, np.uint16), dt)
+
+
+def tensor_core_unsupported(cfg):
+    """Why the tensor-core kernel does not take `cfg` ("" if it does)."""
+    if cfg.dtype not in ("f16", "bf16"):
+        return f"it takes f16 or bf16, not {cfg.dtype}"
+    if cfg.d % 16 or cfg.dv % 16 or cfg.d > 256 or cfg.dv > 256:
+        return (f"head dims must be multiples of 16 up to 256, not "
+                f"D = {cfg.d}, Dv = {cfg.dv}")
+    return ""
 
 
 class CudaAttention:
@@ -122,9 +292,12 @@ class CudaAttention:
 
     def __init__(self, cfg, chip="sm_90"):
         from . import cuda
-        if cfg.dtype == "f32":
-            raise ValueError("device='cuda' runs the f16/bf16 tensor-core "
-                             "kernel; use dtype='bf16' or 'f16'")
+        _check_config(cfg)
+        _check_chip(chip)
+        reason = tensor_core_unsupported(cfg)
+        if reason:
+            raise ValueError(f"device='cuda' runs the tensor-core kernel: "
+                             f"{reason}")
         self.cfg, self._cuda = cfg, cuda
         _, text, desc = self.compile(cfg, chip)
         self.driver = cuda.Driver()
@@ -136,19 +309,24 @@ class CudaAttention:
         every B, Sq and Skv (no GPU needed: see cuda.compile_kernel's cache
         for compiling here and running elsewhere)."""
         from . import cuda
+        _check_config(cfg)
         return cuda.compile_kernel(
             dataclasses.replace(cfg, b=1, sq=1, skv=1,
                                 dynamic=("b", "sq", "skv")), chip=chip)
 
     def __call__(self, *operands):
-        q, k, v = operands[:3]
-        cfg = dataclasses.replace(self.cfg, b=q.shape[0], sq=q.shape[2],
-                                  skv=k.shape[2])
+        """As CpuAttention.__call__, on the GPU."""
+        got, arrays = _operands(self.cfg, operands)
+        out_type = dtypes.numpy_dtype(self.cfg.dtype)
+        if any(n == 0 for n in got.shapes()["result"]):
+            return np.zeros(got.shapes()["result"], out_type)
         names = ("query", "key", "value", "gate")
-        inputs = {n: np.asarray(x, np.float64) for n, x in zip(names, operands)}
+        inputs = {n: np.asarray(x, np.float64) for n, x in zip(names, arrays)}
         # A kernel without a gate still takes a (unread) gate buffer.
         inputs.setdefault("gate", np.zeros(1))
-        return self._cuda.run(self.driver, self.kernel, cfg, inputs)
+        out = self._cuda.run(self.driver, self.kernel, got, inputs)
+        return dtypes.from_bits_as(dtypes.to_bits(out, self.cfg.dtype),
+                                   self.cfg.dtype)
 
 
 _COMPILED = {}
@@ -156,31 +334,55 @@ _COMPILED = {}
 
 def _compiled(cfg, device):
     # Lengths are runtime values of the compiled code: key without them.
-    key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), device)
+    key = (_lengths(cfg), device)
     if key not in _COMPILED:
         _COMPILED[key] = (CpuAttention if device == "cpu" else CudaAttention)(
             cfg)
     return _COMPILED[key]
 
 
-def attention(q, k, v, g=None, *, causal=False, gate="sigmoid", combine="mul",
+def attention(q, k, v, g=None, *, causal=False, gate=None, combine=None,
               scale=None, dtype="f32", device="cpu"):
     """gated_attention.attention on numpy arrays: SDPA(q, k, v) combined with
     gate(g), grouped-query when k/v have fewer heads than q, bottom-right
-    causal when `causal`; `scale` defaults to D^-1/2. Inputs are rounded to
-    `dtype` (f32, f16, bf16); the result comes back as float64. Compiled once
-    per configuration and device."""
-    if device not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+    causal when `causal`; `scale` defaults to D^-1/2.
+
+    q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], g [B, Hg,
+    Sq, Dg] (Hg in {Hq, 1}, Dg in {Dv, 1}) or None: real arrays (any
+    float or integer dtype, ml_dtypes.bfloat16 too, any strides), rounded
+    to `dtype` (f32, f16, bf16). `gate` (sigmoid, silu, ns_sigmoid or a
+    plugin's attribute; default sigmoid) and `combine` (mul or add; default
+    mul) say how g is applied. `device`: cpu or cuda (the tensor-core
+    kernel: f16/bf16, head dims multiples of 16 up to 256).
+
+    Returns the result in `dtype`'s numpy type: float32, float16 or
+    ml_dtypes.bfloat16 (`pip install ml_dtypes`; only bf16 needs it).
+    Compiled once per configuration and device (B, Sq, Skv are runtime
+    values). See the module docstring for NaN, inf and overflow; bad
+    arguments raise ValueError before anything is compiled."""
+    config_mod.check_choice("device", device, DEVICES)
     cfg = config_for(q, k, v, g, causal=causal, gate=gate, combine=combine,
                      scale=scale, dtype=dtype)
+    dtypes.numpy_dtype(cfg.dtype)  # fails early without ml_dtypes
+    if device == "cuda":
+        reason = tensor_core_unsupported(cfg)
+        if reason:
+            raise ValueError(f"device='cuda' runs the tensor-core kernel: "
+                             f"{reason}")
     operands = (q, k, v) if g is None else (q, k, v, g)
     return _compiled(cfg, device)(*operands)
 
 
-def attention_reference(q, k, v, g=None, *, causal=False, gate="sigmoid",
-                        combine="mul", scale=None):
-    """The float64 numpy reference of `attention` (no rounding)."""
+def attention_reference(q, k, v, g=None, *, causal=False, gate=None,
+                        combine=None, scale=None):
+    """The float64 numpy reference of `attention` (no rounding of inputs or
+    result; the scale is the f32 value the op uses). Takes the arguments
+    `attention` takes and checks them the same way; NaN, inf, empty rows
+    and f32 score overflow as documented in the module docstring."""
+    cfg = config_for(q, k, v, g, causal=causal, gate=gate, combine=combine,
+                     scale=scale)
+    scale = None if cfg.scale is None else float(np.float32(cfg.scale))
     return reference_mod.gated_attention_reference(
-        q, k, v, g, scale=scale, causal=causal,
-        gate="none" if g is None else gate, combine=combine)
+        _array("q", q), _array("k", k), _array("v", v),
+        None if g is None else _array("g", g), scale=scale,
+        causal=cfg.causal, gate=cfg.gate, combine=cfg.combine)

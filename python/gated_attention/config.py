@@ -2,10 +2,68 @@
 
 import dataclasses
 import itertools
+import math
+import numbers
 
 import numpy as np
 
 from . import dtypes, reference
+
+
+def check_choice(what, value, valid):
+    """`value` if it is one of `valid`, else a ValueError listing them."""
+    if not isinstance(value, str) or value not in valid:
+        raise ValueError(f"unknown {what} {value!r}; valid: "
+                         f"{', '.join(valid)}")
+    return value
+
+
+def check_gate(gate):
+    """`gate` if it is a built-in gate or a plugin's attribute, else a
+    ValueError listing them."""
+    if not isinstance(gate, str) or not reference.is_gate(gate):
+        raise ValueError(
+            f"unknown gate {gate!r}; valid: {', '.join(reference.GATES)}, "
+            f"or a plugin's gate attribute ('#dialect.name', see "
+            f"load_plugin and register_gate)")
+    return gate
+
+
+def check_int(name, value, minimum):
+    """`value` as an int if it is an integer (not a bool) >= minimum."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, not {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, not {value}")
+    return int(value)
+
+
+def check_bool(name, value):
+    """`value` as a bool if it is one (or the integer 0 or 1)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, not {value!r}")
+
+
+def check_scale(scale):
+    """None (1/sqrt(D)) or `scale` as a float: a real number, not a bool,
+    finite and non-zero as an f32 (the attribute's type)."""
+    if scale is None:
+        return None
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(
+            scale, numbers.Real):
+        raise ValueError(f"scale must be a real number or None, "
+                         f"not {scale!r}")
+    value = float(scale)
+    if not math.isfinite(value) or abs(value) > dtypes.LARGEST["f32"]:
+        raise ValueError(f"scale must be finite in f32 (|scale| <= "
+                         f"{dtypes.LARGEST['f32']:.7g}), not {scale!r}")
+    if np.float32(value) == 0:
+        raise ValueError(f"scale must be non-zero in f32, not {scale!r}")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,21 +88,43 @@ class AttentionConfig:
     dynamic: tuple = ()
 
     def __post_init__(self):
+        # Every field is checked here, so that a bad value is a ValueError
+        # that names it (and lists the valid values), never a tool error.
+        for name in ("b", "hq", "hkv", "sq", "skv", "d", "dv"):
+            # Heads and head dims of 0 make an op the verifier rejects; the
+            # batch and sequence lengths may be 0 (empty rows give 0 /
+            # act(G)).
+            minimum = 0 if name in ("b", "sq", "skv") else 1
+            self._set(name, check_int(name, getattr(self, name), minimum))
         if self.hq % self.hkv:
             raise ValueError(f"hq={self.hq} is not a multiple of hkv={self.hkv}")
-        if not reference.is_gate(self.gate):
-            raise ValueError(f"unknown gate {self.gate!r}")
-        if self.combine not in reference.COMBINES:
-            raise ValueError(f"unknown combine {self.combine!r}")
-        if self.gate_heads not in ("per_head", "shared"):
-            raise ValueError(f"unknown gate_heads {self.gate_heads!r}")
-        if self.gate_width not in ("elementwise", "headwise"):
-            raise ValueError(f"unknown gate_width {self.gate_width!r}")
-        if self.dtype not in dtypes.DTYPES:
-            raise ValueError(f"unknown dtype {self.dtype!r}")
-        bad = set(self.dynamic) - {"b", "sq", "skv"}
+        check_gate(self.gate)
+        check_choice("combine", self.combine, reference.COMBINES)
+        if self.gate == "none" and self.combine != "mul":
+            raise ValueError(f"combine={self.combine!r} needs a gate; "
+                             f"gate='none' has none")
+        check_choice("gate_heads", self.gate_heads, ("per_head", "shared"))
+        check_choice("gate_width", self.gate_width,
+                     ("elementwise", "headwise"))
+        dtypes.check_dtype(self.dtype)
+        self._set("causal", check_bool("causal", self.causal))
+        self._set("scale", check_scale(self.scale))
+        if isinstance(self.dynamic, str) or not isinstance(
+                self.dynamic, (tuple, list)):
+            raise ValueError(f"dynamic must be a tuple of 'b', 'sq', 'skv', "
+                             f"not {self.dynamic!r}")
+        bad = [d for d in self.dynamic if d not in ("b", "sq", "skv")]
         if bad:
-            raise ValueError(f"only b, sq, skv may be dynamic, not {sorted(bad)}")
+            raise ValueError(f"only b, sq, skv may be dynamic, not {bad}")
+        self._set("dynamic", tuple(self.dynamic))
+        # Static shapes must be addressable (sizes and byte offsets in int64).
+        for name, shape in self.shapes().items():
+            if int(np.prod(shape, dtype=object)) * 4 >= 2**63:
+                raise ValueError(f"{name} of shape {list(shape)} is too "
+                                 f"large (2^63 bytes or more)")
+
+    def _set(self, name, value):
+        object.__setattr__(self, name, value)
 
     # Shapes (static) and types (with `?` for the dynamic dims).
     @property
@@ -95,7 +175,7 @@ class AttentionConfig:
                   f"gh={self.gate_heads}", f"gw={self.gate_width}",
                   f"dtype={self.dtype}"]
         if self.scale is not None:
-            fields.append(f"scale={self.scale:g}")
+            fields.append(f"scale={self.scale!r}")
         if self.dynamic:
             fields.append("dyn=" + "+".join(self.dynamic))
         return ",".join(fields)
@@ -148,11 +228,17 @@ def random_config(rng):
     sq = int(rng.integers(1, 40))
     skv = int(rng.integers(1, 40))
     dyn = tuple(d for d in ("b", "sq", "skv") if rng.integers(2))
+    # Drawn in the order they always were, so that a seed keeps giving the
+    # same configurations.
+    b = int(rng.integers(1, 3))
+    d = int(rng.choice([8, 16, 32, 40]))
+    dv = int(rng.choice([8, 16, 24]))
+    gate = str(rng.choice(reference.GATES))
+    combine = str(rng.choice(reference.COMBINES))
     return AttentionConfig(
-        b=int(rng.integers(1, 3)), hq=hkv * group, hkv=hkv, sq=sq, skv=skv,
-        d=int(rng.choice([8, 16, 32, 40])), dv=int(rng.choice([8, 16, 24])),
-        gate=str(rng.choice(reference.GATES)),
-        combine=str(rng.choice(reference.COMBINES)), causal=causal,
+        b=b, hq=hkv * group, hkv=hkv, sq=sq, skv=skv, d=d, dv=dv, gate=gate,
+        # Without a gate there is nothing to combine.
+        combine="mul" if gate == "none" else combine, causal=causal,
         gate_heads=str(rng.choice(["per_head", "shared"])),
         gate_width=str(rng.choice(["elementwise", "headwise"])),
         dtype=str(rng.choice(dtypes.DTYPES)),

@@ -23,8 +23,7 @@ import sys
 
 import numpy as np
 
-from . import config, dtypes, mlir, ptx as ptx_tools, runner
-from .check import compare
+from . import accuracy, config, dtypes, mlir, ptx as ptx_tools, runner
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
@@ -170,36 +169,80 @@ def run(driver, kernel, cfg, inputs):
             driver.free(ptr)
 
 
+# Bumped when the cache's file layout changes: old entries are then ignored.
+_CACHE_FORMAT = 2
+
+
+def _read_cache(stem):
+    """(name, PTX, description) of a complete, intact cache entry, else
+    None. Writers put <stem>.ptx in place before <stem>.json, each by an
+    atomic rename, so an entry exists once its .json does; the .json holds
+    the PTX's hash, so a .ptx replaced by another writer (or a different
+    tool) since is a miss, not a wrong kernel."""
+    try:
+        with open(stem + ".json") as f:
+            entry = json.load(f)
+        with open(stem + ".ptx") as f:
+            ptx = f.read()
+    except (OSError, ValueError):
+        return None   # absent, being replaced, or from a broken writer
+    if not isinstance(entry, dict) or entry.get("format") != _CACHE_FORMAT:
+        return None
+    if hashlib.sha256(ptx.encode()).hexdigest() != entry.get("ptx_sha256"):
+        return None
+    desc = entry.get("description")
+    if not isinstance(desc, dict) or f".entry {desc.get('kernel')}(" not in ptx:
+        return None
+    if ptx_tools.unresolved_functions(ptx):
+        return None   # stored by an older version without the check
+    return desc["kernel"], ptx, desc
+
+
+def _write_cache(stem, ptx, desc):
+    os.makedirs(os.path.dirname(stem), exist_ok=True)
+    ptx_tools.write_atomically(stem + ".ptx", ptx)
+    entry = {"format": _CACHE_FORMAT, "kernel": desc["kernel"],
+             "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
+             "description": desc}
+    # The entry last: its presence marks a complete entry.
+    ptx_tools.write_atomically(stem + ".json", json.dumps(entry))
+
+
 def compile_kernel(cfg, opt=None, chip="sm_90"):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
-    runner.load_plugin; `opt` overrides the tool).
+    runner.load_plugin; `opt` overrides the tool). Raises ValueError when
+    the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
+    when its PTX calls libdevice functions that were not linked.
 
     With GATED_ATTENTION_KERNEL_CACHE set to a directory, kernels are kept
     there by a hash of the op's MLIR and the chip, and read back instead of
-    compiled: compile on one machine, run on another that has no MLIR."""
+    compiled: compile on one machine, run on another that has no MLIR. Any
+    number of processes may share the directory: entries are written by
+    atomic renames and checked when read, and a reader never sees a partial
+    one."""
+    from .compiler import CHIPS, tensor_core_unsupported
+    config.check_choice("chip", chip, CHIPS)
     text = mlir.attention_function(cfg, "case")
     cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
-        key = hashlib.sha256(f"{chip}\n{text}".encode()).hexdigest()[:20]
+        key = hashlib.sha256(
+            f"{_CACHE_FORMAT}\n{chip}\n{text}".encode()).hexdigest()[:20]
         stem = os.path.join(cache, key)
-        if os.path.exists(stem + ".json"):
-            with open(stem + ".ptx") as f, open(stem + ".json") as j:
-                desc = json.load(j)
-                return desc["kernel"], f.read(), desc
+        entry = _read_cache(stem)
+        if entry:
+            return entry
     lowered = runner.compile_module(
         text, [f"--gated-attention-to-ptx=chip={chip}"], opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
-        raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
+        reason = tensor_core_unsupported(cfg) or (
+            f"the tool made {len(kernels)} tensor-core kernels")
+        raise ValueError(f"{cfg.describe()}: no tensor-core kernel: {reason}")
+    name, ptx, desc = kernels[0]
+    ptx_tools.check_resolved(name, ptx)
     if cache:
-        os.makedirs(cache, exist_ok=True)
-        name, ptx, desc = kernels[0]
-        with open(stem + ".ptx", "w") as f:
-            f.write(ptx)
-        # The description last: its presence marks a complete entry.
-        with open(stem + ".json", "w") as f:
-            json.dump(desc, f)
+        _write_cache(stem, ptx, desc)
     return kernels[0]
 
 
@@ -224,10 +267,10 @@ def main(argv=None):
         kernel = Kernel(driver, ptx, desc)
         inputs = cfg.inputs(seed=args.seed * 1000 + i)
         out = run(driver, kernel, cfg, inputs)
-        ok, err, atol, rtol = compare(cfg, out, cfg.reference(inputs))
-        failures += not ok
-        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
-              f"[{name}] max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})")
+        result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
+        failures += not result.ok
+        print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} "
+              f"[{name}] {accuracy.describe(result)}", flush=True)
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -1,18 +1,60 @@
-"""Element types of the op: rounding from float64 and raw little-endian bits."""
+"""Element types of the op: rounding from float64, raw little-endian bits,
+the numpy types results come back in, and each type's floating-point
+parameters."""
 
 import numpy as np
 
 DTYPES = ("f32", "f16", "bf16")
 
-# Tolerances of a result against the float64 reference computed on the same
-# (rounded) inputs: |out - ref| <= atol + rtol * |ref|. f32 covers f32
-# accumulation and the 6 significant digits printMemrefF32 writes; f16 and
-# bf16 cover one rounding of the result (half an ulp: 2^-11 and 2^-8).
+# Unit roundoff (half an ulp of 1: round to nearest), the smallest positive
+# (subnormal) value and the largest finite value of each element type.
+UNIT_ROUNDOFF = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8}
+SMALLEST_SUBNORMAL = {"f32": 2.0**-149, "f16": 2.0**-24, "bf16": 2.0**-133}
+LARGEST = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0,
+           "bf16": (2.0 - 2.0**-7) * 2.0**127}
+
+# Tolerances of a result against the float64 reference when the inputs are
+# unknown (|out - ref| <= atol + rtol * |ref|); with them, comparisons use
+# accuracy.error_bound, derived from an error model.
 TOLERANCES = {
     "f32": (2e-5, 2e-5),
     "f16": (1e-3, 1e-3),
     "bf16": (8e-3, 8e-3),
 }
+
+
+def check_dtype(dtype):
+    """Raises ValueError unless `dtype` is an element type of the op."""
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; valid: "
+                         f"{', '.join(DTYPES)}")
+    return dtype
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype of results in element type `dtype`: float32,
+    float16, or ml_dtypes.bfloat16 (PyPI's ml_dtypes, imported here on first
+    use so that the rest of the package works without it)."""
+    check_dtype(dtype)
+    if dtype == "f32":
+        return np.dtype(np.float32)
+    if dtype == "f16":
+        return np.dtype(np.float16)
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError(
+            "dtype='bf16' results are ml_dtypes.bfloat16 arrays and the "
+            "ml_dtypes package is not installed: `pip install ml_dtypes` "
+            "(scripts/setup installs it into the repository's .venv; run "
+            "with .venv/bin/python), or use dtype='f16' or 'f32'") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def from_bits_as(bits, dtype):
+    """Raw uint16 bits of f16 or bf16 values as an array of numpy_dtype
+    (exact: a reinterpretation, no rounding)."""
+    return np.asarray(bits, dtype=np.uint16).view(numpy_dtype(dtype))
 
 
 def _bf16_bits(x):

@@ -28,9 +28,8 @@ import sys
 
 import numpy as np
 
-from . import config, mlir, ptx as ptx_tools, runner
+from . import accuracy, config, mlir, ptx as ptx_tools, runner
 from .dtypes import from_bits, to_bits
-from .check import compare
 
 # ---------------------------------------------------------------------------
 # Parsing the generic form
@@ -508,6 +507,7 @@ def compile_case(cfg, opt=None, options=""):
 
 
 def run_case(cfg, seed, opt=None, options=""):
+    """(result, reference, kernel name) of `cfg` on cfg.inputs(seed)."""
     kernel, desc = compile_case(cfg, opt, options)
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
@@ -534,12 +534,12 @@ def main(argv=None):
         p.error("no cases")
     failures = 0
     for i, cfg in enumerate(cfgs):
-        out, ref, name = run_case(cfg, args.seed * 1000 + i, args.opt,
-                                  args.options)
-        ok, err, atol, rtol = compare(cfg, out, ref)
-        failures += not ok
-        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} [{name}] "
-              f"max_abs_err={err:.3g} (atol={atol:g}, rtol={rtol:g})", flush=True)
+        seed = args.seed * 1000 + i
+        out, ref, name = run_case(cfg, seed, args.opt, args.options)
+        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+        failures += not result.ok
+        print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name}] "
+              f"{accuracy.describe(result)}", flush=True)
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

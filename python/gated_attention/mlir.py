@@ -6,9 +6,19 @@ so f16/bf16 values are exact), calls each case and prints its result with
 `printMemrefF32`, as upstream integration tests do.
 """
 
+import numpy as np
+
 from . import dtypes
 
 OPERANDS = ("query", "key", "value", "gate")
+
+
+def f32_literal(value):
+    """`value` as an exact MLIR f32 literal: the hexadecimal bit pattern of
+    its f32 rounding (`0x3E000000` is 0.125), which the parser takes as is;
+    a decimal (`1e-05`, `1e+16`, an int) may not parse or may round twice."""
+    bits = np.array([value], dtype=np.float32).view(np.uint32)[0]
+    return f"0x{int(bits):08X}"
 
 
 def attention_attributes(cfg):
@@ -22,7 +32,7 @@ def attention_attributes(cfg):
     elif cfg.gate not in ("sigmoid", "none"):
         attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
     if cfg.scale is not None:
-        attrs.append(f"scale = {cfg.scale!r} : f32")
+        attrs.append(f"scale = {f32_literal(cfg.scale)} : f32")
     return "{" + ", ".join(attrs) + "}" if attrs else ""
 
 

@@ -8,7 +8,9 @@ descriptors. Used by the benchmarks; stdlib + numpy only.
 """
 
 import ctypes
+import glob
 import os
+import platform
 import subprocess
 import tempfile
 
@@ -53,6 +55,14 @@ def _run(cmd, stdin=None):
     return proc.stdout
 
 
+def _compiler_rt_builtins():
+    """LLVM's compiler-rt builtins archive for this machine, if installed."""
+    found = sorted(glob.glob(os.path.join(
+        _LLVM_LIB, "clang", "*", "lib", "linux",
+        f"libclang_rt.builtins-{platform.machine()}.a")))
+    return found[-1:]
+
+
 class SharedLibrary:
     """A module compiled to a shared library in a temporary directory."""
 
@@ -74,8 +84,16 @@ class SharedLibrary:
         libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}", "-lm"]
         if openmp:
             libs.insert(2, "-lomp")
+        # LLVM lowers some conversions (f32 -> bf16 outside vector code) to
+        # compiler-rt calls that GCC 12's libgcc lacks.
+        libs += _compiler_rt_builtins()
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
-        self.lib = ctypes.CDLL(self.path)
+        try:
+            self.lib = ctypes.CDLL(self.path)
+        except OSError as e:
+            raise runner.ToolError(f"the compiled module does not load: {e} "
+                                   f"(a runtime function missing: install "
+                                   f"libclang-rt-22-dev)") from None
 
     @classmethod
     def load(cls, path):

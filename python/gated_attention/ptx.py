@@ -15,7 +15,9 @@ are the `gated_attention.kernels` dictionary attribute that
 --ptxas PATH assembles each PTX for its chip and prints ptxas' report;
 --check additionally fails unless every kernel is spill-free, every
 tensor-core kernel uses mma.sync, ldmatrix and cp.async, and its shared
-memory fits the chip.
+memory fits the chip. A PTX that declares a function it does not define
+(`.extern .func __nv_expf`: libdevice was not linked) is an error: no
+driver could load it.
 """
 
 import argparse
@@ -24,6 +26,9 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+
+from .runner import ToolError
 
 # Largest shared memory one CTA may use (opt-in), in bytes.
 SHARED_MEMORY_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024,
@@ -71,6 +76,69 @@ def launch_descriptions(mlir_text):
         pos = m.end()
         if m.group(3) == "}":
             return out
+
+
+class MissingLibdeviceError(ToolError):
+    """A PTX calls functions it only declares (libdevice's, not linked)."""
+
+
+_EXTERN_FUNC = re.compile(r"\.extern\s+\.func\s*(?:\([^)]*\)\s*)?([\w$]+)")
+
+
+def unresolved_functions(ptx):
+    """Functions a PTX declares `.extern` (calls without defining): a
+    complete kernel has none."""
+    return sorted(set(_EXTERN_FUNC.findall(ptx)))
+
+
+def check_resolved(name, ptx):
+    """Raises MissingLibdeviceError if the PTX of kernel `name` calls
+    functions it does not define (libdevice's `__nv_*`, which
+    --gated-attention-to-ptx links from the CUDA toolkit)."""
+    missing = unresolved_functions(ptx)
+    if not missing:
+        return
+    libdevice = [f for f in missing if f.startswith("__nv_")]
+    what = (f"libdevice functions {', '.join(libdevice)} (libdevice was "
+            f"not linked: set CUDA_HOME to a CUDA toolkit that has "
+            f"nvvm/libdevice/libdevice.10.bc)" if libdevice else "")
+    other = [f for f in missing if not f.startswith("__nv_")]
+    if other:
+        what += (" and " if what else "") + \
+            f"functions {', '.join(other)} it does not define"
+    raise MissingLibdeviceError(f"the PTX of {name} calls {what}: no driver "
+                                f"could load it")
+
+
+def write_atomically(path, text):
+    """Writes `text` to `path` through a temporary file in the same
+    directory and a rename, so that readers see the old file or the whole
+    new one, never a partial one."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory,
+                               prefix="." + os.path.basename(path) + ".",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def all_kernels(mlir_text):
+    """[(kernel name, PTX text, launch description or None)] of every
+    kernel in lowered MLIR (a description: the tensor-core kernels)."""
+    descriptions = launch_descriptions(mlir_text)
+    return [(kernel, ptx, descriptions.get(kernel))
+            for _, _, ptx in extract(mlir_text) for kernel in entries(ptx)]
 
 
 def tensor_core_kernels(mlir_text):
@@ -139,16 +207,20 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     failed = 0
     for name, target, ptx in binaries:
+        try:
+            check_resolved(name, ptx)
+        except MissingLibdeviceError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
         path = os.path.join(args.out, name + ".ptx")
-        with open(path, "w") as f:
-            f.write(ptx)
+        write_atomically(path, ptx)
         kernels = entries(ptx)
         print(f"{path}: {target}; kernels: {', '.join(kernels)}")
         for kernel in kernels:
             if kernel in descriptions:
-                with open(os.path.join(args.out, kernel + ".json"), "w") as f:
-                    json.dump(descriptions[kernel], f, indent=1)
-                    f.write("\n")
+                write_atomically(os.path.join(args.out, kernel + ".json"),
+                                 json.dumps(descriptions[kernel], indent=1)
+                                 + "\n")
         if args.ptxas:
             chip = re.search(r'chip = "(\w+)"', target).group(1)
             rc, report = _ptxas_report(args.ptxas, chip, path)

@@ -14,8 +14,7 @@ import re
 import sys
 import time
 
-from . import config, mlir, runner
-from .check import compare
+from . import accuracy, config, mlir, runner
 
 _FUNC = re.compile(r"func\.func @([\w$.]+)\s*\(([^)]*)\)", re.S)
 _TENSOR = re.compile(r"tensor<([0-9?x]+)x(f32|f16|bf16)>")
@@ -94,13 +93,13 @@ def main(argv=None):
     compiled = time.perf_counter()
     outputs = runner.parse_memrefs(runner.run_module(lowered))
     ran = time.perf_counter()
-    ok, err, atol, rtol = compare(cfg, outputs[0], cfg.reference(inputs))
+    result = accuracy.compare(cfg, outputs[0], cfg.reference(inputs), inputs)
     print(f"compile {compiled - start:.2f} s, JIT + run {ran - compiled:.2f} s "
           f"({cfg.flops() / 1e9:.2f} GFLOP)")
-    print(f"max abs error vs float64 reference: {err:.3g} "
-          f"(tolerance {atol:g} + {rtol:g}*|ref| for {dtype}): "
-          f"{'PASS' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    print(f"max abs error vs float64 reference: {result.max_abs_err:.3g} "
+          f"(worst error / bound of the {dtype} error model "
+          f"{result.ratio:.2f}): {'PASS' if result.ok else 'FAIL'}")
+    return 0 if result.ok else 1
 
 
 if __name__ == "__main__":

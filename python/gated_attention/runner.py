@@ -62,11 +62,21 @@ class ToolError(RuntimeError):
     pass
 
 
+# An MLIR diagnostic of severity error: `<loc>: error: ...` or `error: ...`.
+_ERROR = re.compile(r"^(?:\S.*?:\d+:\d+: )?error: ", re.M)
+
+
 def _run(cmd, stdin):
     proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ToolError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                         f"{proc.stderr[-4000:]}")
+    # A tool that reported an error and still exited 0 (some upstream
+    # passes do) made output that must not be used.
+    m = _ERROR.search(proc.stderr)
+    if m:
+        raise ToolError(f"{' '.join(cmd)} reported an error (and exited "
+                        f"0):\n{proc.stderr[m.start():][:4000]}")
     return proc.stdout
 
 

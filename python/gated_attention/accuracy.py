@@ -1,0 +1,141 @@
+"""How far a lowering's result may be from the float64 reference.
+
+Every comparison with reference.gated_attention_reference (check, emulate,
+cuda, run_example, the device check, the package's tests) goes through
+`compare`, which bounds each output element by `error_bound`: an error
+model of the op in element type T (unit roundoff u = 2^-24 for f32, 2^-11
+for f16, 2^-8 for bf16) with f32 arithmetic inside. The reference runs on
+the inputs already rounded to T, so their rounding contributes nothing.
+For output element (b, h, i, e), with softmax weights w_j of row i:
+
+    Y  = sum_j w_j v_je           the attention output
+    A  = sum_j w_j |v_je|         the same weights applied to |V|
+    dY = u_P A + s_P V1 / l + eps (A + |Y|)
+
+- u_P A: the tensor-core kernel rounds P to T before P.V (as
+  FlashAttention does); each weight is then off by at most u relative, so
+  Y by at most u A (<= u max|V|). u_P = u for f16 / bf16, 0 for f32.
+- s_P V1 / l: an f16 weight below f16's normal range is off by up to half
+  its smallest subnormal s_P absolutely; V1 = sum of |v_je| over the keys
+  the row sees, l >= 1 the row's sum of exp(s - max). Negligible for bf16.
+- eps (A + |Y|): f32 arithmetic. A score off by delta moves its weight by
+  about delta relative and Y by at most delta (A + |Y|); scores come from
+  a D-term f32 dot product and an exp2 argument of up to twice the score
+  magnitude S+ = |scale| max_j sum_t |q_it k_jt|, sums run over Skv keys:
+  eps = 2^-24 ((sqrt(D) + 2) S+ + sqrt(Skv) + 8), square roots because
+  rounding errors of long sums add like a random walk (probabilistic
+  error analysis; the worst case, linear in D and Skv, is never reached).
+
+The output out = Y * a (combine mul) or Y + a (add), a = act(G) computed
+in f32 (relative error eps_a = 2^-24 (8 + |g|): exp(-g) rounds its
+argument), then rounded to T:
+
+    mul:  |out - ref| <= |a| dY + eps_a |a| |Y| + u_o |ref| + s_o
+    add:  |out - ref| <= dY + eps_a |a| + u_o |ref| + s_o
+    none: |out - ref| <= dY + u_o |ref| + s_o
+
+with u_o = u + 5e-6 (the output's rounding, plus printMemrefF32's six
+significant digits, which check.py reads) and s_o half T's smallest
+subnormal. The gate multiplies the P rounding term: an unbounded gate
+(SiLU(g) ~ g) amplifies it, which fixed atol/rtol tolerances missed.
+
+A result passes when every element is within its bound (or is NaN where
+the reference is NaN, or the same infinity); `compare` reports the worst
+ratio |out - ref| / bound, so 1.0 is the limit and a healthy kernel sits
+well below it.
+"""
+
+import collections
+
+import numpy as np
+
+from . import dtypes, reference
+
+F32_UNIT = 2.0**-24
+PRINT_RELATIVE = 5e-6
+
+Comparison = collections.namedtuple(
+    "Comparison", "ok max_abs_err ratio worst")
+Comparison.__doc__ = """ok: every element within its bound; max_abs_err:
+largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
+shape mismatch); worst: the index of that element (None if none)."""
+
+
+def error_bound(cfg, inputs):
+    """Per-element bound on |out - reference| for `cfg` (an
+    AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
+    float64 arrays already representable in cfg.dtype); the shape of the
+    result. See the module docstring for the model."""
+    u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
+    half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
+    q, k, v = (np.asarray(inputs[n], np.float64)
+               for n in ("query", "key", "value"))
+    d, skv = q.shape[3], k.shape[2]
+    scale = cfg.scale if cfg.scale is not None else 1.0 / np.sqrt(d)
+    w, l, mask = reference.attention_weights(q, k, scale, cfg.causal)
+    group = q.shape[1] // k.shape[1]
+    vr = np.repeat(v, group, axis=1)
+    kr = np.repeat(k, group, axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = np.einsum("bhij,bhje->bhie", w, vr)
+        a_v = np.einsum("bhij,bhje->bhie", w, np.abs(vr))
+        mag = np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(kr))
+        s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
+            axis=-1, keepdims=True, initial=0.0)
+    eps = F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    dy = eps * (a_v + np.abs(y))
+    if cfg.dtype != "f32":
+        v1 = np.einsum("ij,bhje->bhie", mask.astype(np.float64), np.abs(vr))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v1 = np.where(l > 0, v1 / np.where(l > 0, l, 1.0), 0.0)
+        dy = dy + u * a_v + dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2 * v1
+    u_out = u + PRINT_RELATIVE
+    if cfg.gate == "none":
+        return dy + u_out * np.abs(y) + half_subnormal
+    g = np.asarray(inputs["gate"], np.float64)
+    a = reference.activation(g, cfg.gate)
+    eps_a = F32_UNIT * (8 + np.abs(g))
+    if cfg.combine == "mul":
+        return (np.abs(a) * dy + eps_a * np.abs(a) * np.abs(y)
+                + u_out * np.abs(y * a) + half_subnormal)
+    return dy + eps_a * np.abs(a) + u_out * np.abs(y + a) + half_subnormal
+
+
+def legacy_bound(cfg, ref):
+    """atol + rtol |ref| of dtypes.TOLERANCES: for callers that do not
+    pass the inputs (the model needs them)."""
+    atol, rtol = dtypes.TOLERANCES[cfg.dtype]
+    return atol + rtol * np.abs(ref)
+
+
+def compare(cfg, out, ref, inputs=None):
+    """Comparison of `out` with the reference `ref` for `cfg`, element by
+    element against error_bound(cfg, inputs) (fixed tolerances, a weaker
+    check, without `inputs`)."""
+    out = np.asarray(out, np.float64)
+    ref = np.asarray(ref, np.float64)
+    if out.shape != ref.shape:
+        return Comparison(False, float("inf"), float("inf"), None)
+    bound = (error_bound(cfg, inputs) if inputs is not None
+             else legacy_bound(cfg, ref))
+    bound = np.broadcast_to(bound, ref.shape)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(out - ref)
+        # Non-finite results agree only with the same non-finite value.
+        same = (np.isnan(out) & np.isnan(ref)) | (
+            np.isinf(ref) & (out == ref))
+        ratio = np.where(same, 0.0, err / bound)
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)
+    if not ratio.size:
+        return Comparison(True, 0.0, 0.0, None)
+    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    finite = np.where(same, 0.0, err)
+    return Comparison(bool(np.all(ratio <= 1.0)),
+                      float(np.nanmax(np.where(np.isnan(finite), np.inf,
+                                               finite))),
+                      float(ratio[worst]), tuple(int(i) for i in worst))
+
+
+def describe(result):
+    """'err/bound=R' (R the worst ratio) for a Comparison."""
+    return f"err/bound={result.ratio:.3g}"
