@@ -49,7 +49,15 @@ func.func @main() {
       -> tensor<1x16x?x256xbf16>
   %corner = tensor.extract_slice %o[0, 0, 0, 0] [1, 1, 4, 4] [1, 1, 1, 1]
       : tensor<1x16x?x256xbf16> to tensor<4x4xbf16>
-  %f32 = arith.extf %corner : tensor<4x4xbf16> to tensor<4x4xf32>
+  %empty32 = tensor.empty() : tensor<4x4xf32>
+  %f32 = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%corner : tensor<4x4xbf16>) outs(%empty32 : tensor<4x4xf32>) {
+  ^bb0(%x: bf16, %out: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
   %print = tensor.cast %f32 : tensor<4x4xf32> to tensor<*xf32>
   call @printMemrefF32(%print) : (tensor<*xf32>) -> ()
   return
