@@ -46,6 +46,9 @@ config.substitutions.append(("%gated_attention_obj_root",
 # project(VERSION) in CMakeLists.txt.
 config.substitutions.append(("%gated_attention_version",
                              config.gated_attention_version))
+# Where `cmake --install` puts the Python package, relative to the prefix.
+config.substitutions.append(("%gated_attention_python_dir",
+                             config.python_install_dir))
 config.substitutions.append(("%mlir_runner_utils", runner_utils))
 config.substitutions.append(("%mlir_c_runner_utils", c_runner_utils))
 config.substitutions.append(("%libomp", libomp))
