@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Pipelines/Pipelines.h"
+#include "GatedAttention/Conversion/NVGPUChips.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Transforms/Passes.h"
@@ -23,6 +24,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -44,6 +51,8 @@ static void addFunctionBoundaryBufferization(OpPassManager &pm) {
 /// change producing the operand instead of a pass of its own.
 static void addGraphLevelPasses(OpPassManager &funcPm) {
   funcPm.addPass(createGatedAttentionRaisePass());
+  // What raising did not fold (a softmax under another mask) is plain linalg.
+  funcPm.addPass(createDecomposeAggregatedOpsPass());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createLinalgGeneralizeNamedOpsPass());
   funcPm.addPass(createLinalgElementwiseOpFusionPass());
@@ -74,6 +83,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
   addFunctionBoundaryBufferization(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers it cannot prove unaliased (a returned
+  // argument): clones become alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
@@ -111,6 +123,12 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  // OpenMP ops translate to LLVM IR with the rest.
+  VerifyLoweredPassOptions lowered;
+  lowered.dialects = {"builtin", "llvm"};
+  if (options.openmp)
+    lowered.dialects.push_back("omp");
+  pm.addPass(createVerifyLoweredPass(lowered));
 }
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
@@ -121,6 +139,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   ConvertGatedAttentionToNVGPUPassOptions mma;
   mma.warps = options.warps;
   mma.keyBlock = options.keyBlock;
+  mma.chip = options.chip;
   pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
   // The rest (f32): nested scf.parallel on memrefs.
   ConvertGatedAttentionToParallelRowsPassOptions rows;
@@ -147,25 +166,143 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   // Repeated layers outline repeated kernels: compile each distinct one once.
   pm.addPass(createDedupGPUKernelsPass());
 
-  // Kernels to PTX (sm_90 needs PTX ISA 8.0), host to LLVM. math.exp
-  // becomes libdevice's __nv_expf, linked from $CUDA_HOME/nvvm/libdevice.
+  // Kernels to PTX (the oldest PTX ISA that knows the chip), host to LLVM.
+  // math.exp becomes libdevice's __nv_expf, linked from the CUDA toolkit
+  // (see findCUDAToolkit).
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.chip == "sm_90" ? "+ptx80" : "+ptx70";
+  const NVGPUChip *chip = lookupNVGPUChip(options.chip);
+  nvvm.cubinFeatures = chip ? chip->ptxFeatures.str() : "+ptx80";
   nvvm.cubinFormat = "isa";
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  VerifyLoweredPassOptions lowered;
+  lowered.dialects = {"builtin", "gpu", "llvm"};
+  pm.addPass(createVerifyLoweredPass(lowered));
+}
+
+//===----------------------------------------------------------------------===//
+// Option validation
+//===----------------------------------------------------------------------===//
+
+using ErrorHandler = function_ref<LogicalResult(const Twine &)>;
+
+/// `value` of option `name` lies in [lo, hi].
+static LogicalResult checkRange(StringRef name, int64_t value, int64_t lo,
+                                int64_t hi, ErrorHandler error) {
+  if (value >= lo && value <= hi)
+    return success();
+  return error(llvm::formatv("option '{0}' must be in [{1}, {2}], got {3}",
+                             name, lo, hi, value));
+}
+
+LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
+    const GatedAttentionToLLVMPipelineOptions &options, ErrorHandler error) {
+  // Query and key blocks are register/cache tiles: a few hundred rows at
+  // most pay off, and larger ones make the vectorizer build huge vectors.
+  return success(succeeded(checkRange("query-block", options.queryBlock, 1,
+                                      kMaxCPUBlock, error)) &&
+                 succeeded(checkRange("key-block", options.keyBlock, 1,
+                                      kMaxCPUBlock, error)));
+}
+
+std::optional<std::string>
+mlir::gated_attention::findCUDAToolkit(std::string &problem) {
+  auto hasLibdevice = [](StringRef root) {
+    SmallString<128> path(root);
+    llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    return llvm::sys::fs::exists(path);
+  };
+  // A variable the user set is the answer, right or wrong (the order is
+  // upstream's NVVM target's, which reads them).
+  for (const char *name : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
+    const char *value = std::getenv(name);
+    if (!value || !*value)
+      continue;
+    if (hasLibdevice(value))
+      return std::string(value);
+    problem = llvm::formatv("{0}={1} is not a CUDA toolkit: "
+                            "{1}/nvvm/libdevice/libdevice.10.bc does not exist",
+                            name, value);
+    return std::nullopt;
+  }
+  if (hasLibdevice("/usr/local/cuda"))
+    return std::string("/usr/local/cuda");
+  if (llvm::ErrorOr<std::string> ptxas =
+          llvm::sys::findProgramByName("ptxas")) {
+    SmallString<128> real;
+    if (!llvm::sys::fs::real_path(*ptxas, real)) {
+      StringRef root =
+          llvm::sys::path::parent_path(llvm::sys::path::parent_path(real));
+      if (hasLibdevice(root))
+        return root.str();
+    }
+  }
+  problem = "no CUDA toolkit found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, "
+            "ptxas on PATH): kernels that call math functions cannot link "
+            "libdevice";
+  return std::nullopt;
+}
+
+LogicalResult mlir::gated_attention::validateGatedAttentionToPTXOptions(
+    const GatedAttentionToPTXPipelineOptions &options, ErrorHandler error) {
+  if (!lookupNVGPUChip(options.chip))
+    return error(llvm::formatv("option 'chip': unknown chip '{0}'; expected "
+                               "one of {1}",
+                               options.chip, supportedChipList()));
+  if (failed(checkRange("warps", options.warps, 0, 8, error)) ||
+      failed(checkRange("key-block", options.keyBlock, 0, 1024, error)) ||
+      failed(
+          checkRange("rows-per-block", options.rowsPerBlock, 1, 1024, error)))
+    return failure();
+  if (options.keyBlock % 16)
+    return error(llvm::formatv("option 'key-block' must be a multiple of 16 "
+                               "(the K of the mma), got {0}",
+                               options.keyBlock));
+  std::string problem;
+  std::optional<std::string> toolkit = findCUDAToolkit(problem);
+  if (!toolkit && !StringRef(problem).starts_with("no CUDA toolkit"))
+    return error(problem);
+  // Upstream's NVVM target finds libdevice through these variables only;
+  // a toolkit found elsewhere is handed to it for this process.
+  if (toolkit && !std::getenv("CUDA_ROOT") && !std::getenv("CUDA_HOME") &&
+      !std::getenv("CUDA_PATH"))
+    ::setenv("CUDA_HOME", toolkit->c_str(), /*overwrite=*/0);
+  return success();
+}
+
+/// Registers a pipeline whose options are validated before it is built, so
+/// that bad options are a command-line error, not a crash or a binary.
+template <typename Options>
+static void registerValidatedPipeline(StringRef name, StringRef description,
+                                      void (*build)(OpPassManager &,
+                                                    const Options &),
+                                      LogicalResult (*validate)(const Options &,
+                                                                ErrorHandler)) {
+  registerPassPipeline(
+      name, description,
+      [=](OpPassManager &pm, StringRef text, ErrorHandler error) {
+        Options options;
+        if (failed(options.parseFromString(text)) ||
+            failed(validate(options, error)))
+          return failure();
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(Options());
+      });
 }
 
 void mlir::gated_attention::registerGatedAttentionPipelines() {
-  PassPipelineRegistration<GatedAttentionToLLVMPipelineOptions>(
+  registerValidatedPipeline<GatedAttentionToLLVMPipelineOptions>(
       "gated-attention-to-llvm",
       "Lower func + tensor-level linalg/tensor/arith/math/scf + "
       "gated_attention ops to the LLVM dialect (CPU, runnable by mlir-runner)",
-      buildGatedAttentionToLLVMPipeline);
-  PassPipelineRegistration<GatedAttentionToPTXPipelineOptions>(
+      buildGatedAttentionToLLVMPipeline, validateGatedAttentionToLLVMOptions);
+  registerValidatedPipeline<GatedAttentionToPTXPipelineOptions>(
       "gated-attention-to-ptx",
       "Lower func + gated_attention ops for NVIDIA GPUs: kernels become "
       "gpu.binary ops holding PTX (tensor cores for f16/bf16, SIMT for f32), "
       "the host side LLVM",
-      buildGatedAttentionToPTXPipeline);
+      buildGatedAttentionToPTXPipeline, validateGatedAttentionToPTXOptions);
 }

@@ -16,15 +16,44 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
 
 namespace mlir::gated_attention::test {
 void registerTestOnlineSoftmaxPass();
 } // namespace mlir::gated_attention::test
+
+namespace {
+/// The last pass of every run: fails if an error was reported before it.
+class FailOnErrorsPass
+    : public mlir::PassWrapper<FailOnErrorsPass, mlir::OperationPass<>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FailOnErrorsPass)
+
+  explicit FailOnErrorsPass(std::shared_ptr<bool> sawError)
+      : sawError(std::move(sawError)) {}
+  llvm::StringRef getArgument() const override {
+    return "gated-attention-opt-fail-on-errors";
+  }
+  void runOnOperation() override {
+    if (*sawError)
+      signalPassFailure();
+  }
+
+private:
+  std::shared_ptr<bool> sawError;
+};
+} // namespace
 
 int main(int argc, char **argv) {
   // `--version`: this project's version first (scripts compare it with the
@@ -46,6 +75,52 @@ int main(int argc, char **argv) {
   mlir::gated_attention::registerAllPipelines();
   mlir::gated_attention::test::registerTestOnlineSoftmaxPass();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "gated-attention optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "gated-attention optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  // An error diagnostic fails the run even when the pass that emitted it
+  // went on (upstream's gpu-module-to-binary reports a missing CUDA toolkit
+  // and succeeds): no exit 0 and no output file after an error.
+  config.setPassPipelineSetupFn(
+      [parsed = config](mlir::PassManager &pm) -> mlir::LogicalResult {
+        if (mlir::failed(parsed.setupPassPipeline(pm)))
+          return mlir::failure();
+        auto sawError = std::make_shared<bool>(false);
+        pm.getContext()->getDiagEngine().registerHandler(
+            [sawError](mlir::Diagnostic &diag) {
+              if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+                *sawError = true;
+              return mlir::failure(); // Still printed by the next handler.
+            });
+        pm.addPass(std::make_unique<FailOnErrorsPass>(sawError));
+        return mlir::success();
+      });
+
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &message);
+  if (!input) {
+    llvm::errs() << message << "\n";
+    return EXIT_FAILURE;
+  }
+  // The output is written only once the run succeeded: after an error, an
+  // existing output file is left untouched.
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &message);
+  if (!output) {
+    llvm::errs() << message << "\n";
+    return EXIT_FAILURE;
+  }
+  output->os() << result;
+  output->keep();
+  return EXIT_SUCCESS;
 }

@@ -90,7 +90,10 @@ def ConvertGatedAttentionToNVGPUPass
            "dims up to 128 and 8 above">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
-           "for head dims up to 64, 64 up to 128 and 32 above">
+           "for head dims up to 64, 64 up to 128 and 32 above">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target GPU (sm_80, sm_86, sm_89, sm_90): bounds the tiles' "
+           "shared memory">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -8,7 +8,9 @@
 #define GATED_ATTENTION_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -48,7 +50,7 @@ void buildGatedAttentionToLLVMPipeline(
 struct GatedAttentionToPTXPipelineOptions
     : public PassPipelineOptions<GatedAttentionToPTXPipelineOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("Target GPU: sm_80 or sm_90"),
+      *this, "chip", llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89 or sm_90"),
       llvm::cl::init("sm_90")};
   PassOptions::Option<int64_t> warps{
       *this, "warps",
@@ -73,6 +75,29 @@ struct GatedAttentionToPTXPipelineOptions
 /// host side is lowered to LLVM.
 void buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options);
+
+/// The largest query/key block of the CPU pipeline.
+constexpr int64_t kMaxCPUBlock = 1024;
+
+/// Checks the options of `--gated-attention-to-llvm` (block sizes in
+/// [1, kMaxCPUBlock]), reporting the first problem through `error`.
+LogicalResult validateGatedAttentionToLLVMOptions(
+    const GatedAttentionToLLVMPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> error);
+
+/// Checks the options of `--gated-attention-to-ptx` (a supported chip, tile
+/// options in range, a usable CUDA toolkit if the environment names one),
+/// and hands the toolkit found to upstream's NVVM target through CUDA_HOME
+/// for this process when no variable names one.
+LogicalResult validateGatedAttentionToPTXOptions(
+    const GatedAttentionToPTXPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> error);
+
+/// The CUDA toolkit that provides libdevice, searched where CUDA users
+/// expect it: $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH (the first one set is
+/// taken), /usr/local/cuda, then the toolkit of `ptxas` on PATH. Returns
+/// nullopt and says why in `problem` when there is none.
+std::optional<std::string> findCUDAToolkit(std::string &problem);
 
 /// Registers the pipelines above with the global pipeline registry.
 void registerGatedAttentionPipelines();

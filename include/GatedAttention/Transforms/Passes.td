@@ -32,4 +32,45 @@ def DedupGPUKernelsPass : Pass<"dedup-gpu-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def DecomposeAggregatedOpsPass : Pass<"decompose-aggregated-ops"> {
+  let summary = "Decompose ops implementing linalg's AggregatedOpInterface";
+  let description = [{
+    Replaces every op implementing `linalg::AggregatedOpInterface` (upstream:
+    `linalg.softmax`, the Winograd transforms) by its decomposition into
+    simpler linalg ops, through the interface's `decomposeOperation`. Both
+    pipelines run it after raising: a softmax that
+    `--gated-attention-raise` did not fold into the attention op (say,
+    under a sliding-window mask) is then lowered like any other linalg code
+    instead of surviving into the output.
+
+    ```mlir
+    %p = linalg.softmax dimension(3) ins(%s : tensor<1x4x8x8xf32>)
+        outs(%e : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    // becomes max, sub + exp, sum and divide linalg.generic ops
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail on ops a pipeline left unlowered and unlinked PTX";
+  let description = [{
+    The last pass of both pipelines. It fails, at the op's location and
+    naming it, on the first op whose dialect is not in `dialects` (what the
+    pipeline promises to produce: a pipeline lowers everything it accepts or
+    fails), and on any `gpu.binary` object holding PTX that still declares
+    a libdevice function (`.extern .func __nv_expf`): such PTX does not
+    assemble, and means libdevice was not found at compile time.
+
+    ```mlir
+    // --verify-lowered=dialects=builtin,llvm
+    %0 = linalg.softmax ...   // error: 'linalg.softmax' was not lowered
+    ```
+  }];
+  let options = [
+    ListOption<"dialects", "dialects", "std::string",
+               "Dialects that may remain (default: builtin, llvm)">
+  ];
+}
+
 #endif // GATED_ATTENTION_GENERIC_TRANSFORMS_PASSES_TD

@@ -27,6 +27,7 @@
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
+#include "GatedAttention/Conversion/NVGPUChips.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
@@ -126,6 +127,12 @@ struct FlashKernelConfig {
 };
 } // namespace
 
+/// Upper bounds of the tile options: 8 warps of 255-register threads fill
+/// an SM's 64K registers; 1024 keys per block is beyond any chip's shared
+/// memory at the smallest head dim.
+static constexpr int64_t kMaxWarps = 8;
+static constexpr int64_t kMaxKeyBlock = 1024;
+
 /// Warps per CTA and keys per block for `op`, where the options leave them
 /// at 0. The O accumulators take Dv / 2 registers per lane and the scores
 /// key-block / 8: the choices keep ptxas within 255 registers and without
@@ -141,23 +148,47 @@ static std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, int64_t warps,
   return {warps, keyBlock};
 }
 
-/// Why `op` cannot use the tensor-core kernel with these tiles, or "". (The
-/// op's verifier already guarantees one element type and static head counts
-/// and dims.)
-static std::string unsupportedReason(AttentionOp op, int64_t warps,
-                                     int64_t keyBlock) {
+/// Why `op` cannot use the tensor-core kernel at all, or "". (The op's
+/// verifier already guarantees one element type and static head counts and
+/// dims.) Such ops are left for the SIMT lowering.
+static std::string unsupportedReason(AttentionOp op) {
   Type t = op.getQueryType().getElementType();
   if (!t.isF16() && !t.isBF16())
     return "element type is not f16 or bf16";
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 16 || dv % 16 || d > 256 || dv > 256)
     return "head dims must be multiples of 16 up to 256";
-  if (keyBlock <= 0 || keyBlock % 16)
-    return "key-block must be a positive multiple of 16";
+  return "";
+}
+
+/// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
+/// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked
+/// for them.
+static std::string tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
+                             int64_t maxSharedMemory) {
+  // 255 registers per thread (what the kernel takes at D = 256) times the
+  // threads of 8 warps is the 64K-register file of an SM.
+  if (warps < 1 || warps > kMaxWarps)
+    return llvm::formatv("warps must be in [1, {0}], got {1}", kMaxWarps,
+                         warps);
+  if (keyBlock <= 0 || keyBlock % 16 || keyBlock > kMaxKeyBlock)
+    return llvm::formatv(
+        "key-block must be a multiple of 16 in [16, {0}], got {1}",
+        kMaxKeyBlock, keyBlock);
+  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   // Every thread copies the same number of 16-byte chunks of a K/V tile.
   for (int64_t width : {d, dv})
     if ((keyBlock * width / 8) % (32 * warps))
-      return "key-block x head dim must be a multiple of 8 x 32 x warps";
+      return llvm::formatv("key-block x head dim / 8 ({0} x {1} / 8) must be "
+                           "a multiple of the {2} threads",
+                           keyBlock, width, 32 * warps);
+  // Q, two K tiles and two V tiles (see FlashKernelConfig).
+  int64_t bytes = 2 * (16 * warps * d + 2 * keyBlock * (d + dv));
+  if (bytes > maxSharedMemory)
+    return llvm::formatv("the kernel's tiles need {0} bytes of shared memory, "
+                         "more than the {1} a CTA may use on this chip; use "
+                         "fewer warps or a smaller key-block",
+                         bytes, maxSharedMemory);
   return "";
 }
 
@@ -797,13 +828,18 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
 
 namespace {
 struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
-  AttentionToNVGPU(MLIRContext *ctx, int64_t warps, int64_t keyBlock)
-      : OpRewritePattern(ctx), warps(warps), keyBlock(keyBlock) {}
+  AttentionToNVGPU(MLIRContext *ctx, int64_t warps, int64_t keyBlock,
+                   int64_t maxSharedMemory)
+      : OpRewritePattern(ctx), warps(warps), keyBlock(keyBlock),
+        maxSharedMemory(maxSharedMemory) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    std::string reason = unsupportedReason(op);
+    if (!reason.empty())
+      return rewriter.notifyMatchFailure(op, reason);
     auto [numWarps, numKeysPerBlock] = chooseTiles(op, warps, keyBlock);
-    std::string reason = unsupportedReason(op, numWarps, numKeysPerBlock);
+    reason = tileError(op, numWarps, numKeysPerBlock, maxSharedMemory);
     if (!reason.empty())
       return rewriter.notifyMatchFailure(op, reason);
     auto module = op->getParentOfType<ModuleOp>();
@@ -890,7 +926,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     return success();
   }
 
-  int64_t warps, keyBlock;
+  int64_t warps, keyBlock, maxSharedMemory;
 };
 
 struct ConvertGatedAttentionToNVGPUPass
@@ -899,18 +935,31 @@ struct ConvertGatedAttentionToNVGPUPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (warps < 0 || keyBlock < 0) {
-      getOperation()->emitError("warps and key-block must not be negative");
+    const NVGPUChip *target = lookupNVGPUChip(chip);
+    if (!target) {
+      getOperation()->emitError()
+          << "unknown chip '" << chip << "'; expected " << supportedChipList();
       return signalPassFailure();
     }
-    if (keyBlock % 16) {
-      getOperation()->emitError("key-block must be a multiple of 16 (the K "
-                                "of the mma), got ")
-          << static_cast<int64_t>(keyBlock);
+    // Tiles the user chose must fit every op the kernel covers: falling back
+    // to the SIMT kernel would silently ignore them.
+    bool fits = true;
+    getOperation()->walk([&](AttentionOp op) {
+      if (!unsupportedReason(op).empty())
+        return;
+      auto [numWarps, numKeysPerBlock] = chooseTiles(op, warps, keyBlock);
+      std::string error = tileError(op, numWarps, numKeysPerBlock,
+                                    target->maxSharedMemoryPerBlock);
+      if (!error.empty()) {
+        op.emitError() << "tensor-core kernel for " << chip << ": " << error;
+        fits = false;
+      }
+    });
+    if (!fits)
       return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
-    populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock);
+    populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock,
+                                          target->maxSharedMemoryPerBlock);
     // Ops the kernel does not cover (f32, odd head dims) are left for the
     // SIMT lowering.
     SmallVector<Operation *> ops;
@@ -923,6 +972,8 @@ struct ConvertGatedAttentionToNVGPUPass
 } // namespace
 
 void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
-    RewritePatternSet &patterns, int64_t warps, int64_t keyBlock) {
-  patterns.add<AttentionToNVGPU>(patterns.getContext(), warps, keyBlock);
+    RewritePatternSet &patterns, int64_t warps, int64_t keyBlock,
+    int64_t maxSharedMemory) {
+  patterns.add<AttentionToNVGPU>(patterns.getContext(), warps, keyBlock,
+                                 maxSharedMemory);
 }

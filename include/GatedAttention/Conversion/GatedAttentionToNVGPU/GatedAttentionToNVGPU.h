@@ -19,9 +19,11 @@ namespace gated_attention {
 /// (mma.sync m16n8k16, f32 accumulators, cp.async double buffering) that
 /// the patterns add to the enclosing builtin.module as a gpu.module; one
 /// kernel per configuration, shared by the ops that use it. Other ops do
-/// not match. `warps` or `keyBlock` 0 picks them from the head dim.
+/// not match, nor do ops whose tiles would not fit `maxSharedMemory` bytes
+/// (see NVGPUChips.h). `warps` or `keyBlock` 0 picks them from the head dim.
 void populateGatedAttentionToNVGPUPatterns(RewritePatternSet &patterns,
-                                           int64_t warps, int64_t keyBlock);
+                                           int64_t warps, int64_t keyBlock,
+                                           int64_t maxSharedMemory);
 
 } // namespace gated_attention
 } // namespace mlir

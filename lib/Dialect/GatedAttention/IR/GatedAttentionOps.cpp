@@ -8,8 +8,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -21,6 +23,16 @@ float AttentionOp::getScaleValue() {
   if (std::optional<APFloat> scale = getScale())
     return scale->convertToFloat();
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+/// Bounds on static sizes: 2^48 elements is beyond any memory and leaves
+/// room for the byte and stride products of the lowerings in 64 bits; a head
+/// dim is a register/cache tile dimension of every lowering.
+static constexpr uint64_t kMaxElements = uint64_t(1) << 48;
+static constexpr int64_t kMaxHeadDim = 4096;
+
+static std::string printSize(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
 }
 
 namespace {
@@ -53,6 +65,29 @@ private:
     if (!type.isDynamicDim(dim))
       return success();
     return fail(operand, dim, meaning) << "must be static, got ?";
+  }
+
+  LogicalResult isPositive(StringRef operand, RankedTensorType type,
+                           unsigned dim, StringRef meaning) {
+    if (type.getDimSize(dim) > 0)
+      return success();
+    return fail(operand, dim, meaning)
+           << "must be positive, got " << type.getDimSize(dim);
+  }
+  /// The static sizes of `shape` multiply to at most kMaxElements.
+  LogicalResult fitsAddressSpace(StringRef what, ArrayRef<int64_t> shape) {
+    uint64_t elements = 1;
+    for (int64_t size : shape) {
+      if (ShapedType::isDynamic(size) || size == 0)
+        continue;
+      if (static_cast<uint64_t>(size) > kMaxElements / elements)
+        return op.emitOpError()
+               << what << " has more than 2^48 elements (sizes "
+               << llvm::interleaved(llvm::map_range(shape, printSize), " x ")
+               << ")";
+      elements *= size;
+    }
+    return success();
   }
 
   AttentionOp op;
@@ -105,6 +140,27 @@ LogicalResult ShapeContract::verify() {
       failed(isStatic("result", r, 3, "Dv")))
     return failure();
 
+  // Sizes. A head needs at least one query, key/value and feature lane; no
+  // operand may hold more elements than a byte offset can address after the
+  // lowerings multiply sizes together (static sizes near 2^63 would wrap).
+  if (failed(isPositive("query", q, 1, "Hq")) ||
+      failed(isPositive("key", k, 1, "Hkv")) ||
+      failed(isPositive("query", q, 3, "D")) ||
+      failed(isPositive("value", v, 3, "Dv")))
+    return failure();
+  for (const Operand &o : operands) {
+    if (failed(fitsAddressSpace(o.name, o.type.getShape())))
+      return failure();
+    if (o.type.getDimSize(3) > kMaxHeadDim)
+      return fail(o.name, 3, "head dim") << "must be at most " << kMaxHeadDim
+                                         << ", got " << o.type.getDimSize(3);
+  }
+  // The scores B x Hq x Sq x Skv, which the reference lowering materializes.
+  if (failed(fitsAddressSpace("the score matrix (B x Hq x Sq x Skv)",
+                              {q.getDimSize(0), q.getDimSize(1),
+                               q.getDimSize(2), k.getDimSize(2)})))
+    return failure();
+
   int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
           d = q.getDimSize(3), hkv = k.getDimSize(1), skv = k.getDimSize(2),
           dv = v.getDimSize(3);
@@ -148,8 +204,39 @@ LogicalResult ShapeContract::verify() {
   return success();
 }
 
+/// Attributes outside the op's definition are typos (`scael`) or another
+/// framework's spellings (`is_causal`) that would silently compile as the
+/// default. Dialect-prefixed names (`foo.bar`) and passes' internal markers
+/// (`__name__`) stay allowed: they annotate, never change, the op.
+static LogicalResult verifyNoUnknownAttributes(AttentionOp op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    StringRef name = attr.getName().strref();
+    if (name.contains('.') || name.starts_with("__"))
+      continue;
+    StringRef closest;
+    unsigned closestDistance = std::numeric_limits<unsigned>::max();
+    for (StringRef known : AttentionOp::getAttributeNames()) {
+      unsigned distance = name.edit_distance(known);
+      if (distance < closestDistance) {
+        closest = known;
+        closestDistance = distance;
+      }
+    }
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "has unknown attribute '" << name << "'";
+    if (closestDistance <= std::max<size_t>(2, name.size() / 2))
+      diag << "; did you mean '" << closest << "'?";
+    diag << " (known: "
+         << llvm::interleaved(AttentionOp::getAttributeNames(), ", ")
+         << "; discardable attributes need a dialect prefix)";
+    return diag;
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
-  if (failed(ShapeContract(*this).verify()))
+  if (failed(ShapeContract(*this).verify()) ||
+      failed(verifyNoUnknownAttributes(*this)))
     return failure();
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();

@@ -112,7 +112,12 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
 
   SmallVector<Operation *> slices;
   auto take = [&](Value source, ArrayRef<OpFoldResult> offs,
-                  ArrayRef<OpFoldResult> szs) {
+                  ArrayRef<OpFoldResult> szs) -> Value {
+    // A slice of a tensor with a static 0 dim holds nothing, and
+    // tensor.extract_slice rejects its offset 0 there as out of bounds.
+    auto type = cast<RankedTensorType>(source.getType());
+    if (llvm::is_contained(type.getShape(), 0))
+      return tensor::EmptyOp::create(b, loc, szs, type.getElementType());
     Value s = slice4d(b, loc, source, offs, szs);
     slices.push_back(s.getDefiningOp());
     return s;

@@ -9,6 +9,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::gated_attention {
@@ -23,9 +24,18 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
     const OnlineSoftmaxOptions &options) {
   // (B, Hq, Sq) in tiles of (1, R, Bq / R), one scf.forall iteration each:
-  // the R query heads of a GQA group share one tile of about Bq rows, so
-  // every key/value block is loaded once per group.
+  // R query heads of a GQA group share one tile of about Bq rows, so every
+  // key/value block is loaded once per R heads. R is the whole group up to
+  // kMaxStackedHeads, else its largest divisor below: a tile's IR holds one
+  // slice per stacked head, and bufferizing it is superlinear in their
+  // number (MQA with 256 query heads did not finish compiling).
+  constexpr int64_t kMaxStackedHeads = 16;
   int64_t group = op.getGroupSize();
+  for (int64_t r = std::min(group, kMaxStackedHeads); r > 0; --r)
+    if (group % r == 0) {
+      group = r;
+      break;
+    }
   int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -36,12 +46,19 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
       rewriter, cast<TilingInterface>(op.getOperation()), tiling);
   if (failed(tiled))
     return failure();
-  rewriter.replaceOp(op, tiled->replacements);
+  // The tiled result is as static as the iteration domain (the query's
+  // shape); the op's result type may know more.
+  Value result = tiled->replacements.front();
+  rewriter.setInsertionPointAfter(tiled->loops.front());
+  if (result.getType() != op.getResultType())
+    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
+                                    result);
+  rewriter.replaceOp(op, result);
   tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
     return failure();
-  return tiled->replacements.front();
+  return result;
 }
 
 namespace {
