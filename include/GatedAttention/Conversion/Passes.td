@@ -54,7 +54,10 @@ def ConvertGatedAttentionToNVGPUPass
     static multiples of 16 up to 256 by a `gpu.launch_func` of a
     FlashAttention-2 forward kernel with the gate fused into its epilogue,
     emitted into a `gpu.module` of the enclosing module. Other ops (f32,
-    other head dims) are left alone, for the SIMT lowering.
+    other head dims) are left alone, for the SIMT lowering. Tiles the
+    options ask for that an op cannot use (more than 8 warps, a K/V tile
+    that does not split evenly over the threads, shared memory beyond what
+    a CTA of `chip` may use) are an error at the op, not a fall back.
 
     One CTA of `warps` warps computes `16 * warps` query rows of one
     (batch, query head); grid `(ceildiv(Sq, 16 * warps), Hq, B)`. K/V tiles

@@ -2,20 +2,26 @@
 // RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=2 key-block=32" | FileCheck %s --check-prefix=TILES
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=warps=-1 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not gated-attention-opt %s --gated-attention-to-ptx=key-block=24 2>&1 | FileCheck %s --check-prefix=BAD16
-// A key block whose tile cannot be split evenly over the threads leaves the
-// op alone.
-// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=16 key-block=16" | FileCheck %s --check-prefix=UNEVEN
+// Tiles the user chose that the kernel cannot use are an error at the op,
+// not a silent fall back to the SIMT kernel: too many warps, a K/V tile that
+// cannot be split evenly over the threads, shared memory over the chip's.
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=16 key-block=16" 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=3 key-block=16" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="key-block=256 chip=sm_86" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
 
 // 2 warps: 32 rows per CTA; 32-key blocks: 32x128 + 4 x 32x128 bf16.
 // TILES: gpu.launch_func {{.+}} threads in (%c64, {{.+}}) dynamic_shared_memory_size %c40960_i32
 // TILES: known_block_size = array<i32: 64, 1, 1>
 // TILES: memref<2x32x128xbf16, #gpu.address_space<workgroup>>
 
-// BAD: error: warps and key-block must not be negative
-// BAD16: error: key-block must be a multiple of 16 (the K of the mma), got 24
+// BAD: options.mlir:[[#@LINE+8]]:8: error: tensor-core kernel for sm_90: warps must be in [1, 8], got -1
+// BAD16: error: option 'key-block' must be a multiple of 16 (the K of the mma), got 24
 
-// UNEVEN: gated_attention.attention
-// UNEVEN-NOT: gpu.launch_func
+// WARPS: error: tensor-core kernel for sm_90: warps must be in [1, 8], got 16
+// UNEVEN: error: tensor-core kernel for sm_90: key-block x head dim / 8 (16 x 128 / 8) must be a multiple of the 96 threads
+// SMEM: error: tensor-core kernel for sm_86: the kernel's tiles need 278528 bytes of shared memory, more than the 101376 a CTA may use on this chip
+// CHIP: error: unknown chip 'sm_75'; expected sm_80, sm_86, sm_89, sm_90
 func.func @f(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>, %g: tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16> {
   %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>) -> tensor<1x2x?x128xbf16>
   return %0 : tensor<1x2x?x128xbf16>
