@@ -120,19 +120,16 @@ def compare(cfg, out, ref, inputs=None):
              else legacy_bound(cfg, ref))
     bound = np.broadcast_to(bound, ref.shape)
     with np.errstate(invalid="ignore"):
-        err = np.abs(out - ref)
         # Non-finite results agree only with the same non-finite value.
-        same = (np.isnan(out) & np.isnan(ref)) | (
-            np.isinf(ref) & (out == ref))
-        ratio = np.where(same, 0.0, err / bound)
-    ratio = np.where(np.isnan(ratio), np.inf, ratio)
+        same = (np.isnan(out) & np.isnan(ref)) | (np.isinf(ref) & (out == ref))
+        err = np.where(same, 0.0, np.abs(out - ref))
+        err = np.where(np.isnan(err), np.inf, err)
+        ratio = np.where(same, 0.0, np.where(
+            np.isfinite(err) & np.isfinite(bound), err / bound, np.inf))
     if not ratio.size:
         return Comparison(True, 0.0, 0.0, None)
     worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-    finite = np.where(same, 0.0, err)
-    return Comparison(bool(np.all(ratio <= 1.0)),
-                      float(np.nanmax(np.where(np.isnan(finite), np.inf,
-                                               finite))),
+    return Comparison(bool(np.all(ratio <= 1.0)), float(err.max()),
                       float(ratio[worst]), tuple(int(i) for i in worst))
 
 

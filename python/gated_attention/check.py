@@ -68,7 +68,10 @@ def main(argv=None):
                         help="also write the generated module to FILE")
     args = parser.parse_args(argv)
 
-    cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
+    try:
+        cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
+    except ValueError as e:
+        parser.error(str(e))
     rng = np.random.default_rng(args.seed)
     cfgs += [config.random_config(rng) for _ in range(args.random)]
     if not cfgs:

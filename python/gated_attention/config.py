@@ -48,9 +48,16 @@ def check_bool(name, value):
     raise ValueError(f"{name} must be True or False, not {value!r}")
 
 
+# The verifier's bounds on static sizes: a head dim is a tile dimension of
+# every lowering; 2^48 elements leave room for byte and stride products in
+# 64 bits.
+MAX_HEAD_DIM = 4096
+MAX_ELEMENTS = 2**48
+
+
 def check_scale(scale):
-    """None (1/sqrt(D)) or `scale` as a float: a real number, not a bool,
-    finite and non-zero as an f32 (the attribute's type)."""
+    """None (1/sqrt(D)) or `scale` as a float: a real number (not a bool),
+    positive and finite, and non-zero as an f32 (the attribute's type)."""
     if scale is None:
         return None
     if isinstance(scale, (bool, np.bool_)) or not isinstance(
@@ -59,10 +66,11 @@ def check_scale(scale):
                          f"not {scale!r}")
     value = float(scale)
     if not math.isfinite(value) or abs(value) > dtypes.LARGEST["f32"]:
-        raise ValueError(f"scale must be finite in f32 (|scale| <= "
+        raise ValueError(f"scale must be finite in f32 (at most "
                          f"{dtypes.LARGEST['f32']:.7g}), not {scale!r}")
-    if np.float32(value) == 0:
-        raise ValueError(f"scale must be non-zero in f32, not {scale!r}")
+    if value <= 0 or np.float32(value) == 0:
+        raise ValueError(f"scale must be positive (and non-zero in f32), "
+                         f"not {scale!r}")
     return value
 
 
@@ -117,11 +125,27 @@ class AttentionConfig:
         if bad:
             raise ValueError(f"only b, sq, skv may be dynamic, not {bad}")
         self._set("dynamic", tuple(self.dynamic))
-        # Static shapes must be addressable (sizes and byte offsets in int64).
+        for name in ("d", "dv"):
+            if getattr(self, name) > MAX_HEAD_DIM:
+                raise ValueError(f"{name} must be at most {MAX_HEAD_DIM}, "
+                                 f"not {getattr(self, name)}")
         for name, shape in self.shapes().items():
-            if int(np.prod(shape, dtype=object)) * 4 >= 2**63:
-                raise ValueError(f"{name} of shape {list(shape)} is too "
-                                 f"large (2^63 bytes or more)")
+            if math.prod(shape) > MAX_ELEMENTS:
+                raise ValueError(f"{name} of shape {list(shape)} has more "
+                                 f"than 2^48 elements")
+
+    def check_static_sizes(self):
+        """Raises ValueError if the op's IR (static sizes: those not in
+        `dynamic`) has a score matrix B x Hq x Sq x Skv of more than 2^48
+        elements, which the verifier rejects (dynamic sizes are not
+        bounded: the tiled lowerings never materialize the scores)."""
+        sizes = [n for name, n in (("b", self.b), ("hq", self.hq),
+                                   ("sq", self.sq), ("skv", self.skv))
+                 if name not in self.dynamic]
+        if 0 not in sizes and math.prod(sizes) > MAX_ELEMENTS:
+            raise ValueError(f"the score matrix B x Hq x Sq x Skv of "
+                             f"{self.describe()} has more than 2^48 "
+                             f"elements; make B, Sq or Skv dynamic")
 
     def _set(self, name, value):
         object.__setattr__(self, name, value)
@@ -200,7 +224,7 @@ class AttentionConfig:
 _KEYS = {
     "b": int, "hq": int, "hkv": int, "sq": int, "skv": int, "d": int,
     "dv": int, "gate": str, "combine": str,
-    "causal": lambda s: bool(int(s)),
+    "causal": lambda s: check_bool("causal", int(s)),
     "gh": str, "gw": str, "dtype": str, "scale": float,
     "dyn": lambda s: tuple(p for p in s.split("+") if p),
 }
@@ -215,7 +239,10 @@ def parse_cases(spec):
         if not sep or key not in _KEYS:
             raise ValueError(f"bad case item {item!r}; keys: {sorted(_KEYS)}")
         keys.append(_FIELD.get(key, key))
-        choices.append([_KEYS[key](v) for v in values.split("|")])
+        try:
+            choices.append([_KEYS[key](v) for v in values.split("|")])
+        except ValueError as e:
+            raise ValueError(f"bad case item {item!r}: {e}") from None
     return [AttentionConfig(**dict(zip(keys, combo)))
             for combo in itertools.product(*choices)]
 

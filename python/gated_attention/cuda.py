@@ -255,7 +255,10 @@ def main(argv=None):
     p.add_argument("--chip", default="sm_90")
     p.add_argument("--opt", help="gated-attention-opt to use")
     args = p.parse_args(argv)
-    cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
+    try:
+        cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
+    except ValueError as e:
+        p.error(str(e))
     if not cfgs:
         p.error("no cases")
     driver = Driver()

@@ -529,7 +529,10 @@ def main(argv=None):
                    help="options of convert-gated-attention-to-nvgpu, "
                    "e.g. 'warps=2 key-block=32'")
     args = p.parse_args(argv)
-    cfgs = [c for s in args.case for c in config.parse_cases(s)]
+    try:
+        cfgs = [c for s in args.case for c in config.parse_cases(s)]
+    except ValueError as e:
+        p.error(str(e))
     if not cfgs:
         p.error("no cases")
     failures = 0

@@ -39,6 +39,7 @@ def attention_attributes(cfg):
 def attention_function(cfg, name, c_interface=False):
     """func.func @name(q, k, v, g) -> result holding one attention op;
     `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes."""
+    cfg.check_static_sizes()
     t = cfg.types()
     args = ", ".join(f"%{o[0]}: {t[o]}" for o in cfg.operands)
     in_types = ", ".join(t[o] for o in cfg.operands)

@@ -30,7 +30,8 @@ import tempfile
 
 from .runner import ToolError
 
-# Largest shared memory one CTA may use (opt-in), in bytes.
+# Largest shared memory one CTA may use (opt-in), in bytes, of the chips the
+# PTX path takes (as include/GatedAttention/Conversion/NVGPUChips.h lists).
 SHARED_MEMORY_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024,
                        "sm_89": 99 * 1024, "sm_90": 227 * 1024}
 

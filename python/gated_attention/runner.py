@@ -67,7 +67,12 @@ _ERROR = re.compile(r"^(?:\S.*?:\d+:\d+: )?error: ", re.M)
 
 
 def _run(cmd, stdin):
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, input=stdin, capture_output=True,
+                              text=True)
+    except OSError as e:
+        raise ToolError(f"cannot run {cmd[0]}: {e} (build the project, or "
+                        f"set GATED_ATTENTION_OPT / MLIR_RUNNER)") from None
     if proc.returncode != 0:
         raise ToolError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                         f"{proc.stderr[-4000:]}")

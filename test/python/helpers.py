@@ -74,6 +74,11 @@ for dtype, (atol, rtol) in dtypes.TOLERANCES.items():
     nan[0, 0, 0, 0] = np.nan
     assert not compare(c, nan, ref)[0]
     assert not compare(c, ref[:, :1], ref)[0]
+    # Where the reference itself is NaN or inf, only the same value agrees.
+    special = ref.copy()
+    special[0, 0, 0, :2] = [np.nan, np.inf]
+    assert compare(c, special.copy(), special).ok
+    assert not compare(c, np.where(np.isnan(special), 0, special), special).ok
 print("compare rejects perturbed, NaN and misshapen results")
 
 # printMemrefF32 output parsing.
