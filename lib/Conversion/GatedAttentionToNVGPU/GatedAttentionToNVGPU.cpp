@@ -132,6 +132,11 @@ struct FlashKernelConfig {
 /// memory at the smallest head dim.
 static constexpr int64_t kMaxWarps = 8;
 static constexpr int64_t kMaxKeyBlock = 1024;
+static constexpr int64_t kMaxGridYZ = 65535;
+
+static std::string printSize(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
 
 /// Warps per CTA and keys per block for `op`, where the options leave them
 /// at 0. The O accumulators take Dv / 2 registers per lane and the scores
@@ -947,6 +952,16 @@ struct ConvertGatedAttentionToNVGPUPass
     getOperation()->walk([&](AttentionOp op) {
       if (!unsupportedReason(op).empty())
         return;
+      // The grid is (row blocks, Hq, B); CUDA caps its y and z at 65535.
+      int64_t batch = op.getQueryType().getDimSize(0);
+      if (op.getNumQueryHeads() > kMaxGridYZ || batch > kMaxGridYZ) {
+        op.emitError() << "tensor-core kernel: Hq = " << op.getNumQueryHeads()
+                       << " and B = " << printSize(batch)
+                       << " must be at most " << kMaxGridYZ
+                       << " (CUDA's grid y and z limit)";
+        fits = false;
+        return;
+      }
       auto [numWarps, numKeysPerBlock] = chooseTiles(op, warps, keyBlock);
       std::string error = tileError(op, numWarps, numKeysPerBlock,
                                     target->maxSharedMemoryPerBlock);
