@@ -27,7 +27,6 @@ func.func @f(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<
   return %0 : tensor<1x2x?x128xbf16>
 }
 
-// -----
 // The grid is (row blocks, Hq, B): CUDA caps y and z at 65535.
 // RUN: not gated-attention-opt %S/Inputs/many-heads.mlir --convert-gated-attention-to-nvgpu 2>&1 | FileCheck %s --check-prefix=GRID
 // GRID: many-heads.mlir:3:8: error: tensor-core kernel: Hq = 70000 and B = 1 must be at most 65535 (CUDA's grid y and z limit)
