@@ -261,11 +261,8 @@ Value ReferenceBuilder::build() {
           ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elementType)},
           maps, ArrayRef<IteratorType>{par, par, par, par, par},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value zeroF = f32Constant(nb, nl, 0.0);
-            Value hasKeys = arith::CmpFOp::create(
-                nb, nl, arith::CmpFPredicate::OGT, args[1], zeroF);
-            Value y = arith::DivFOp::create(nb, nl, args[0], args[1]);
-            y = arith::SelectOp::create(nb, nl, hasKeys, y, zeroF);
+            Value y = arith::MulFOp::create(
+                nb, nl, args[0], buildInverseRowSum(nb, nl, args[1]));
             Value res = y;
             if (hasGate) {
               Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));

@@ -519,9 +519,7 @@ void FlashKernelEmitter::emitEpilogue(ArrayRef<Value> state) {
   for (int64_t i = 0; i < 2; ++i) {
     // 1 / l, or 0 for a row without a visible key.
     Value l = quadReduce(state[2 + i], /*isMax=*/false);
-    Value inv = select(
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zeroF),
-        arith::DivFOp::create(b, loc, f32c(1.0), l), zeroF);
+    Value inv = buildInverseRowSum(b, loc, l);
     Value row = add(add(warpRow, quadRow), 8 * i);
     auto ifOp = scf::IfOp::create(b, loc, lt(row, numRows));
     OpBuilder::InsertionGuard guard(b);

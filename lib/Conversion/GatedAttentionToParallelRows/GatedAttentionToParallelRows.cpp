@@ -157,10 +157,7 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
 
   // Epilogue: combine(acc / l, act(G)), 0 / l = 0 for a row without keys.
   Value l = keyLoop.getResult(1);
-  Value inv = arith::SelectOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32c(0.0)),
-      arith::DivFOp::create(b, loc, f32c(1.0), l), f32c(0.0));
+  Value inv = buildInverseRowSum(b, loc, l);
   Value gateHead = op.isGateShared() ? zero : head;
   auto gateFn = op.getGate();
   CombineKind combine = op.getCombine();

@@ -64,3 +64,13 @@ Value mlir::gated_attention::buildCombine(OpBuilder &b, Location loc,
   }
   llvm_unreachable("unknown combine kind");
 }
+
+Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
+                                                Value l) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+  return arith::SelectOp::create(b, loc, empty, zero,
+                                 arith::DivFOp::create(b, loc, one, l));
+}

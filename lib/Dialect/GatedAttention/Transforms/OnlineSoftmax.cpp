@@ -310,11 +310,7 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
   Value inv = generic(
       s.l, empty({tileRows}, f32), {i1, i1}, {par},
       [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value zero = f32Const(nb, 0.0);
-        Value any = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT,
-                                          a[0], zero);
-        Value r = arith::DivFOp::create(nb, loc, f32Const(nb, 1.0), a[0]);
-        return arith::SelectOp::create(nb, loc, any, r, zero);
+        return buildInverseRowSum(nb, loc, a[0]);
       });
   auto finish = [&](OpBuilder &nb, Value r) -> Value {
     return r.getType() == elementType
