@@ -35,7 +35,8 @@ Numerics (the same on every path; attention_reference agrees):
   range (|s| > 3.4e38, e.g. scale = 3.4e38), the row is NaN if it
   overflows upwards (inf - inf in the softmax, as in torch's SDPA); a score
   that overflows downwards gets weight 0, and a row all of whose scores do
-  is an empty row;
+  is an empty row (the tensor-core kernel folds log2(e) into the scale:
+  its limit is |s| > 2.36e38, and a scale above that is NaN everywhere);
 - a row that sees no key (Skv = 0, or causal with Sq > Skv) is 0, then
   combined with the gate: 0 (mul) or act(g) (add);
 - NaN propagates: a NaN or inf in q or k makes the rows that see it NaN, a
