@@ -3,7 +3,7 @@
 // RUN: gated-attention-opt %s --gated-attention-to-ptx=chip=sm_80 | FileCheck %s --check-prefix=SM80
 // Bad options are reported.
 // RUN: not gated-attention-opt %s --gated-attention-to-ptx=rows-per-block=0 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: rows-per-block must be positive
+// BAD: error: option 'rows-per-block' must be in [1, 1024], got 0
 
 // bf16 takes the tensor-core kernel: the host launches it with
 // (ceil(Sq / 64), Hq, B) blocks of 128 threads and 80 KiB of dynamic shared

@@ -48,9 +48,10 @@
 // CHECK: %[[G5:.+]] = tensor.expand_shape %[[G]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 64, 16]
 // CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[ID5]], #[[ROW]], #[[ID5]], #[[ID5]]]
 // CHECK-SAME: ins(%[[PV]], %[[SUM]], %[[G5]]
-// CHECK: arith.cmpf ogt
-// CHECK: arith.divf
-// CHECK: arith.select
+// CHECK: ^bb0(%{{.+}}: f32, %[[ROWSUM:[a-z0-9_]+]]: f32, %{{.+}}: f32, %{{.+}}: f32):
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM]], %[[ZERO:[a-z0-9_]+]] : f32
+// CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
+// CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.divf

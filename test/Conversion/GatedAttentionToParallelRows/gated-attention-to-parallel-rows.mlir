@@ -26,7 +26,9 @@
 // CHECK: math.exp
 // CHECK: scf.yield
 // Epilogue: 1/l (0 without keys), sigmoid gate, multiply, store.
-// CHECK: arith.cmpf ogt, %[[ML]]#1
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ML]]#1, %[[ZERO:[a-z0-9_]+]] : f32
+// CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ML]]#1 : f32
+// CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
 // CHECK: arith.negf
 // CHECK: memref.store %{{.+}}, %[[OUT]][%[[B]], %[[H]], %[[ROW]], %{{.+}}]
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable

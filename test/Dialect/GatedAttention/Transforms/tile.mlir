@@ -81,7 +81,9 @@
 // CHECK: scf.yield
 // Epilogue: 1/l (0 for rows without keys), then Y * sigmoid(G), once.
 // CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#1 : tensor<64xf32>)
-// CHECK: arith.cmpf ogt
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM:[a-z0-9_]+]], %[[ZERO:[a-z0-9_]+]] : f32
+// CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
+// CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
 // CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#2, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
 // CHECK: arith.negf
 // CHECK: math.exp
