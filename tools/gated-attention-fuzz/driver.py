@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""Seeds, runs and triages the gated-attention-fuzz libFuzzer target.
+
+    driver.py seeds OUT [--small]         write the seed corpus to OUT
+    driver.py run FUZZER --seconds S [--jobs J] [--work DIR] [...]
+    driver.py triage FUZZER ARTIFACT... [--out DIR] [--minimize]
+
+`scripts/fuzz` is the usual entry point. An input is a header of
+HEADER_SIZE bytes (the pipeline and its options, see
+gated-attention-fuzz.cpp) followed by MLIR text. Seeds are the lit inputs
+(split at `// -----`, comment lines dropped), the examples and the seeds/
+directory beside this file, each with several pipelines.
+
+A finding is any crash, sanitizer report, timeout or out-of-memory input,
+or an abort of the target's own checks (output that does not parse back,
+ops left unlowered, success after an error). Triage replays each one with
+GATED_ATTENTION_FUZZ_VERBOSE=1, names it by its kind, message and the
+first frame in the project's code, and writes per signature the input
+(.bin), its MLIR (.mlir), the equivalent gated-attention-opt command and the
+report. Crashes while merely parsing or verifying the input with no
+project frame on the stack are upstream's and do not fail the run.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HEADER_SIZE = 5
+ROOT = Path(__file__).resolve().parents[2]
+
+# Byte 0: bits 0-2 the pipeline, bits 3-6 which options are given.
+VERIFY, TO_LLVM, TO_LLVM_REF, TO_PTX_90, TO_PTX_80, RAISE, TILE, TO_NVGPU = \
+    range(8)
+PIPELINE_NAMES = ["verify", "to-llvm", "to-llvm-ref", "to-ptx-sm90",
+                  "to-ptx-sm80", "raise", "tile", "to-nvgpu"]
+# Indices into the target's kIntValues table.
+INT_INDEX = {"1": 1, "4": 4, "8": 7, "16": 8, "32": 10, "64": 12, "128": 14}
+
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "allow_user_poisoning=0:detect_leaks=0:"
+                    "allocator_may_return_null=0:"
+                    "handle_abort=1:print_summary=1",
+    "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:print_summary=1",
+    "ASAN_SYMBOLIZER_PATH": "/usr/lib/llvm-22/bin/llvm-symbolizer",
+}
+
+
+def header(kind, given=0, b1=0, b2=0, b3=0, b4=0, openmp0=False):
+    return bytes([kind | (given << 3) | (128 if openmp0 else 0),
+                  b1, b2, b3, b4])
+
+
+def split_chunks(text):
+    """`// -----`-separated chunks without comment lines."""
+    chunks = []
+    for chunk in re.split(r"^// -----.*$", text, flags=re.M):
+        lines = [l for l in chunk.splitlines()
+                 if not l.lstrip().startswith("//")]
+        body = "\n".join(lines).strip()
+        if body:
+            chunks.append(body + "\n")
+    return chunks
+
+
+def seed_sources():
+    files = sorted((ROOT / "test").rglob("*.mlir"))
+    files += sorted((ROOT / "examples").rglob("*.mlir"))
+    files += sorted((Path(__file__).parent / "seeds").glob("*.mlir"))
+    for extra in os.environ.get("GATED_ATTENTION_FUZZ_SEEDS", "").split(":"):
+        if extra and Path(extra).is_dir():
+            files += sorted(Path(extra).glob("*.mlir"))
+    return files
+
+
+def write_seeds(out, small=False):
+    """Every chunk with every pipeline (--small: two pipelines per chunk,
+    round robin, and the cheap ones), plus a few option settings."""
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    headers = [header(k) for k in range(8)]
+    # Small blocks and explicit options (tile 8 x 4, PTX warps/key-block).
+    headers += [
+        header(TO_LLVM, 0b11, INT_INDEX["8"], INT_INDEX["4"]),
+        header(TILE, 0b11, INT_INDEX["8"], INT_INDEX["4"]),
+        header(TO_LLVM, 0, openmp0=True),
+        header(TO_PTX_80, 0b011, INT_INDEX["4"], INT_INDEX["32"]),
+        header(TO_NVGPU, 0b11, INT_INDEX["8"], INT_INDEX["64"]),
+        header(TO_PTX_90, 0b100, 0, 0, INT_INDEX["64"]),
+    ]
+    n = 0
+    index = 0
+    for f in seed_sources():
+        try:
+            text = f.read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+        rel = f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name
+        stem = re.sub(r"[^A-Za-z0-9]+", "_", str(rel))
+        for c, chunk in enumerate(split_chunks(text)):
+            if small:
+                chosen = [headers[index % 8], headers[(index + 3) % 8],
+                          headers[RAISE], headers[VERIFY]]
+                if index % 5 == 0:
+                    chosen.append(headers[8 + index // 5 % (len(headers) - 8)])
+                chosen = list(dict.fromkeys(chosen))
+            else:
+                chosen = headers
+            index += 1
+            for h in chosen:
+                name = f"{stem}-{c}-{PIPELINE_NAMES[h[0] & 7]}-{h.hex()}"
+                (out / name).write_bytes(h + chunk.encode())
+                n += 1
+    return n
+
+
+STAT_RE = re.compile(r"^#(\d+):?\s+(?:cov|INITED|NEW|REDUCE|pulse|DONE|RELOAD)")
+
+
+def parse_int_stat(log, name):
+    m = re.findall(rf"stat::{name}:\s+(\d+)", log)
+    return sum(int(x) for x in m) if m else None
+
+
+def run_fuzzer(args):
+    work = Path(args.work).resolve()
+    args.fuzzer = str(Path(args.fuzzer).resolve())
+    corpus = work / "corpus"
+    seeds = work / "seeds"
+    artifacts = work / "artifacts"
+    for d in (corpus, artifacts):
+        d.mkdir(parents=True, exist_ok=True)
+    n = write_seeds(seeds, small=args.small_seeds)
+    print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
+    before = set(artifacts.iterdir())
+    env = dict(os.environ, **SANITIZER_ENV)
+    env.setdefault("CUDA_HOME", "/usr/local/cuda")
+    cmd = [args.fuzzer, str(corpus), str(seeds),
+           f"-max_total_time={args.seconds}",
+           f"-timeout={args.timeout}", f"-rss_limit_mb={args.rss_limit_mb}",
+           f"-max_len={args.max_len}", "-print_final_stats=1",
+           "-detect_leaks=0", "-reload=0",
+           f"-artifact_prefix={artifacts}/"]
+    if args.jobs > 0:
+        cmd += [f"-fork={args.jobs}", "-ignore_crashes=1",
+                "-ignore_timeouts=1", "-ignore_ooms=1"]
+    log_path = work / "fuzz.log"
+    print("fuzz: " + " ".join(cmd), flush=True)
+    start = time.time()
+    with open(log_path, "w") as log:
+        proc = subprocess.run(cmd, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, cwd=work)
+    elapsed = time.time() - start
+    text = log_path.read_text(errors="replace")
+    # Fork mode: the parent's status lines hold the total; single process:
+    # stat::number_of_executed_units.
+    execs = parse_int_stat(text, "number_of_executed_units")
+    if args.jobs > 0:
+        totals = [int(m.group(1)) for m in
+                  re.finditer(r"^#(\d+): cov:", text, flags=re.M)]
+        execs = max(totals) if totals else execs
+    # slow-unit-* are inputs over -report_slow_units, not findings.
+    new = sorted(a for a in set(artifacts.iterdir()) - before
+                 if not a.name.startswith("slow-unit-"))
+    summary = {"seconds": round(elapsed), "executions": execs or 0,
+               "exec_per_s": round((execs or 0) / max(elapsed, 1), 2),
+               "artifacts": len(new), "fuzzer_rc": proc.returncode,
+               "log": str(log_path)}
+    print("fuzz: " + json.dumps(summary), flush=True)
+    stats = work / "executions.jsonl"
+    with open(stats, "a") as f:
+        f.write(json.dumps(dict(summary, date=time.strftime("%F %T"))) + "\n")
+    total = sum(json.loads(l).get("executions", 0)
+                for l in stats.read_text().splitlines() if l.strip())
+    print(f"fuzz: executions in all runs in {work}: {total}")
+    failing = triage(args.fuzzer, new, work / "findings", args.timeout,
+                     minimize=args.minimize)
+    if proc.returncode not in (0, 1) and not new and args.jobs > 0:
+        print(f"fuzz: the fuzzer exited with {proc.returncode}; see {log_path}")
+        return 1
+    if args.jobs == 0 and proc.returncode != 0 and not new:
+        print(f"fuzz: the fuzzer exited with {proc.returncode}; see {log_path}")
+        return 1
+    return 1 if failing else 0
+
+
+FRAME_RE = re.compile(r"^\s*#(\d+) 0x[0-9a-f]+ in (.+?) (/\S+?)(?::(\d+))?(?::\d+)?\s*$")
+RUNTIME_FRAMES = ("__sanitizer", "__asan", "__ubsan", "fuzzer::", "abort",
+                  "raise", "__pthread_kill", "__libc", "_start", "main",
+                  "llvm::report_fatal_error", "llvm::sys::", "exit",
+                  "(anonymous namespace)::finding", "__cxa", "gsignal",
+                  "llvm::reportFatal", "std::__terminate")
+
+
+def project_frame(frame_file):
+    try:
+        rel = Path(frame_file).resolve().relative_to(ROOT)
+    except ValueError:
+        return False
+    return not str(rel).startswith("tools/gated-attention-fuzz")
+
+
+def replay(fuzzer, path, timeout):
+    env = dict(os.environ, **SANITIZER_ENV, GATED_ATTENTION_FUZZ_VERBOSE="1")
+    env.setdefault("CUDA_HOME", "/usr/local/cuda")
+    try:
+        p = subprocess.run([fuzzer, f"-timeout={timeout}", "-rss_limit_mb=4096",
+                            "-detect_leaks=0", str(path)], env=env,
+                           capture_output=True, text=True, errors="replace",
+                           timeout=timeout * 2 + 30)
+        return p.returncode, p.stderr + p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stderr or ""
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        return -1, out + "\nDRIVER: replay timed out"
+
+
+def analyze(rc, log):
+    """(signature, details) of a replayed input, or None if it passed."""
+    if rc == 0:
+        return None
+    stages = re.findall(r"gated-attention-fuzz: stage: (.+)", log)
+    pipeline = re.search(r"gated-attention-fuzz: pipeline: (.+)", log)
+    kind, msg = "crash", ""
+    patterns = [
+        (r"FINDING: (.+)", "check"),
+        (r"ERROR: AddressSanitizer: ([\w-]+)", "asan"),
+        (r"runtime error: (.+)", "ubsan"),
+        (r"LLVM ERROR: (.+)", "llvm-error"),
+        (r"ERROR: libFuzzer: (timeout|out-of-memory|fuzz target exited)"
+         r"[^\n]*", "libfuzzer"),
+        (r"requested allocation size (.+)", "asan"),
+        (r"ERROR: libFuzzer: deadly signal", "signal"),
+        (r"DRIVER: replay timed out", "timeout"),
+    ]
+    for pat, k in patterns:
+        m = re.search(pat, log)
+        if m:
+            kind = k
+            msg = m.group(1) if m.groups() else m.group(0)
+            break
+    if kind == "libfuzzer" and msg.startswith("timeout"):
+        kind = "timeout"
+    if kind == "signal":
+        sig = re.search(r"AddressSanitizer: (\w+) on unknown address", log)
+        msg = sig.group(1) if sig else "deadly signal"
+    frames = []
+    for line in log.splitlines():
+        m = FRAME_RE.match(line)
+        if m:
+            frames.append((m.group(2), m.group(3), m.group(4)))
+    top = next((f for f in frames if project_frame(f[1])), None)
+    first = next((f for f in frames
+                  if not f[0].startswith(RUNTIME_FRAMES)), None)
+    stage = stages[-1] if stages else "?"
+    norm = re.sub(r"0x[0-9a-f]+|\d+", "N", msg)[:120]
+    where = top or first
+    where_s = f"{where[0][:100]} {Path(where[1]).name}:{where[2]}" \
+        if where else "?"
+    signature = f"{kind}|{norm}|{where[0][:100] if where else '?'}"
+    upstream = (top is None and stage in ("parse", "verify", "print input",
+                                          "parse back input"))
+    return signature, {
+        "kind": kind, "message": msg.strip()[:300], "stage": stage,
+        "pipeline": pipeline.group(1).strip() if pipeline else "?",
+        "where": where_s,
+        "project_frame": f"{Path(top[1]).resolve().relative_to(ROOT)}:{top[2]}"
+        if top else None,
+        "upstream": upstream,
+    }
+
+
+def minimize_lines(fuzzer, data, signature, timeout, budget_s=180):
+    """Drops MLIR lines (then chunks) as long as the signature stays."""
+    head, lines = data[:HEADER_SIZE], data[HEADER_SIZE:].split(b"\n")
+    deadline = time.time() + budget_s
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"fuzzmin-{os.getpid()}"
+    chunk = max(1, len(lines) // 2)
+    while chunk >= 1 and time.time() < deadline:
+        i, changed = 0, False
+        while i < len(lines) and time.time() < deadline:
+            trial = lines[:i] + lines[i + chunk:]
+            tmp.write_bytes(head + b"\n".join(trial))
+            got = analyze(*replay(fuzzer, tmp, timeout))
+            if got and got[0] == signature:
+                lines, changed = trial, True
+            else:
+                i += chunk
+        if not changed:
+            chunk //= 2
+    tmp.unlink(missing_ok=True)
+    return head + b"\n".join(lines)
+
+
+def opt_command(pipeline, mlir_name):
+    if pipeline in ("?", "(verify only)"):
+        return f"gated-attention-opt --mlir-disable-threading {mlir_name}"
+    return (f"gated-attention-opt --mlir-disable-threading "
+            f"--pass-pipeline='{pipeline}' {mlir_name}")
+
+
+def triage(fuzzer, artifacts, out, timeout, minimize=False):
+    """Replays `artifacts`; returns the number of project findings."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    seen = {}
+    for a in artifacts:
+        a = Path(a)
+        data = a.read_bytes()
+        rc, log = replay(fuzzer, a, timeout)
+        got = analyze(rc, log)
+        if got is None:
+            kind = a.name.split("-")[0]
+            got = (f"not-reproduced|{kind}", {
+                "kind": "not reproduced (" + kind + ")", "message": "",
+                "stage": "?", "pipeline": "?", "where": "?",
+                "project_frame": None, "upstream": False})
+        sig, info = got
+        if sig in seen:
+            seen[sig]["count"] += 1
+            continue
+        info["count"] = 1
+        slug = hashlib.sha1(sig.encode()).hexdigest()[:10]
+        info["id"] = slug
+        if minimize and not sig.startswith("not-reproduced"):
+            data = minimize_lines(fuzzer, data, sig, timeout)
+        (out / f"{slug}.bin").write_bytes(data)
+        (out / f"{slug}.mlir").write_bytes(data[HEADER_SIZE:])
+        if sig.startswith("not-reproduced"):
+            (out / f"{slug}.log").write_text(log)
+        else:
+            rc2, log2 = replay(fuzzer, out / f"{slug}.bin", timeout)
+            (out / f"{slug}.log").write_text(log2)
+        info["command"] = opt_command(info["pipeline"], f"{slug}.mlir")
+        seen[sig] = info
+    failing = 0
+    if seen:
+        print(f"fuzz: {len(seen)} distinct findings in {out}:")
+    for sig, info in seen.items():
+        tag = "upstream" if info["upstream"] else "FINDING"
+        if not info["upstream"]:
+            failing += 1
+        print(f"  [{tag}] {info['id']} x{info['count']}: {info['kind']}: "
+              f"{info['message'][:160]}\n      stage {info['stage']}; "
+              f"{info['pipeline']}\n      at {info['where']}\n"
+              f"      {info['command']}")
+    with open(out / "findings.jsonl", "a") as f:
+        for info in seen.values():
+            f.write(json.dumps(dict(info, date=time.strftime("%F %T"))) + "\n")
+    return failing
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("seeds")
+    s.add_argument("out")
+    s.add_argument("--small", action="store_true")
+    r = sub.add_parser("run")
+    r.add_argument("fuzzer")
+    r.add_argument("--seconds", type=int, default=600)
+    r.add_argument("--jobs", type=int, default=1,
+                   help="parallel fuzzing processes (-fork=J); 0: one "
+                        "process that stops at the first finding")
+    r.add_argument("--work", default="build-asan/fuzz")
+    r.add_argument("--timeout", type=int, default=60)
+    r.add_argument("--rss-limit-mb", type=int, default=4096)
+    r.add_argument("--max-len", type=int, default=16384)
+    r.add_argument("--small-seeds", action="store_true")
+    r.add_argument("--minimize", action="store_true")
+    t = sub.add_parser("triage")
+    t.add_argument("fuzzer")
+    t.add_argument("artifacts", nargs="+")
+    t.add_argument("--out", default="build-asan/fuzz/findings")
+    t.add_argument("--timeout", type=int, default=60)
+    t.add_argument("--minimize", action="store_true")
+    args = ap.parse_args()
+    if args.cmd == "seeds":
+        print(write_seeds(args.out, args.small))
+        return 0
+    if args.cmd == "run":
+        return run_fuzzer(args)
+    return 1 if triage(args.fuzzer, args.artifacts, args.out, args.timeout,
+                       args.minimize) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
