@@ -3,10 +3,11 @@
 // per-head sigmoid gate (the second half of each head of q_proj), bf16, any
 // sequence length, scale 256^-0.5.
 //
-// Compile for the CPU and run against the float64 reference:
-//   python3 -m gated_attention.run_example examples/qwen3_next_attention.mlir
+// Compile for the CPU and run against the float64 reference (from the
+// repository root, after ./scripts/setup):
+//   PYTHONPATH=python /usr/bin/python3 -m gated_attention.run_example examples/qwen3_next_attention.mlir
 // or lower it by hand:
-//   gated-attention-opt examples/qwen3_next_attention.mlir --gated-attention-to-llvm
+//   build/bin/gated-attention-opt examples/qwen3_next_attention.mlir --gated-attention-to-llvm
 
 func.func @qwen3_next_attention(%q: tensor<1x16x?x256xbf16>,
                                 %k: tensor<1x2x?x256xbf16>,

@@ -13,7 +13,7 @@ _LLVM = "/usr/lib/llvm-22"
 
 def _default_opt():
     """gated-attention-opt of the source tree's build/, else of the install
-    this package is part of (<prefix>/lib/python3/dist-packages), else PATH."""
+    this package is part of (<prefix>/lib/python3.X/dist-packages), else PATH."""
     for path in (os.path.join(_REPO, "build", "bin", "gated-attention-opt"),
                  os.path.join(_REPO, "..", "..", "bin", "gated-attention-opt")):
         if os.path.exists(path):
