@@ -141,13 +141,16 @@ def run_fuzzer(args):
     n = write_seeds(seeds, small=args.small_seeds)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
     before = set(artifacts.iterdir())
-    env = dict(os.environ, **SANITIZER_ENV)
+    outcomes_path = work / "outcomes.jsonl"
+    outcomes_path.unlink(missing_ok=True)
+    env = dict(os.environ, **SANITIZER_ENV,
+               GATED_ATTENTION_FUZZ_STATS=str(outcomes_path))
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
     cmd = [args.fuzzer, str(corpus), str(seeds),
            f"-max_total_time={args.seconds}",
            f"-timeout={args.timeout}", f"-rss_limit_mb={args.rss_limit_mb}",
            f"-max_len={args.max_len}", "-print_final_stats=1",
-           "-detect_leaks=0", "-reload=0",
+           "-detect_leaks=0", "-reload=0", "-mutate_depth=3",
            f"-artifact_prefix={artifacts}/"]
     if args.jobs > 0:
         cmd += [f"-fork={args.jobs}", "-ignore_crashes=1",
@@ -174,6 +177,7 @@ def run_fuzzer(args):
                "exec_per_s": round((execs or 0) / max(elapsed, 1), 2),
                "artifacts": len(new), "fuzzer_rc": proc.returncode,
                "log": str(log_path)}
+    summary["outcomes"] = summarize_outcomes(outcomes_path)
     print("fuzz: " + json.dumps(summary), flush=True)
     stats = work / "executions.jsonl"
     with open(stats, "a") as f:
@@ -190,6 +194,33 @@ def run_fuzzer(args):
         print(f"fuzz: the fuzzer exited with {proc.returncode}; see {log_path}")
         return 1
     return 1 if failing else 0
+
+
+def summarize_outcomes(path):
+    """Per pipeline: inputs, and how many ran the pipeline / got through."""
+    totals = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                per = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            for pipeline, stages in per.items():
+                t = totals.setdefault(pipeline, {})
+                for stage, n in stages.items():
+                    t[stage] = t.get(stage, 0) + n
+    out = {}
+    for pipeline, stages in sorted(totals.items()):
+        n = sum(stages.values())
+        ran = sum(v for k, v in stages.items()
+                  if k in ("run pipeline", "check output", "print output",
+                           "parse back output", "done"))
+        valid = n - sum(stages.get(k, 0) for k in ("skipped", "parse",
+                                                   "verify"))
+        out[pipeline] = {"inputs": n, "valid": valid,
+                         "ran_pipeline": ran if pipeline != "verify" else None,
+                         "succeeded": stages.get("done", 0)}
+    return out
 
 
 FRAME_RE = re.compile(r"^\s*#(\d+) 0x[0-9a-f]+ in (.+?) (/\S+?)(?::(\d+))?(?::\d+)?\s*$")

@@ -44,13 +44,16 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -99,10 +102,46 @@ bool verbose() {
   return v;
 }
 
+// How far inputs get, per pipeline: the last stage each one reached.
+// GATED_ATTENTION_FUZZ_STATS=FILE appends them to FILE at exit (one JSON
+// object per process).
+const char *lastStage = "";
+std::map<std::string, std::map<std::string, uint64_t>> outcomes;
+
 void stage(const char *name) {
+  lastStage = name;
   if (verbose())
     llvm::errs() << "gated-attention-fuzz: stage: " << name << "\n";
 }
+
+void writeOutcomes() {
+  const char *path = std::getenv("GATED_ATTENTION_FUZZ_STATS");
+  if (!path || !*path || outcomes.empty())
+    return;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Append);
+  if (ec)
+    return;
+  os << "{";
+  llvm::ListSeparator outer;
+  for (auto &[pipeline, stages] : outcomes) {
+    os << outer << "\"" << pipeline << "\": {";
+    llvm::ListSeparator inner;
+    for (auto &[name, count] : stages)
+      os << inner << "\"" << name << "\": " << count;
+    os << "}";
+  }
+  os << "}\n";
+}
+
+/// Counts the stage an input stopped at when it goes out of scope.
+struct OutcomeCounter {
+  explicit OutcomeCounter(const char *pipeline) : pipeline(pipeline) {
+    lastStage = "skipped";
+  }
+  ~OutcomeCounter() { ++outcomes[pipeline][lastStage]; }
+  const char *pipeline;
+};
 
 /// The textual pipeline that the header selects (parsed by the same
 /// registry as the tool's command line), or std::nullopt for Verify.
@@ -297,6 +336,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   gated_attention::registerAllPasses();
   gated_attention::registerAllPipelines();
   (void)registry();
+  std::atexit(writeOutcomes);
   return 0;
 }
 
@@ -311,12 +351,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (verbose())
     llvm::errs() << "gated-attention-fuzz: pipeline: "
                  << (pipeline ? *pipeline : "(verify only)") << "\n";
+  static const char *const kNames[] = {"verify", "to-llvm",     "to-llvm-ref",
+                                       "to-ptx-sm90", "to-ptx-sm80", "raise",
+                                       "tile",        "to-nvgpu"};
+  OutcomeCounter counter(kNames[static_cast<unsigned>(kind)]);
 
   if (hitsKnownUpstreamParserCrash(text))
     return 0;
 
   MLIRContext ctx(registry(), MLIRContext::Threading::DISABLED);
   Diagnostics diags(ctx);
+  llvm::scope_exit explain([&] {
+    if (verbose() && !diags.firstError.empty())
+      llvm::errs() << "gated-attention-fuzz: first error: "
+                   << diags.firstError << "\n";
+  });
 
   stage("parse");
   OwningOpRef<ModuleOp> module = parse(text, ctx, /*verifyAfterParse=*/false);
@@ -330,8 +379,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stage("parse back input");
   checkParsesBack(printed, "valid input prints to text that does not parse",
                   "");
-  if (!pipeline)
+  if (!pipeline) {
+    stage("done");
     return 0;
+  }
 
   stage("parse pipeline");
   PassManager pm(&ctx, ModuleOp::getOperationName());
@@ -483,7 +534,7 @@ bool mutateDims(std::string &s, Rng &rng) {
   sortSpans(dims);
   Span d = dims[below(rng, dims.size())];
   std::string with = choose(rng, kDims);
-  if (rng() & 1) // consistently, as a shape parameter (D, Sq, ...)
+  if (rng() % 5) // consistently, as a shape parameter (D, Sq, ...)
     replaceAllLike(s, dims, d, with);
   else
     s.replace(d.begin, d.end - d.begin, with);
@@ -496,8 +547,11 @@ bool mutateElementType(std::string &s, Rng &rng) {
     return false;
   sortSpans(types);
   Span t = types[below(rng, types.size())];
-  std::string with = choose(rng, kElementTypes);
-  if (rng() % 4) // usually everywhere, so that the op stays consistent
+  // Mostly one float type for another: arith and math ops stay valid.
+  static const char *const kFloats[] = {"f32", "f16", "bf16", "f64"};
+  std::string with =
+      rng() % 4 ? choose(rng, kFloats) : choose(rng, kElementTypes);
+  if (rng() % 5) // usually everywhere, so that the op stays consistent
     replaceAllLike(s, types, t, with);
   else
     s.replace(t.begin, t.end - t.begin, with);
@@ -615,14 +669,17 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
       data[i] = rng();
     size = kHeaderSize;
   }
-  unsigned choice = below(rng, 20);
-  if (choice < 2) { // the pipeline or an option
+  // Weights out of 100. Most mutations keep the IR valid (consistent shape
+  // and type changes, the pipeline and options), so that most inputs reach
+  // a pipeline; byte-level ones mostly exercise upstream's parser.
+  unsigned choice = below(rng, 100);
+  if (choice < 15) { // the pipeline or an option
     size_t i = below(rng, kHeaderSize);
     data[i] = rng() & 1 ? rng() : data[i] ^ (1u << below(rng, 8));
     return size;
   }
-  if (choice >= 12) { // libFuzzer's own, on the text (sometimes all bytes)
-    if (choice == 19)
+  if (choice >= 88) { // libFuzzer's own, on the text (sometimes all bytes)
+    if (choice >= 98)
       return LLVMFuzzerMutate(data, size, maxSize);
     return kHeaderSize + LLVMFuzzerMutate(data + kHeaderSize,
                                           size - kHeaderSize,
@@ -631,33 +688,21 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
   std::string text(reinterpret_cast<char *>(data) + kHeaderSize,
                    size - kHeaderSize);
   bool changed = false;
-  switch (choice) {
-  case 2:
-  case 3:
-  case 4:
+  if (choice < 45)
     changed = mutateDims(text, rng);
-    break;
-  case 5:
-  case 6:
+  else if (choice < 60)
     changed = mutateElementType(text, rng);
-    break;
-  case 7:
+  else if (choice < 65)
     changed = mutateEnumAttr(text, rng, "gate", kGates, std::size(kGates));
-    break;
-  case 8:
+  else if (choice < 69)
     changed = mutateEnumAttr(text, rng, "combine", kCombines,
                              std::size(kCombines));
-    break;
-  case 9:
+  else if (choice < 74)
     changed = mutateScale(text, rng);
-    break;
-  case 10:
+  else if (choice < 82)
     changed = mutateOpAttrs(text, rng);
-    break;
-  default:
+  else
     changed = mutateLines(text, rng);
-    break;
-  }
   if (!changed || kHeaderSize + text.size() > maxSize)
     return kHeaderSize + LLVMFuzzerMutate(data + kHeaderSize,
                                           size - kHeaderSize,
