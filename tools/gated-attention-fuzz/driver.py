@@ -69,6 +69,26 @@ def split_chunks(text):
     return chunks
 
 
+def split_functions(chunk, limit=4096):
+    """A big chunk of independent top-level functions (no calls) as one seed
+    per function, with the chunk's top-level aliases: a 36-function module
+    takes minutes through a pipeline under ASan, one function seconds."""
+    if len(chunk) <= limit or re.search(r"\bcall\b|^module|^builtin.module",
+                                        chunk, flags=re.M):
+        return [chunk]
+    prefix, funcs = [], []
+    for line in chunk.splitlines(keepends=True):
+        if line.startswith("func.func"):
+            funcs.append([line])
+        elif funcs:
+            funcs[-1].append(line)
+        else:
+            prefix.append(line)
+    if len(funcs) < 2:
+        return [chunk]
+    return ["".join(prefix) + "".join(f).strip() + "\n" for f in funcs]
+
+
 def seed_sources():
     files = sorted((ROOT / "test").rglob("*.mlir"))
     files += sorted((ROOT / "examples").rglob("*.mlir"))
@@ -80,8 +100,8 @@ def seed_sources():
 
 
 def write_seeds(out, small=False):
-    """Every chunk with every pipeline (--small: two pipelines per chunk,
-    round robin, and the cheap ones), plus a few option settings."""
+    """Every chunk with every pipeline (--small: two per chunk, round
+    robin), plus a few option settings."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -105,10 +125,10 @@ def write_seeds(out, small=False):
             continue
         rel = f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name
         stem = re.sub(r"[^A-Za-z0-9]+", "_", str(rel))
-        for c, chunk in enumerate(split_chunks(text)):
+        chunks = [f for c in split_chunks(text) for f in split_functions(c)]
+        for c, chunk in enumerate(chunks):
             if small:
-                chosen = [headers[index % 8], headers[(index + 3) % 8],
-                          headers[RAISE], headers[VERIFY]]
+                chosen = [headers[index % 8], headers[(index + 3) % 8]]
                 if index % 5 == 0:
                     chosen.append(headers[8 + index // 5 % (len(headers) - 8)])
                 chosen = list(dict.fromkeys(chosen))
@@ -140,43 +160,67 @@ def run_fuzzer(args):
         d.mkdir(parents=True, exist_ok=True)
     n = write_seeds(seeds, small=args.small_seeds)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
-    before = set(artifacts.iterdir())
     outcomes_path = work / "outcomes.jsonl"
     outcomes_path.unlink(missing_ok=True)
     env = dict(os.environ, **SANITIZER_ENV,
                GATED_ATTENTION_FUZZ_STATS=str(outcomes_path))
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
-    cmd = [args.fuzzer, str(corpus), str(seeds),
-           f"-max_total_time={args.seconds}",
-           f"-timeout={args.timeout}", f"-rss_limit_mb={args.rss_limit_mb}",
-           f"-max_len={args.max_len}", "-print_final_stats=1",
-           "-detect_leaks=0", "-reload=0", "-mutate_depth=3",
-           f"-artifact_prefix={artifacts}/"]
-    if args.jobs > 0:
-        cmd += [f"-fork={args.jobs}", "-ignore_crashes=1",
-                "-ignore_timeouts=1", "-ignore_ooms=1"]
-    log_path = work / "fuzz.log"
-    print("fuzz: " + " ".join(cmd), flush=True)
+    deadline = time.time() + args.seconds
     start = time.time()
-    with open(log_path, "w") as log:
-        proc = subprocess.run(cmd, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, cwd=work)
+    execs, rounds, failing, bad_exit = 0, 0, 0, False
+    new_total = 0
+    # One process (--jobs 1) stops at its first finding: it is triaged and
+    # a new process goes on (the corpus kept) until the time is up. With
+    # --jobs J > 1, libFuzzer's -fork=J processes go on by themselves.
+    while True:
+        left = int(deadline - time.time())
+        if rounds and (left < 30 or args.jobs > 1):
+            break
+        rounds += 1
+        before = set(artifacts.iterdir())
+        cmd = [args.fuzzer, str(corpus), str(seeds),
+               f"-max_total_time={max(left, 1)}",
+               f"-timeout={args.timeout}",
+               f"-rss_limit_mb={args.rss_limit_mb}",
+               f"-max_len={args.max_len}", "-print_final_stats=1",
+               "-detect_leaks=0", "-reload=0", "-mutate_depth=3",
+               f"-artifact_prefix={artifacts}/"]
+        if args.jobs > 1:
+            cmd += [f"-fork={args.jobs}", "-ignore_crashes=1",
+                    "-ignore_timeouts=1", "-ignore_ooms=1"]
+        log_path = work / ("fuzz.log" if rounds == 1 else f"fuzz-{rounds}.log")
+        print("fuzz: " + " ".join(cmd), flush=True)
+        with open(log_path, "w") as log:
+            proc = subprocess.run(cmd, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, cwd=work)
+        text = log_path.read_text(errors="replace")
+        # Fork mode: the parent's status lines hold the total; one process:
+        # stat::number_of_executed_units.
+        n_execs = parse_int_stat(text, "number_of_executed_units")
+        if args.jobs > 1:
+            totals = [int(m.group(1)) for m in
+                      re.finditer(r"^#(\d+): cov:", text, flags=re.M)]
+            n_execs = max(totals) if totals else n_execs
+        execs += n_execs or 0
+        # slow-unit-* are inputs over -report_slow_units, not findings.
+        new = sorted(a for a in set(artifacts.iterdir()) - before
+                     if not a.name.startswith("slow-unit-"))
+        new_total += len(new)
+        print(f"fuzz: round {rounds}: {n_execs or 0} executions, "
+              f"{len(new)} new artifacts, exit {proc.returncode} "
+              f"({log_path})", flush=True)
+        failing += triage(args.fuzzer, new, work / "findings", args.timeout,
+                          minimize=args.minimize)
+        if proc.returncode != 0 and not new:
+            print(f"fuzz: the fuzzer exited with {proc.returncode} without "
+                  f"a finding; see {log_path}")
+            bad_exit = True
+            break
     elapsed = time.time() - start
-    text = log_path.read_text(errors="replace")
-    # Fork mode: the parent's status lines hold the total; single process:
-    # stat::number_of_executed_units.
-    execs = parse_int_stat(text, "number_of_executed_units")
-    if args.jobs > 0:
-        totals = [int(m.group(1)) for m in
-                  re.finditer(r"^#(\d+): cov:", text, flags=re.M)]
-        execs = max(totals) if totals else execs
-    # slow-unit-* are inputs over -report_slow_units, not findings.
-    new = sorted(a for a in set(artifacts.iterdir()) - before
-                 if not a.name.startswith("slow-unit-"))
-    summary = {"seconds": round(elapsed), "executions": execs or 0,
-               "exec_per_s": round((execs or 0) / max(elapsed, 1), 2),
-               "artifacts": len(new), "fuzzer_rc": proc.returncode,
-               "log": str(log_path)}
+    summary = {"seconds": round(elapsed), "executions": execs,
+               "exec_per_s": round(execs / max(elapsed, 1), 2),
+               "rounds": rounds, "artifacts": new_total,
+               "project_findings": failing, "work": str(work)}
     summary["outcomes"] = summarize_outcomes(outcomes_path)
     print("fuzz: " + json.dumps(summary), flush=True)
     stats = work / "executions.jsonl"
@@ -185,15 +229,7 @@ def run_fuzzer(args):
     total = sum(json.loads(l).get("executions", 0)
                 for l in stats.read_text().splitlines() if l.strip())
     print(f"fuzz: executions in all runs in {work}: {total}")
-    failing = triage(args.fuzzer, new, work / "findings", args.timeout,
-                     minimize=args.minimize)
-    if proc.returncode not in (0, 1) and not new and args.jobs > 0:
-        print(f"fuzz: the fuzzer exited with {proc.returncode}; see {log_path}")
-        return 1
-    if args.jobs == 0 and proc.returncode != 0 and not new:
-        print(f"fuzz: the fuzzer exited with {proc.returncode}; see {log_path}")
-        return 1
-    return 1 if failing else 0
+    return 1 if failing or bad_exit else 0
 
 
 def summarize_outcomes(path):
@@ -401,8 +437,8 @@ def main():
     r.add_argument("fuzzer")
     r.add_argument("--seconds", type=int, default=600)
     r.add_argument("--jobs", type=int, default=1,
-                   help="parallel fuzzing processes (-fork=J); 0: one "
-                        "process that stops at the first finding")
+                   help="1: one process, restarted after each finding; "
+                        "J > 1: libFuzzer's -fork=J")
     r.add_argument("--work", default="build-asan/fuzz")
     r.add_argument("--timeout", type=int, default=60)
     r.add_argument("--rss-limit-mb", type=int, default=4096)

@@ -954,9 +954,8 @@ struct ConvertGatedAttentionToNVGPUPass
       int64_t batch = op.getQueryType().getDimSize(0);
       if (op.getNumQueryHeads() > kMaxGridYZ || batch > kMaxGridYZ) {
         op.emitError() << "tensor-core kernel: Hq = " << op.getNumQueryHeads()
-                       << " and B = " << printSize(batch)
-                       << " must be at most " << kMaxGridYZ
-                       << " (CUDA's grid y and z limit)";
+                       << " and B = " << printSize(batch) << " must be at most "
+                       << kMaxGridYZ << " (CUDA's grid y and z limit)";
         fits = false;
         return;
       }

@@ -307,11 +307,10 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
   auto par = IteratorType::parallel;
   AffineMap i1 = map(1, {d0}), ij = map(2, {d0, d1}), i = map(2, {d0});
   // 1 / l, or 0 for a row that saw no key (its acc is 0 as well).
-  Value inv = generic(
-      s.l, empty({tileRows}, f32), {i1, i1}, {par},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        return buildInverseRowSum(nb, loc, a[0]);
-      });
+  Value inv = generic(s.l, empty({tileRows}, f32), {i1, i1}, {par},
+                      [&](OpBuilder &nb, ValueRange a) -> Value {
+                        return buildInverseRowSum(nb, loc, a[0]);
+                      });
   auto finish = [&](OpBuilder &nb, Value r) -> Value {
     return r.getType() == elementType
                ? r
