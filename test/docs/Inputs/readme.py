@@ -37,6 +37,8 @@ SKIP = [
     (r"bench/run-cpu", "benchmark (minutes)"),
     (r"bench/compile_time\.py", "benchmark (minutes)"),
     (r"scripts/device-check", "needs a CUDA GPU"),
+    (r"scripts/fuzz|scripts/check-sanitizers",
+     "sanitizer build and fuzzing (tens of minutes)"),
     (r"gated_attention\.cuda\b|device=\"cuda\"", "needs a CUDA GPU"),
     (r"--gated-attention-to-ptx\b", "needs the CUDA toolkit (libdevice)"),
     (r"^cmake --install build$", "installs into /usr/local"),
