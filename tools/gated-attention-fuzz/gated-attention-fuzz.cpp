@@ -44,9 +44,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -132,6 +134,29 @@ void writeOutcomes() {
     os << "}";
   }
   os << "}\n";
+}
+
+// Texts seen to parse and verify (a pool the mutator draws from) and hashes
+// of texts seen not to: most mutants of invalid IR are invalid again, so
+// the mutator usually swaps such a parent's text for a valid one first.
+std::vector<std::string> validTexts;
+llvm::DenseSet<uint64_t> validHashes, invalidHashes;
+
+void noteValidity(llvm::StringRef text, bool valid, unsigned random) {
+  uint64_t hash = llvm::xxh3_64bits(text);
+  if (!valid) {
+    if (invalidHashes.size() > (1u << 20))
+      invalidHashes.clear();
+    invalidHashes.insert(hash);
+    return;
+  }
+  if (!validHashes.insert(hash).second)
+    return;
+  constexpr size_t kPoolSize = 512;
+  if (validTexts.size() < kPoolSize)
+    validTexts.push_back(text.str());
+  else
+    validTexts[random % kPoolSize] = text.str();
 }
 
 /// Counts the stage an input stopped at when it goes out of scope.
@@ -369,11 +394,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   stage("parse");
   OwningOpRef<ModuleOp> module = parse(text, ctx, /*verifyAfterParse=*/false);
-  if (!module)
+  if (!module) {
+    noteValidity(text, false, 0);
     return 0;
+  }
   stage("verify");
-  if (failed(verify(*module)))
+  if (failed(verify(*module))) {
+    noteValidity(text, false, 0);
     return 0;
+  }
+  noteValidity(text, true, static_cast<unsigned>(size * 2654435761u));
   stage("print input");
   std::string printed = print(*module);
   stage("parse back input");
@@ -668,6 +698,17 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
     for (size_t i = size; i < kHeaderSize; ++i)
       data[i] = rng();
     size = kHeaderSize;
+  }
+  // A parent whose text did not parse or verify: usually mutate a valid
+  // text instead (with the parent's pipeline and options).
+  if (!validTexts.empty() && rng() % 4 != 0 &&
+      invalidHashes.contains(llvm::xxh3_64bits(llvm::StringRef(
+          reinterpret_cast<char *>(data) + kHeaderSize, size - kHeaderSize)))) {
+    const std::string &valid = validTexts[below(rng, validTexts.size())];
+    if (kHeaderSize + valid.size() <= maxSize) {
+      std::memcpy(data + kHeaderSize, valid.data(), valid.size());
+      size = kHeaderSize + valid.size();
+    }
   }
   // Weights out of 100. Most mutations keep the IR valid (consistent shape
   // and type changes, the pipeline and options), so that most inputs reach
