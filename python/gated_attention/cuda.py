@@ -17,13 +17,12 @@ import argparse
 import ctypes
 import hashlib
 import json
-import math
 import os
 import sys
 
 import numpy as np
 
-from . import accuracy, config, dtypes, mlir, ptx as ptx_tools, runner
+from . import accuracy, config, dtypes, launch, mlir, ptx as ptx_tools, runner
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
@@ -89,7 +88,7 @@ class Kernel:
     """One kernel of a PTX module, launched as its description says."""
 
     def __init__(self, driver, ptx_text, desc):
-        self.driver, self.desc = driver, desc
+        self.driver, self.desc = driver, launch.validate(desc)
         self.module = ctypes.c_void_p()
         # cuModuleLoadData JIT-compiles PTX for the current device.
         driver._check(driver.lib.cuModuleLoadData(
@@ -114,8 +113,7 @@ class Kernel:
 
     def grid(self, b, sq):
         """Grid dims from the description: (ceildiv(Sq, rows), Hq, B)."""
-        return (math.ceil(sq / self.desc["rows_per_block"]), self.desc["Hq"],
-                b)
+        return launch.grid(self.desc, b, sq)
 
     def launch(self, buffers, b, sq, skv, stream=None):
         """`buffers`: name -> (device pointer, number of elements), for the
@@ -124,7 +122,8 @@ class Kernel:
         for arg in self.desc["arguments"]:
             if arg["kind"] == "memref":
                 ptr, n = buffers[arg["name"]]
-                # (allocated, aligned, offset, size, stride)
+                # The description's abi: (allocated, aligned, offset, size,
+                # stride), which validate() checked.
                 values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
                            ctypes.c_int64(0), ctypes.c_int64(n),
                            ctypes.c_int64(1)]
@@ -170,7 +169,7 @@ def run(driver, kernel, cfg, inputs):
 
 
 # Bumped when the cache's file layout changes: old entries are then ignored.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def _read_cache(stem):
@@ -190,8 +189,11 @@ def _read_cache(stem):
         return None
     if hashlib.sha256(ptx.encode()).hexdigest() != entry.get("ptx_sha256"):
         return None
-    desc = entry.get("description")
-    if not isinstance(desc, dict) or f".entry {desc.get('kernel')}(" not in ptx:
+    try:
+        desc = launch.validate(entry.get("description"))
+    except launch.LaunchDescriptionError:
+        return None   # written by another version of the package
+    if f".entry {desc['kernel']}(" not in ptx:
         return None
     if ptx_tools.unresolved_functions(ptx):
         return None   # stored by an older version without the check

@@ -28,7 +28,7 @@ import sys
 
 import numpy as np
 
-from . import accuracy, config, mlir, ptx as ptx_tools, runner
+from . import accuracy, config, launch as launch_schema, mlir, ptx as ptx_tools, runner
 from .dtypes import from_bits, to_bits
 
 # ---------------------------------------------------------------------------
@@ -481,7 +481,7 @@ def launch(kernel, desc, inputs, b, sq, skv):
         else:
             args.append(np.full(desc["block"][0],
                                 {"Sq": sq, "Skv": skv}[a["name"]], np.int64))
-    grid = (-(-sq // desc["rows_per_block"]), desc["Hq"], b)
+    grid = launch_schema.grid(launch_schema.validate(desc), b, sq, skv)
     for z in range(grid[2]):
         for y in range(grid[1]):
             for xx in range(grid[0]):

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 
+from . import launch
 from .runner import ToolError
 
 # Largest shared memory one CTA may use (opt-in), in bytes, of the chips the
@@ -73,7 +74,7 @@ def launch_descriptions(mlir_text):
         m = _KERNEL.match(mlir_text, pos)
         if not m:
             raise ValueError("malformed gated_attention.kernels attribute")
-        out[m.group(1)] = json.loads(_unescape(m.group(2)))
+        out[m.group(1)] = launch.validate(json.loads(_unescape(m.group(2))))
         pos = m.end()
         if m.group(3) == "}":
             return out
@@ -168,8 +169,7 @@ def check_kernel(ptx, report, chip, desc):
     # The description's argument list, expanded as it says, is the entry's.
     params = re.search(r"\.entry\s+" + re.escape(desc["kernel"]) +
                        r"\s*\((.*?)\)", ptx, re.S)
-    expected = sum(5 if a["kind"] == "memref" else 1
-                   for a in desc["arguments"])
+    expected = launch.parameter_count(desc)
     found = len(re.findall(r"\.param\s", params.group(1))) if params else -1
     if found != expected:
         problems.append(f"{found} kernel parameters, description says "

@@ -4,11 +4,18 @@
 # arguments the description promises (checked against a recording stand-in
 # for libcuda, so this runs without a GPU).
 import ctypes
+import json
 
-from gated_attention import config, cuda, ptx
+from gated_attention import config, cuda, launch, ptx
 
-DESC = {"kernel": "k", "Hq": 16, "rows_per_block": 64, "block": [128, 1, 1],
+DESC = {"schema": "gated-attention.launch", "version": 1, "kernel": "k",
+        "module": "k", "element_type": "bf16", "Hq": 16, "Hkv": 2, "Hg": 16,
+        "D": 128, "Dv": 128, "gate_width": 128, "causal": False,
+        "gated": True, "rows_per_block": 64, "key_block": 64,
+        "grid": [["Sq", 64], ["Hq", 1], ["B", 1]], "block": [128, 1, 1],
         "dynamic_shared_memory": 81920,
+        "abi": {"memref": ["allocated", "aligned", "offset", "size",
+                           "stride"], "index": "i64", "alignment": 16},
         "arguments": [{"name": n, "kind": "memref"}
                       for n in ("q", "k", "v", "gate", "out")]
         + [{"name": "Sq", "kind": "index"}, {"name": "Skv", "kind": "index"}]}
@@ -40,10 +47,23 @@ assert bad == ["27 kernel parameters, description says 26"], bad
 # SIMT kernels (no description) are only checked for spills.
 assert ptx.check_kernel("", GOOD_REPORT, "sm_90", None) == []
 
-# Descriptions are read back from the module attribute, escapes undone.
-text = ('module attributes {gated_attention.kernels = {a = "{\\22x\\22:1}", '
-        'b_1 = "{\\22y\\22:[2,3]}"}, gpu.container_module} {\n}')
-assert ptx.launch_descriptions(text) == {"a": {"x": 1}, "b_1": {"y": [2, 3]}}
+# Descriptions are read back from the module attribute, escapes undone,
+# and validated.
+def attr(desc):
+    return json.dumps(desc, separators=(",", ":")).replace('"', "\\22")
+
+
+text = (f'module attributes {{gated_attention.kernels = {{a = "{attr(DESC)}", '
+        f'b_1 = "{attr(dict(DESC, kernel="b_1"))}"}}, gpu.container_module}} '
+        '{\n}')
+assert ptx.launch_descriptions(text) == {"a": DESC,
+                                         "b_1": dict(DESC, kernel="b_1")}
+try:
+    ptx.launch_descriptions(text.replace("\\22version\\22:1",
+                                         "\\22version\\22:2"))
+    raise AssertionError("a description of another version is an error")
+except launch.LaunchDescriptionError as e:
+    assert "version 2" in str(e), e
 assert ptx.launch_descriptions("module {\n}") == {}
 
 

@@ -12,6 +12,7 @@
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -142,9 +143,9 @@ Value ReferenceBuilder::build() {
   // query i iff j <= i + (Skv - Sq).
   Value offset;
   if (op.getCausal())
-    offset = arith::SubIOp::create(b, loc,
-                                   getValueOrCreateConstantIndexOp(b, loc, skv),
-                                   getValueOrCreateConstantIndexOp(b, loc, sq));
+    offset =
+        buildCausalOffset(b, loc, getValueOrCreateConstantIndexOp(b, loc, skv),
+                          getValueOrCreateConstantIndexOp(b, loc, sq));
   double scale = op.getScaleValue();
   Value logits =
       linalg::GenericOp::create(
@@ -158,9 +159,7 @@ Value ReferenceBuilder::build() {
             if (offset) {
               Value i = linalg::IndexOp::create(nb, nl, 3);
               Value j = linalg::IndexOp::create(nb, nl, 4);
-              Value last = arith::AddIOp::create(nb, nl, i, offset);
-              Value visible = arith::CmpIOp::create(
-                  nb, nl, arith::CmpIPredicate::sle, j, last);
+              Value visible = buildCausalVisible(nb, nl, j, i, offset);
               s = arith::SelectOp::create(
                   nb, nl, visible, s,
                   f32Constant(nb, nl,
@@ -194,12 +193,7 @@ Value ReferenceBuilder::build() {
           ArrayRef<AffineMap>{id5, row5, id5},
           ArrayRef<IteratorType>{par, par, par, par, par},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value negInf =
-                f32Constant(nb, nl, -std::numeric_limits<double>::infinity());
-            Value empty = arith::CmpFOp::create(
-                nb, nl, arith::CmpFPredicate::OEQ, args[1], negInf);
-            Value m = arith::SelectOp::create(
-                nb, nl, empty, f32Constant(nb, nl, 0.0), args[1]);
+            Value m = buildSoftmaxShift(nb, nl, args[1]);
             Value diff = arith::SubFOp::create(nb, nl, args[0], m);
             Value p = math::ExpOp::create(nb, nl, diff);
             linalg::YieldOp::create(nb, nl, p);
@@ -263,14 +257,10 @@ Value ReferenceBuilder::build() {
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value y = arith::MulFOp::create(
                 nb, nl, args[0], buildInverseRowSum(nb, nl, args[1]));
-            Value res = y;
-            if (hasGate) {
-              Value g = gateFn.buildActivation(nb, nl, toF32(nb, nl, args[2]));
-              res = buildCombine(nb, nl, combine, y, g);
-            }
-            if (elementType != f32)
-              res = arith::TruncFOp::create(nb, nl, elementType, res);
-            linalg::YieldOp::create(nb, nl, res);
+            Value g = hasGate ? toF32(nb, nl, args[2]) : Value();
+            linalg::YieldOp::create(
+                nb, nl,
+                buildGatedOutput(nb, nl, y, g, gateFn, combine, elementType));
           })
           .getResult(0);
 

@@ -14,6 +14,7 @@
 
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -104,9 +105,8 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
   // diagonal, i <= j + (Skv - Sq); the loop bound is the mask.
   Value end = numKeys;
   if (op.getCausal()) {
-    Value last = arith::AddIOp::create(
-        b, loc, row, arith::SubIOp::create(b, loc, numKeys, numRows));
-    last = arith::AddIOp::create(b, loc, last, one);
+    Value last = buildCausalKeyBound(
+        b, loc, row, buildCausalOffset(b, loc, numKeys, numRows));
     last = arith::MaxSIOp::create(b, loc, last, zero);
     end = arith::MinSIOp::create(b, loc, last, numKeys);
   }
@@ -169,14 +169,9 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value y = arith::MulFOp::create(
             b, loc, memref::LoadOp::create(b, loc, acc, e), inv);
-        Value r = y;
-        if (g) {
-          Value gv = load(g, {batch, gateHead, row, headwise ? zero : e});
-          Value act = gateFn.buildActivation(b, loc, gv);
-          r = buildCombine(b, loc, combine, y, act);
-        }
-        if (elementType != f32)
-          r = arith::TruncFOp::create(b, loc, elementType, r);
+        Value gv =
+            g ? load(g, {batch, gateHead, row, headwise ? zero : e}) : Value();
+        Value r = buildGatedOutput(b, loc, y, gv, gateFn, combine, elementType);
         memref::StoreOp::create(b, loc, r, out,
                                 ValueRange{batch, head, row, e});
         scf::YieldOp::create(b, loc);

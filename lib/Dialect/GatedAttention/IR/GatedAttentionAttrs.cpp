@@ -52,25 +52,3 @@ Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
   }
   llvm_unreachable("unknown gate kind");
 }
-
-Value mlir::gated_attention::buildCombine(OpBuilder &b, Location loc,
-                                          CombineKind kind, Value y,
-                                          Value act) {
-  switch (kind) {
-  case CombineKind::mul:
-    return arith::MulFOp::create(b, loc, y, act);
-  case CombineKind::add:
-    return arith::AddFOp::create(b, loc, y, act);
-  }
-  llvm_unreachable("unknown combine kind");
-}
-
-Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
-                                                Value l) {
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
-  Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
-  return arith::SelectOp::create(b, loc, empty, zero,
-                                 arith::DivFOp::create(b, loc, one, l));
-}

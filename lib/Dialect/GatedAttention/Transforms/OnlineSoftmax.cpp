@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
@@ -93,13 +94,6 @@ private:
         body(loop.getInductionVar(), loop.getRegionIterArgs());
     scf::YieldOp::create(b, loc, yielded);
     return loop;
-  }
-  /// `m` with -inf replaced by 0: the shift used by exp() on rows that have
-  /// seen no key yet, so that exp(-inf - shift) = 0 instead of NaN.
-  Value safeShift(OpBuilder &nb, Value m) {
-    Value isEmpty = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ, m,
-                                          f32Const(nb, kNegInf));
-    return arith::SelectOp::create(nb, loc, isEmpty, f32Const(nb, 0.0), m);
   }
 
   /// `rows x width` slice of head `head` of a 4-D operand at row `row`,
@@ -222,29 +216,27 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
   // Blocks on the causal diagonal or past the last key: key kb + j is
   // visible from row i iff kb + j < Skv and (causal) kb + j <= i + offset.
   if (masked)
-    scores = generic(
-        {}, scores, {ij}, {par, par},
-        [&](OpBuilder &nb, ValueRange a) -> Value {
-          // Row of the tile's head: stacked heads repeat the row range.
-          Value row = linalg::IndexOp::create(nb, loc, 0);
-          if (stack > 1)
-            row = arith::RemUIOp::create(
-                nb, loc, row,
-                arith::ConstantIndexOp::create(nb, loc,
-                                               *getConstantIntValue(rowsTile)));
-          Value col = linalg::IndexOp::create(nb, loc, 1);
-          Value key = arith::AddIOp::create(nb, loc, kb, col);
-          Value visible = arith::CmpIOp::create(
-              nb, loc, arith::CmpIPredicate::slt, key, numKeys);
-          if (causalOffset) {
-            Value last = arith::AddIOp::create(nb, loc, row, causalOffset);
-            Value seen = arith::CmpIOp::create(
-                nb, loc, arith::CmpIPredicate::sle, key, last);
-            visible = arith::AndIOp::create(nb, loc, visible, seen);
-          }
-          return arith::SelectOp::create(nb, loc, visible, a[0],
-                                         f32Const(nb, kNegInf));
-        });
+    scores =
+        generic({}, scores, {ij}, {par, par},
+                [&](OpBuilder &nb, ValueRange a) -> Value {
+                  // Row of the tile's head: stacked heads repeat the row range.
+                  Value row = linalg::IndexOp::create(nb, loc, 0);
+                  if (stack > 1)
+                    row = arith::RemUIOp::create(
+                        nb, loc, row,
+                        arith::ConstantIndexOp::create(
+                            nb, loc, *getConstantIntValue(rowsTile)));
+                  Value col = linalg::IndexOp::create(nb, loc, 1);
+                  Value key = arith::AddIOp::create(nb, loc, kb, col);
+                  Value visible = arith::CmpIOp::create(
+                      nb, loc, arith::CmpIPredicate::slt, key, numKeys);
+                  if (causalOffset)
+                    visible = arith::AndIOp::create(
+                        nb, loc, visible,
+                        buildCausalVisible(nb, loc, key, row, causalOffset));
+                  return arith::SelectOp::create(nb, loc, visible, a[0],
+                                                 f32Const(nb, kNegInf));
+                });
 
   // Every update below writes into the buffer of the value it replaces, so
   // that bufferization keeps (m, l, acc) in place across iterations.
@@ -256,7 +248,8 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
   // P = exp(S - m'); m' is recomputed elementwise so that m is overwritten
   // only once, after its last use.
   auto newMax = [&](OpBuilder &nb, Value m, Value blockMax) {
-    return safeShift(nb, arith::MaximumFOp::create(nb, loc, m, blockMax));
+    return buildSoftmaxShift(nb, loc,
+                             arith::MaximumFOp::create(nb, loc, m, blockMax));
   };
   Value probs = generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
                         [&](OpBuilder &nb, ValueRange a) -> Value {
@@ -311,29 +304,22 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
                       [&](OpBuilder &nb, ValueRange a) -> Value {
                         return buildInverseRowSum(nb, loc, a[0]);
                       });
-  auto finish = [&](OpBuilder &nb, Value r) -> Value {
-    return r.getType() == elementType
-               ? r
-               : arith::TruncFOp::create(nb, loc, elementType, r);
-  };
   Value init =
       empty({tileRows, b.getIndexAttr(op.getValueHeadDim())}, elementType);
-  if (!gate)
-    return generic({s.acc, inv}, init, {ij, i, ij}, {par, par},
-                   [&](OpBuilder &nb, ValueRange a) -> Value {
-                     return finish(nb,
-                                   arith::MulFOp::create(nb, loc, a[0], a[1]));
-                   });
-  AffineMap gateMap =
-      op.isGateHeadwise() ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij;
-  auto gateFn = op.getGate();
-  CombineKind combine = op.getCombine();
-  return generic({s.acc, inv, gate}, init, {ij, i, gateMap, ij}, {par, par},
+  SmallVector<Value> inputs = {s.acc, inv};
+  SmallVector<AffineMap> maps = {ij, i};
+  if (gate) {
+    inputs.push_back(gate);
+    maps.push_back(
+        op.isGateHeadwise() ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
+  }
+  maps.push_back(ij);
+  return generic(inputs, init, maps, {par, par},
                  [&](OpBuilder &nb, ValueRange a) -> Value {
                    Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
-                   Value g = gateFn.buildActivation(nb, loc, toF32(nb, a[2]));
-                   Value r = buildCombine(nb, loc, combine, y, g);
-                   return finish(nb, r);
+                   Value g = gate ? toF32(nb, a[2]) : Value();
+                   return buildGatedOutput(nb, loc, y, g, op.getGate(),
+                                           op.getCombine(), elementType);
                  });
 }
 
@@ -352,7 +338,7 @@ Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
   // row 0 sees (j <= offset).
   Value visibleToAll = numKeys;
   if (causalOffset) {
-    Value seen = arith::AddIOp::create(b, loc, causalOffset, index(1));
+    Value seen = buildCausalKeyBound(b, loc, index(0), causalOffset);
     seen = arith::MaxSIOp::create(b, loc, seen, index(0));
     visibleToAll = arith::MinSIOp::create(b, loc, seen, numKeys);
   }
@@ -416,7 +402,7 @@ Value OnlineSoftmaxBuilder::build() {
   }
   numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
   if (op.getCausal())
-    causalOffset = arith::SubIOp::create(
+    causalOffset = buildCausalOffset(
         b, loc, numKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
 
   // Batches and head groups: loops that canonicalization removes when they

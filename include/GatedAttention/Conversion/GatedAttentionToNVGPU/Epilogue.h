@@ -1,0 +1,36 @@
+//===- Epilogue.h - the gated output of the flash kernels -------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The epilogue of the flash kernels, on the O accumulator in the layout of
+// FragmentLayout.h: O / l, combined with the activated gate (elementwise or
+// one value per row), rounded to the element type and stored, each lane
+// writing its column pairs as 32-bit accesses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentSoftmax.h"
+
+namespace mlir::gated_attention::flash {
+
+/// Where the epilogue reads the gate and writes the output: flat buffers
+/// and the offsets of this tile's (batch, head) slabs in them.
+struct EpilogueOperands {
+  Value gate, out, gateBase, outBase, numRows;
+};
+
+/// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below
+/// Sq: the final step of the kernel for `state`.
+void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
+                       const LaneLayout &lanes, SoftmaxState state, Value row0,
+                       const EpilogueOperands &operands);
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H

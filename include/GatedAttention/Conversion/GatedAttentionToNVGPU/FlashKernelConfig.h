@@ -1,0 +1,96 @@
+//===- FlashKernelConfig.h - what a flash kernel depends on -----*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The configuration of one tensor-core flash kernel, the choice and the
+// checks of its tiles, and its launch description: everything about a
+// kernel that is decided before a single op of it is built.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_KERNEL_CONFIG_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_KERNEL_CONFIG_H
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+
+#include <string>
+
+namespace mlir::gated_attention::flash {
+
+/// Upper bounds of the tile options: 8 warps of 255-register threads fill
+/// an SM's 64K registers; 1024 keys per block is beyond any chip's shared
+/// memory at the smallest head dim. CUDA caps grid y and z at 65535.
+constexpr int64_t kMaxWarps = 8;
+constexpr int64_t kMaxKeyBlock = 1024;
+constexpr int64_t kMaxGridYZ = 65535;
+
+/// Everything the kernel depends on. Batch and sequence lengths are not part
+/// of it: they are kernel arguments, so ops that differ only in them share
+/// one kernel.
+struct FlashKernelConfig {
+  Type elementType;
+  int64_t numQueryHeads, numKeyValueHeads, numGateHeads, gateWidth;
+  int64_t headDim, valueHeadDim;
+  bool causal;
+  double scale;
+  Attribute gate;
+  CombineKind combine;
+  int64_t warps, keyBlock;
+  /// Whether the op has a gate; without one the epilogue is O / l.
+  bool hasGate;
+
+  /// The configuration of `op` with tiles (`warps`, `keyBlock`).
+  static FlashKernelConfig get(AttentionOp op, int64_t warps, int64_t keyBlock);
+
+  int64_t threads() const { return 32 * warps; }
+  /// Each warp owns the 16 rows of one m16 accumulator tile.
+  int64_t queryBlock() const { return 16 * warps; }
+  int64_t elementBytes() const { return 2; }
+  int64_t queryTileBytes() const {
+    return queryBlock() * headDim * elementBytes();
+  }
+  int64_t keyTileBytes() const { return keyBlock * headDim * elementBytes(); }
+  int64_t valueTileBytes() const {
+    return keyBlock * valueHeadDim * elementBytes();
+  }
+  /// Q, then two K tiles, then two V tiles.
+  int64_t sharedMemoryBytes() const {
+    return queryTileBytes() + 2 * keyTileBytes() + 2 * valueTileBytes();
+  }
+  /// Q fragments stay in registers for D <= 128; at D = 256 they would take
+  /// 64 of the 255 registers that the O accumulators already crowd, so they
+  /// are re-read from shared memory for every key block.
+  bool queryInRegisters() const { return headDim <= 128; }
+  bool headwiseGate() const { return hasGate && gateWidth == 1; }
+  /// Query heads per key/value head.
+  int64_t groupSize() const { return numQueryHeads / numKeyValueHeads; }
+
+  std::string typeName() const;
+  /// A readable kernel name; `uniqueKey` tells kernels of one name apart.
+  std::string baseName() const;
+  std::string uniqueKey() const;
+  /// The launch description of the kernel `name`, as JSON: what a runner
+  /// outside MLIR needs to call the PTX.
+  std::string describeLaunch(StringRef name) const;
+};
+
+/// Warps per CTA and keys per block for `op`, where the options leave them
+/// at 0.
+std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, int64_t warps,
+                                        int64_t keyBlock);
+
+/// Why `op` cannot use the tensor-core kernel at all, or "". Such ops are
+/// left for the SIMT lowering.
+std::string unsupportedReason(AttentionOp op);
+
+/// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
+/// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked
+/// for them.
+std::string tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
+                      int64_t maxSharedMemory);
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_KERNEL_CONFIG_H

@@ -1,0 +1,60 @@
+//===- SharedTileLayout.h - swizzled tiles in shared memory -----*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The layout of the mma.sync kernel's shared tiles: row-major, with the
+// 16-byte chunks of each row XOR-swizzled by the row's low bits, so that the
+// eight row addresses of an ldmatrix (eight consecutive rows, one chunk
+// column) hit distinct banks. The copies write it, the ldmatrix reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_SHARED_TILE_LAYOUT_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_SHARED_TILE_LAYOUT_H
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+
+#include <algorithm>
+
+namespace mlir::gated_attention::flash {
+
+class ChunkSwizzle {
+public:
+  /// Elements per 16-byte chunk of a 16-bit tile.
+  static constexpr int64_t kChunkElements = 8;
+
+  /// The swizzle of tiles whose narrowest row is `minWidth` elements: as
+  /// many row bits as the row has chunks, up to 8 (8 rows = 8 distinct
+  /// chunks); none for a row of one chunk.
+  static ChunkSwizzle forRowWidth(int64_t minWidth) {
+    int64_t chunks = minWidth / kChunkElements;
+    return ChunkSwizzle(std::min<int64_t>(chunks & -chunks, 8) - 1);
+  }
+
+  /// The swizzle bits of tile row `row` (null without swizzle).
+  Value bits(const KernelBuilder &kb, Value row) const {
+    return mask ? arith::AndIOp::create(kb.builder(), kb.location(), row,
+                                        kb.idx(mask))
+                      .getResult()
+                : Value();
+  }
+  /// Column (in elements) of 16-byte chunk `chunk` of a row whose swizzle
+  /// bits are `bits`.
+  Value column(const KernelBuilder &kb, Value chunk, Value bits) const {
+    return kb.mul(
+        bits ? arith::XOrIOp::create(kb.builder(), kb.location(), chunk, bits)
+                   .getResult()
+             : chunk,
+        kChunkElements);
+  }
+
+private:
+  explicit ChunkSwizzle(int64_t mask) : mask(mask) {}
+  int64_t mask;
+};
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_SHARED_TILE_LAYOUT_H

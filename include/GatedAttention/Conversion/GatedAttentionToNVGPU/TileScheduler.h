@@ -1,0 +1,56 @@
+//===- TileScheduler.h - which tile a CTA computes, which keys --*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CTA-to-tile mapping of the flash kernels and, per tile, the range of
+// key blocks to visit and which of them need the mask (FlashAttention-3's
+// tile_scheduler.hpp and block.h). The causal mask is bottom-right aligned:
+// key j is visible from query row i iff j <= i + Skv - Sq (AttentionMath.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TILE_SCHEDULER_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TILE_SCHEDULER_H
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+
+namespace mlir::gated_attention::flash {
+
+/// The rows [rowBase, rowBase + rows) of query head `head` of batch `batch`.
+struct FlashTile {
+  Value batch, head, rowBase;
+};
+
+/// The tile of this CTA in a grid of (ceildiv(Sq, rows), Hq, B): query
+/// blocks run in reverse, so that the heaviest causal blocks (the most keys)
+/// are scheduled first.
+FlashTile scheduleTile(const KernelBuilder &kb, int64_t rows);
+
+/// The key blocks of `keyBlock` keys that a tile visits, and the rows'
+/// bounds on visible keys.
+class KeyBlockRange {
+public:
+  KeyBlockRange(const KernelBuilder &kb, bool causal, int64_t keyBlock,
+                Value rowBase, int64_t rows, Value numRows, Value numKeys);
+
+  /// Blocks [0, numBlocks) hold every key that a row of the tile sees;
+  /// under the causal mask the later blocks are never visited.
+  Value numBlocks() const { return blocks; }
+  /// Whether block `block` needs the mask: it holds keys past Skv or
+  /// (causal) keys that the tile's first row does not see.
+  Value isMasked(const KernelBuilder &kb, Value block) const;
+  /// Keys at or past this bound are masked for query row `row`: Skv, or
+  /// (causal) min(row + Skv - Sq + 1, Skv).
+  Value keyLimit(const KernelBuilder &kb, Value row) const;
+
+private:
+  bool causal;
+  int64_t keyBlock;
+  Value numKeys, offset, blocks, unmaskedEnd;
+};
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TILE_SCHEDULER_H

@@ -1,0 +1,63 @@
+//===- AttentionMath.h - the op's math, one builder per piece ---*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pieces of gated_attention.attention's semantics that every lowering
+// builds (the reference linalg one, the tiled online softmax, the parallel
+// rows and the GPU kernels): the bottom-right causal key bound, the softmax
+// shift of a row that has seen no key, the row normalizer, and the gated
+// output. Each is written once here so that the lowerings cannot disagree
+// on an edge case (an empty row, Sq > Skv, a NaN).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_ATTENTION_MATH_H
+#define GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_ATTENTION_MATH_H
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
+
+namespace mlir::gated_attention {
+
+/// Skv - Sq (index values): the offset of the bottom-right aligned causal
+/// mask, under which key j is visible from query row i iff j <= i + offset.
+Value buildCausalOffset(OpBuilder &b, Location loc, Value numKeys,
+                        Value numRows);
+
+/// row + offset + 1: under the causal mask, the keys visible from query row
+/// `row` are those below this bound (and below Skv). Not clamped: callers
+/// clamp to [0, Skv] where they use it as a loop bound.
+Value buildCausalKeyBound(OpBuilder &b, Location loc, Value row, Value offset);
+
+/// Whether key `key` is visible from query row `row` under the causal mask
+/// (key <= row + offset), as an i1.
+Value buildCausalVisible(OpBuilder &b, Location loc, Value key, Value row,
+                         Value offset);
+
+/// The shift that exp() subtracts from a row's scores: the running maximum
+/// `m` (f32), or 0 while the row has seen no visible key (m = -inf), so
+/// that the masked scores give exp(-inf) = 0 rather than exp(NaN).
+Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
+
+/// The softmax normalizer of a row from its sum of weights `l` (an f32
+/// scalar): 1 / l, or 0 for a row that saw no key (l == 0: its output is 0,
+/// not NaN). A NaN `l` stays NaN, so NaN inputs are never turned into 0.
+Value buildInverseRowSum(OpBuilder &b, Location loc, Value l);
+
+/// The op's combine of the attention output `y` and the activated gate
+/// `act` (f32 scalars or vectors): `y * act` or `y + act`.
+Value buildCombine(OpBuilder &b, Location loc, CombineKind kind, Value y,
+                   Value act);
+
+/// One output element from the normalized attention output `y` (f32 scalar
+/// or vector): combine(y, gate(g)) where `g` (f32, same shape as `y`) is the
+/// gate input, or `y` when `g` is null; rounded to `elementType` (the
+/// element type of the result, shaped like `y`).
+Value buildGatedOutput(OpBuilder &b, Location loc, Value y, Value g,
+                       GateFunctionAttrInterface gate, CombineKind combine,
+                       Type elementType);
+
+} // namespace mlir::gated_attention
+
+#endif // GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_ATTENTION_MATH_H

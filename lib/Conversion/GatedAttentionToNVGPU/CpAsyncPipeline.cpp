@@ -1,0 +1,106 @@
+//===- CpAsyncPipeline.cpp - the sm_80 kernel's copy pipeline -------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention::flash;
+
+CpAsyncPipeline::CpAsyncPipeline(OpBuilder &b, Location loc,
+                                 const FlashKernelConfig &cfg, Value thread,
+                                 ChunkSwizzle swizzle)
+    : KernelBuilder(b, loc), cfg(cfg), thread(thread), swizzle(swizzle) {}
+
+void CpAsyncPipeline::allocateTiles() {
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(), wg));
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape) {
+    return memref::ViewOp::create(
+        b, loc, MemRefType::get(shape, cfg.elementType, AffineMap(), wg), smem,
+        idx(offset), ValueRange{});
+  };
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim, bc = cfg.keyBlock;
+  qTile = view(0, {cfg.queryBlock(), d});
+  kTiles = view(cfg.queryTileBytes(), {2, bc, d});
+  vTiles = view(cfg.queryTileBytes() + 2 * cfg.keyTileBytes(), {2, bc, dv});
+}
+
+void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
+                               Value dst, ValueRange prefix, int64_t rows,
+                               int64_t width, SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = width / ChunkSwizzle::kChunkElements;
+  int64_t rowsPerPass = cfg.threads() / chunksPerRow;
+  Value threadRow = div(thread, chunksPerRow);
+  Value chunk = rem(thread, chunksPerRow);
+  Value eight = idx(ChunkSwizzle::kChunkElements), zero = idx(0);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
+    Value r = add(threadRow, pass * rowsPerPass);
+    Value row = add(row0, r);
+    Value valid = lt(row, limit);
+    Value srcRow = select(valid, row, zero);
+    Value srcIndex = add(add(src.base, mul(srcRow, width)),
+                         mul(chunk, ChunkSwizzle::kChunkElements));
+    SmallVector<Value> dstIndices(prefix);
+    dstIndices.push_back(r);
+    dstIndices.push_back(swizzle.column(*this, chunk, swizzle.bits(*this, r)));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, dst, dstIndices, src.buffer, ValueRange{srcIndex},
+        b.getIndexAttr(ChunkSwizzle::kChunkElements),
+        select(valid, eight, zero), b.getUnitAttr()));
+  }
+}
+
+void CpAsyncPipeline::copyKeyBlock(Value block, Value buffer, Value limit,
+                                   GlobalSlab k, GlobalSlab v,
+                                   SmallVectorImpl<Value> &tokens) {
+  Value key0 = mul(block, cfg.keyBlock);
+  copyTile(k, key0, limit, kTiles, {buffer}, cfg.keyBlock, cfg.headDim, tokens);
+  copyTile(v, key0, limit, vTiles, {buffer}, cfg.keyBlock, cfg.valueHeadDim,
+           tokens);
+}
+
+Value CpAsyncPipeline::commit(ValueRange tokens) {
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
+      .getResult();
+}
+
+Value CpAsyncPipeline::loadFirst(GlobalSlab q, Value rowBase, Value numRows,
+                                 GlobalSlab k, GlobalSlab v, Value numKeys) {
+  SmallVector<Value> tokens;
+  copyTile(q, rowBase, numRows, qTile, {}, cfg.queryBlock(), cfg.headDim,
+           tokens);
+  Value zero = idx(0);
+  copyKeyBlock(zero, zero, numKeys, k, v, tokens);
+  return commit(tokens);
+}
+
+void CpAsyncPipeline::waitAll(Value group) {
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+}
+
+void CpAsyncPipeline::advance(Value block, Value buffer, Value numBlocks,
+                              GlobalSlab k, GlobalSlab v, Value numKeys) {
+  gpu::BarrierOp::create(b, loc);
+  Value next = add(block, 1);
+  Value nextLimit = select(lt(next, numBlocks), numKeys, idx(0));
+  SmallVector<Value> tokens;
+  copyKeyBlock(next, arith::XOrIOp::create(b, loc, buffer, idx(1)), nextLimit,
+               k, v, tokens);
+  Value group = commit(tokens);
+  // Block + 1's group may stay in flight; block's must have landed.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(1));
+  gpu::BarrierOp::create(b, loc);
+}

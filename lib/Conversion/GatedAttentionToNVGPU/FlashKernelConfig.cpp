@@ -1,0 +1,169 @@
+//===- FlashKernelConfig.cpp - what a flash kernel depends on -------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+FlashKernelConfig FlashKernelConfig::get(AttentionOp op, int64_t warps,
+                                         int64_t keyBlock) {
+  FlashKernelConfig cfg;
+  cfg.elementType = op.getQueryType().getElementType();
+  cfg.numQueryHeads = op.getNumQueryHeads();
+  cfg.numKeyValueHeads = op.getKeyType().getDimSize(1);
+  cfg.numGateHeads = op.hasGate() ? op.getGateType().getDimSize(1) : 1;
+  cfg.gateWidth = op.hasGate() ? op.getGateType().getDimSize(3) : 1;
+  cfg.headDim = op.getHeadDim();
+  cfg.valueHeadDim = op.getValueHeadDim();
+  cfg.causal = op.getCausal();
+  cfg.scale = op.getScaleValue();
+  cfg.gate = op.getGateAttr();
+  cfg.combine = op.getCombine();
+  cfg.warps = warps;
+  cfg.keyBlock = keyBlock;
+  cfg.hasGate = op.hasGate();
+  return cfg;
+}
+
+std::string FlashKernelConfig::typeName() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << elementType;
+  return s;
+}
+
+std::string FlashKernelConfig::baseName() const {
+  return llvm::formatv("gated_attention_{0}_h{1}x{2}_d{3}{4}{5}", typeName(),
+                       numQueryHeads, numKeyValueHeads, headDim,
+                       causal ? "_causal" : "",
+                       !hasGate         ? "_nogate"
+                       : gateWidth == 1 ? "_headwise"
+                                        : "")
+      .str();
+}
+
+std::string FlashKernelConfig::uniqueKey() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << elementType << ' ' << numQueryHeads << ' ' << numKeyValueHeads << ' '
+     << numGateHeads << ' ' << gateWidth << ' ' << headDim << ' '
+     << valueHeadDim << ' ' << causal << ' ' << llvm::format("%a", scale) << ' '
+     << gate << ' ' << stringifyCombineKind(combine) << ' ' << warps << ' '
+     << keyBlock << ' ' << hasGate;
+  return s;
+}
+
+std::string FlashKernelConfig::describeLaunch(StringRef name) const {
+  llvm::json::Array args;
+  auto buffer = [&](StringRef name, StringRef shape) {
+    args.push_back(llvm::json::Object{{"name", name},
+                                      {"kind", "memref"},
+                                      {"element_type", typeName()},
+                                      {"shape", shape}});
+  };
+  buffer("q", "B x Hq x Sq x D");
+  buffer("k", "B x Hkv x Skv x D");
+  buffer("v", "B x Hkv x Skv x Dv");
+  buffer("gate", gateWidth == 1 ? "B x Hg x Sq x 1" : "B x Hg x Sq x Dv");
+  buffer("out", "B x Hq x Sq x Dv");
+  args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
+  args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
+  // Version 1 of the schema that python/gated_attention/launch.py reads
+  // (and documents): a change of meaning bumps the version.
+  llvm::json::Object desc{
+      {"schema", "gated-attention.launch"},
+      {"version", 1},
+      {"module", name},
+      {"kernel", name},
+      {"element_type", typeName()},
+      {"Hq", numQueryHeads},
+      {"Hkv", numKeyValueHeads},
+      {"Hg", numGateHeads},
+      {"D", headDim},
+      {"Dv", valueHeadDim},
+      {"gate_width", gateWidth},
+      {"causal", causal},
+      {"gated", hasGate},
+      {"rows_per_block", queryBlock()},
+      {"key_block", keyBlock},
+      // Each grid dimension is ceildiv(symbol, divisor).
+      {"grid", llvm::json::Array{llvm::json::Array{"Sq", queryBlock()},
+                                 llvm::json::Array{"Hq", 1},
+                                 llvm::json::Array{"B", 1}}},
+      {"block", llvm::json::Array{threads(), 1, 1}},
+      {"dynamic_shared_memory", sharedMemoryBytes()},
+      // A memref<?xT> argument is five kernel parameters (MLIR's default
+      // memref calling convention), an index argument one i64.
+      {"abi",
+       llvm::json::Object{
+           {"memref", llvm::json::Array{"allocated", "aligned", "offset",
+                                        "size", "stride"}},
+           {"index", "i64"},
+           {"alignment", 16}}},
+      {"arguments", std::move(args)}};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::json::Value(std::move(desc));
+  return s;
+}
+
+/// The O accumulators take Dv / 2 registers per lane and the scores
+/// key-block / 8: the choices keep ptxas within 255 registers and without
+/// spills for D = 64, 128 and 256 on sm_80 and sm_90 (checked by
+/// test/Pipelines/ptxas.test).
+std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op, int64_t warps,
+                                               int64_t keyBlock) {
+  int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (!warps)
+    warps = d <= 128 ? 4 : 8;
+  if (!keyBlock)
+    keyBlock = d <= 64 ? 128 : d <= 128 ? 64 : 32;
+  return {warps, keyBlock};
+}
+
+/// (The op's verifier already guarantees one element type and static head
+/// counts and dims.)
+std::string flash::unsupportedReason(AttentionOp op) {
+  Type t = op.getQueryType().getElementType();
+  if (!t.isF16() && !t.isBF16())
+    return "element type is not f16 or bf16";
+  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  if (d % 16 || dv % 16 || d > 256 || dv > 256)
+    return "head dims must be multiples of 16 up to 256";
+  return "";
+}
+
+std::string flash::tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
+                             int64_t maxSharedMemory) {
+  // 255 registers per thread (what the kernel takes at D = 256) times the
+  // threads of 8 warps is the 64K-register file of an SM.
+  if (warps < 1 || warps > kMaxWarps)
+    return llvm::formatv("warps must be in [1, {0}], got {1}", kMaxWarps,
+                         warps);
+  if (keyBlock <= 0 || keyBlock % 16 || keyBlock > kMaxKeyBlock)
+    return llvm::formatv(
+        "key-block must be a multiple of 16 in [16, {0}], got {1}",
+        kMaxKeyBlock, keyBlock);
+  FlashKernelConfig cfg = FlashKernelConfig::get(op, warps, keyBlock);
+  // Every thread copies the same number of 16-byte chunks of a K/V tile.
+  for (int64_t width : {cfg.headDim, cfg.valueHeadDim})
+    if ((keyBlock * width / 8) % cfg.threads())
+      return llvm::formatv("key-block x head dim / 8 ({0} x {1} / 8) must be "
+                           "a multiple of the {2} threads",
+                           keyBlock, width, cfg.threads());
+  if (cfg.sharedMemoryBytes() > maxSharedMemory)
+    return llvm::formatv("the kernel's tiles need {0} bytes of shared memory, "
+                         "more than the {1} a CTA may use on this chip; use "
+                         "fewer warps or a smaller key-block",
+                         cfg.sharedMemoryBytes(), maxSharedMemory);
+  return "";
+}

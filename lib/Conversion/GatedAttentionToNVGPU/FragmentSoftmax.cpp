@@ -1,0 +1,80 @@
+//===- FragmentSoftmax.cpp - online softmax on accumulator tiles ----------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentSoftmax.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+SmallVector<Value> SoftmaxState::init(const KernelBuilder &kb,
+                                      int64_t valueHeadDim) {
+  SmallVector<Value> values = {kb.f32c(kNegInf), kb.f32c(kNegInf), kb.f32c(0.0),
+                               kb.f32c(0.0)};
+  values.append(AccumulatorTile::numRegisters(valueHeadDim), kb.f32c(0.0));
+  return values;
+}
+
+void mlir::gated_attention::flash::scaleAndMaskScores(
+    const KernelBuilder &kb, AccumulatorTile scores, double scale,
+    Value firstKey, ArrayRef<Value> keyLimits) {
+  Value scaleLog2 = kb.f32c(scale * M_LOG2E);
+  Value negInf = kb.f32c(kNegInf);
+  for (int64_t t = 0; t < scores.numTiles(); ++t)
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+      for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c) {
+        Value &x = scores.at(t, half, c);
+        x = kb.fmul(x, scaleLog2);
+        if (!keyLimits.empty()) {
+          Value key = kb.add(firstKey, t * 8 + c);
+          x = kb.select(kb.lt(key, keyLimits[half]), x, negInf);
+        }
+      }
+}
+
+void mlir::gated_attention::flash::updateSoftmax(const KernelBuilder &kb,
+                                                 AccumulatorTile scores,
+                                                 SoftmaxState state) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value zero = kb.f32c(0.0);
+  AccumulatorTile out = state.out();
+  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+    Value rowMax = kb.f32c(kNegInf);
+    scores.forEachInRow(
+        half, [&](int64_t, int64_t, Value &x) { rowMax = kb.fmax(rowMax, x); });
+    rowMax = quadReduce(kb, rowMax, /*isMax=*/true);
+    Value &m = state.max(half);
+    Value &l = state.sum(half);
+    Value mNew = kb.fmax(m, rowMax);
+    Value shift = buildSoftmaxShift(b, loc, mNew);
+    Value alpha = math::Exp2Op::create(b, loc, kb.fsub(m, shift));
+    Value rowSum = zero;
+    scores.forEachInRow(half, [&](int64_t, int64_t, Value &x) {
+      x = math::Exp2Op::create(b, loc, kb.fsub(x, shift));
+      rowSum = kb.fadd(rowSum, x);
+    });
+    l = kb.fadd(kb.fmul(l, alpha), rowSum);
+    m = mNew;
+    out.forEachInRow(
+        half, [&](int64_t, int64_t, Value &o) { o = kb.fmul(o, alpha); });
+  }
+}
+
+Value mlir::gated_attention::flash::rowNormalizer(const KernelBuilder &kb,
+                                                  SoftmaxState state,
+                                                  int64_t half) {
+  Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
+  return buildInverseRowSum(kb.builder(), kb.location(), l);
+}

@@ -1,0 +1,131 @@
+//===- MmaSyncAtom.cpp - mma.sync m16n8k16 and its operands ---------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/MmaSyncAtom.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention::flash;
+
+MmaSyncAtom::MmaSyncAtom(OpBuilder &b, Location loc, Type elementType,
+                         const LaneLayout &lanes, ChunkSwizzle swizzle)
+    : KernelBuilder(b, loc), elementType(elementType), f32(b.getF32Type()),
+      i32(b.getI32Type()), swizzle(swizzle) {
+  Value matrix = div(lanes.lane, 8);
+  Value row8 = rem(lanes.lane, 8);
+  Value matrixLow = rem(matrix, 2);
+  Value matrixHigh = div(matrix, 2);
+  laneRowA = add(mul(matrixLow, 8), row8);
+  laneChunkA = matrixHigh;
+  laneRowB = add(mul(matrixHigh, 8), row8);
+  laneChunkB = matrixLow;
+  // An ldmatrix row address is an 8-aligned row plus the lane's row within
+  // the 8x8 matrix, so its swizzle bits are the lane's.
+  laneSwizzle = swizzle.bits(*this, row8);
+}
+
+Value MmaSyncAtom::fragmentColumn(Value chunk) const {
+  return swizzle.column(*this, chunk, laneSwizzle);
+}
+
+Fragment MmaSyncAtom::loadA(Value tile, ValueRange prefix, Value row0,
+                            int64_t kk, bool transpose) {
+  return loadFragments(tile, prefix, add(laneRowA, row0),
+                       fragmentColumn(add(laneChunkA, 2 * kk)), transpose);
+}
+
+Fragment MmaSyncAtom::loadFragments(Value tile, ValueRange prefix, Value row,
+                                    Value column, bool transpose) {
+  SmallVector<Value> indices(prefix);
+  indices.push_back(row);
+  indices.push_back(column);
+  Value x4 =
+      nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, elementType),
+                                tile, indices, transpose, 4);
+  Fragment regs;
+  for (int64_t i = 0; i < 4; ++i) {
+    Value pair = vector::ExtractOp::create(b, loc, x4, i);
+    Value word =
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
+    regs.push_back(vector::ExtractOp::create(b, loc, word, 0));
+  }
+  return regs;
+}
+
+void MmaSyncAtom::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                      MutableArrayRef<Value> acc) {
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
+  bool bf16 = elementType.isBF16();
+  NVVM::MMATypes ptxType = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // NVVM takes bf16 pairs as b32 and f16 pairs as vector<2xf16>.
+  auto operand = [&](Value reg) -> Value {
+    if (bf16)
+      return reg;
+    Value word =
+        vector::BroadcastOp::create(b, loc, VectorType::get({1}, i32), reg);
+    return vector::BitCastOp::create(b, loc, VectorType::get({2}, elementType),
+                                     word);
+  };
+  SmallVector<Value, 4> aOps, bOps;
+  for (Value reg : a)
+    aOps.push_back(operand(reg));
+  for (Value reg : bRegs)
+    bOps.push_back(operand(reg));
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultType, aOps, bOps, acc, {16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  for (int64_t i = 0; i < 4; ++i)
+    acc[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+}
+
+Value MmaSyncAtom::pack(Value lo, Value hi) {
+  Value pair = vector::FromElementsOp::create(b, loc, VectorType::get({2}, f32),
+                                              ValueRange{lo, hi});
+  Value rounded =
+      arith::TruncFOp::create(b, loc, VectorType::get({2}, elementType), pair);
+  Value word =
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), rounded);
+  return vector::ExtractOp::create(b, loc, word, 0);
+}
+
+void MmaSyncAtom::multiplyKeys(AccumulatorTile scores, const Fragment &query,
+                               Value keys, ValueRange prefix, int64_t kk) {
+  // One ldmatrix x4 of K per 16 keys: the B fragments of two 8-key tiles.
+  for (int64_t np = 0; np < scores.numTiles() / 2; ++np) {
+    Fragment kf = loadFragments(keys, prefix, add(laneRowB, 16 * np),
+                                fragmentColumn(add(laneChunkB, 2 * kk)), false);
+    mma(query, {kf[0], kf[1]}, scores.tile(2 * np));
+    mma(query, {kf[2], kf[3]}, scores.tile(2 * np + 1));
+  }
+}
+
+void MmaSyncAtom::multiplyValues(AccumulatorTile out,
+                                 AccumulatorTile probabilities, Value values,
+                                 ValueRange prefix) {
+  // The score registers of key tiles 2kk, 2kk+1 are the A fragment of key
+  // chunk kk; V fragments come transposed from ldmatrix.
+  for (int64_t kk = 0; kk < probabilities.numTiles() / 2; ++kk) {
+    auto p = [&](int64_t t, int64_t half, int64_t c) {
+      return probabilities.at(t, half, c);
+    };
+    Fragment a = {pack(p(2 * kk, 0, 0), p(2 * kk, 0, 1)),
+                  pack(p(2 * kk, 1, 0), p(2 * kk, 1, 1)),
+                  pack(p(2 * kk + 1, 0, 0), p(2 * kk + 1, 0, 1)),
+                  pack(p(2 * kk + 1, 1, 0), p(2 * kk + 1, 1, 1))};
+    for (int64_t dp = 0; dp < out.numTiles() / 2; ++dp) {
+      Fragment vf = loadA(values, prefix, idx(16 * kk), dp, true);
+      mma(a, {vf[0], vf[1]}, out.tile(2 * dp));
+      mma(a, {vf[2], vf[3]}, out.tile(2 * dp + 1));
+    }
+  }
+}

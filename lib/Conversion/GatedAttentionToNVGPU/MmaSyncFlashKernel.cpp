@@ -1,0 +1,160 @@
+//===- MmaSyncFlashKernel.cpp - the sm_80 flash kernel's main loop --------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The FlashAttention-2 forward kernel with the gate in its epilogue, put
+// together from the pieces: one CTA computes `16 * warps` query rows of one
+// (batch, query head) (TileScheduler.h); each warp owns 16 rows, the M of
+// the mma.sync atom (MmaSyncAtom.h); K and V tiles of `key-block` rows come
+// through the cp.async double buffer (CpAsyncPipeline.h); scores go through
+// the online softmax (FragmentSoftmax.h) and O through the gated epilogue
+// (Epilogue.h), both on the accumulator layout (FragmentLayout.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/MmaSyncAtom.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+namespace {
+class MmaSyncFlashKernel : public KernelBuilder {
+public:
+  MmaSyncFlashKernel(OpBuilder &b, Location loc, const FlashKernelConfig &cfg)
+      : KernelBuilder(b, loc), cfg(cfg) {}
+
+  void build(gpu::GPUFuncOp func);
+
+private:
+  /// One key block: S = Q K^T, online softmax, O += P V, on `state`.
+  void keyBlock(Value block, Value buffer, bool masked, SoftmaxState state);
+
+  const FlashKernelConfig &cfg;
+  LaneLayout lanes;
+  std::optional<MmaSyncAtom> atom;
+  std::optional<CpAsyncPipeline> pipeline;
+  std::optional<KeyBlockRange> range;
+  /// The warp's first query row in the sequence and in the shared Q tile.
+  Value warpRow, warpTileRow;
+  /// Q's A fragments when they stay in registers.
+  SmallVector<Fragment> queryFragments;
+};
+} // namespace
+
+void MmaSyncFlashKernel::keyBlock(Value block, Value buffer, bool masked,
+                                  SoftmaxState state) {
+  Value zero = f32c(0.0);
+  SmallVector<Value> scoreRegisters(AccumulatorTile::numRegisters(cfg.keyBlock),
+                                    zero);
+  AccumulatorTile scores(scoreRegisters);
+  for (int64_t kk = 0; kk < cfg.headDim / MmaSyncAtom::kK; ++kk) {
+    Fragment query = cfg.queryInRegisters()
+                         ? queryFragments[kk]
+                         : atom->loadA(pipeline->queryTile(), {}, warpTileRow,
+                                       kk, /*transpose=*/false);
+    atom->multiplyKeys(scores, query, pipeline->keyTiles(), {buffer}, kk);
+  }
+
+  // Masked blocks hold keys past Skv or above the causal diagonal.
+  Value firstKey = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
+  SmallVector<Value, 2> keyLimits;
+  if (masked)
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+      keyLimits.push_back(
+          range->keyLimit(*this, lanes.row(*this, warpRow, half)));
+  scaleAndMaskScores(*this, scores, cfg.scale, firstKey, keyLimits);
+  updateSoftmax(*this, scores, state);
+  atom->multiplyValues(state.out(), scores, pipeline->valueTiles(), {buffer});
+}
+
+void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Value q = entry.getArgument(0), k = entry.getArgument(1),
+        v = entry.getArgument(2), g = entry.getArgument(3),
+        out = entry.getArgument(4), numRows = entry.getArgument(5),
+        numKeys = entry.getArgument(6);
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
+  int64_t rows = cfg.queryBlock();
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+
+  lanes = LaneLayout::build(*this);
+  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
+  FlashTile tile = scheduleTile(*this, rows);
+  warpTileRow = mul(lanes.warp, 16);
+  warpRow = add(tile.rowBase, warpTileRow);
+
+  // The (batch, head) slabs of the flat operands; GQA heads share K/V.
+  Value kvHead = div(tile.head, cfg.groupSize());
+  Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
+  auto slab = [&](Value buffer, Value h, int64_t heads, Value len,
+                  int64_t width) {
+    return GlobalSlab{buffer,
+                      mul(mul(add(mul(tile.batch, heads), h), len), width)};
+  };
+  GlobalSlab qSlab = slab(q, tile.head, cfg.numQueryHeads, numRows, d);
+  GlobalSlab kSlab = slab(k, kvHead, cfg.numKeyValueHeads, numKeys, d);
+  GlobalSlab vSlab = slab(v, kvHead, cfg.numKeyValueHeads, numKeys, dv);
+  GlobalSlab gSlab =
+      slab(g, gateHead, cfg.numGateHeads, numRows, cfg.gateWidth);
+  GlobalSlab oSlab = slab(out, tile.head, cfg.numQueryHeads, numRows, dv);
+
+  pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
+  pipeline->allocateTiles();
+  range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
+                numKeys);
+
+  // Prologue: Q and block 0 in one group.
+  Value group =
+      pipeline->loadFirst(qSlab, tile.rowBase, numRows, kSlab, vSlab, numKeys);
+  if (cfg.queryInRegisters()) {
+    pipeline->waitAll(group);
+    for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
+      queryFragments.push_back(atom->loadA(pipeline->queryTile(), {},
+                                           warpTileRow, kk,
+                                           /*transpose=*/false));
+  }
+
+  SmallVector<Value> init = SoftmaxState::init(*this, dv);
+  auto loop =
+      scf::ForOp::create(b, loc, idx(0), range->numBlocks(), idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value buffer = arith::AndIOp::create(b, loc, j, idx(1));
+    pipeline->advance(j, buffer, range->numBlocks(), kSlab, vSlab, numKeys);
+    SmallVector<Type> types(init.size(), b.getF32Type());
+    auto ifOp =
+        scf::IfOp::create(b, loc, types, range->isMasked(*this, j), true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard guard2(b);
+      b.setInsertionPointToStart(masked ? ifOp.thenBlock() : ifOp.elseBlock());
+      SmallVector<Value> state(loop.getRegionIterArgs());
+      keyBlock(j, buffer, masked, SoftmaxState(state));
+      scf::YieldOp::create(b, loc, state);
+    }
+    scf::YieldOp::create(b, loc, ifOp.getResults());
+  }
+  SmallVector<Value> state(loop.getResults());
+  emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow,
+                    EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
+                                     oSlab.base, numRows});
+  gpu::ReturnOp::create(b, loc);
+}
+
+void mlir::gated_attention::flash::buildMmaSyncFlashKernel(
+    OpBuilder &b, Location loc, const FlashKernelConfig &cfg,
+    gpu::GPUFuncOp func) {
+  MmaSyncFlashKernel(b, loc, cfg).build(func);
+}

@@ -1,0 +1,63 @@
+//===- TileScheduler.cpp - which tile a CTA computes, which keys ----------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+FlashTile mlir::gated_attention::flash::scheduleTile(const KernelBuilder &kb,
+                                                     int64_t rows) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value gridX = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = kb.sub(kb.sub(gridX, kb.idx(1)), blockX);
+  FlashTile tile;
+  tile.head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  tile.batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  tile.rowBase = kb.mul(queryBlock, rows);
+  return tile;
+}
+
+KeyBlockRange::KeyBlockRange(const KernelBuilder &kb, bool causal,
+                             int64_t keyBlock, Value rowBase, int64_t rows,
+                             Value numRows, Value numKeys)
+    : causal(causal), keyBlock(keyBlock), numKeys(numKeys) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value keyEnd = numKeys;
+  offset = buildCausalOffset(b, loc, numKeys, numRows);
+  if (causal) {
+    // The bound of the tile's last row, rowBase + rows - 1
+    // (buildCausalKeyBound), summed so as to keep the kernel's PTX as it was.
+    Value end = kb.add(kb.add(rowBase, rows), offset);
+    keyEnd = kb.min(arith::MaxSIOp::create(b, loc, end, kb.idx(0)), numKeys);
+  }
+  blocks = arith::CeilDivSIOp::create(b, loc, keyEnd, kb.idx(keyBlock));
+  // Blocks that end at or before this bound need no mask: every key exists
+  // and (causal) is visible to the tile's first row.
+  unmaskedEnd = numKeys;
+  if (causal)
+    unmaskedEnd = kb.min(kb.add(kb.add(rowBase, 1), offset), numKeys);
+}
+
+Value KeyBlockRange::isMasked(const KernelBuilder &kb, Value block) const {
+  return arith::CmpIOp::create(kb.builder(), kb.location(),
+                               arith::CmpIPredicate::sgt,
+                               kb.mul(kb.add(block, 1), keyBlock), unmaskedEnd);
+}
+
+Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
+  if (!causal)
+    return numKeys;
+  return kb.min(buildCausalKeyBound(kb.builder(), kb.location(), row, offset),
+                numKeys);
+}

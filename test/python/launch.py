@@ -1,0 +1,58 @@
+# RUN: %PYTHON %s
+# The launch-description schema (gated_attention.launch): what the tool
+# writes is version 1 and valid, the grid follows from it, and every way a
+# description can be unusable is an error that names the field.
+import copy
+
+from gated_attention import config, cuda, launch
+
+# A description written by the tool.
+cfg = config.AttentionConfig(hq=4, hkv=2, sq=40, skv=40, d=64, dv=64,
+                             causal=True, dtype="bf16")
+_, _, desc = cuda.compile_kernel(cfg)
+assert launch.validate(desc) is desc
+assert (desc["schema"], desc["version"]) == (launch.SCHEMA, launch.VERSION)
+rows = desc["rows_per_block"]
+assert desc["grid"] == [["Sq", rows], ["Hq", 1], ["B", 1]], desc["grid"]
+assert launch.grid(desc, b=3, sq=2 * rows + 1) == (3, 4, 3)
+assert launch.grid(desc, b=2, sq=0) == (0, 4, 2)
+# 5 parameters per memref (q, k, v, gate, out), one per index (Sq, Skv).
+assert launch.parameter_count(desc) == 27
+
+
+def rejected(change, words):
+    bad = copy.deepcopy(desc)
+    change(bad)
+    try:
+        launch.validate(bad)
+    except launch.LaunchDescriptionError as e:
+        assert words in str(e) and desc["kernel"] in str(e), (words, e)
+        return
+    raise AssertionError(f"accepted a description without {words}")
+
+
+rejected(lambda d: d.update(version=2), "version 2")
+rejected(lambda d: d.pop("schema"), "schema None")
+rejected(lambda d: d.pop("block"), "'block'")
+rejected(lambda d: d.update(Hq=True), "'Hq'")
+rejected(lambda d: d.update(dynamic_shared_memory="80K"),
+         "'dynamic_shared_memory'")
+rejected(lambda d: d.update(grid=[["Sq", 64], ["Hq", 1]]), "'grid'")
+rejected(lambda d: d.update(grid=[["Sq", 0], ["Hq", 1], ["B", 1]]), "'grid'")
+rejected(lambda d: d.update(grid=[["N", 64], ["Hq", 1], ["B", 1]]), "'grid'")
+rejected(lambda d: d.update(block=[128, 0, 1]), "'block'")
+rejected(lambda d: d["abi"].update(memref=["aligned"]), "'abi'")
+rejected(lambda d: d["arguments"].append({"name": "x", "kind": "ptr"}),
+         "'ptr'")
+try:
+    launch.validate([desc])
+    raise AssertionError("a list is not a description")
+except launch.LaunchDescriptionError as e:
+    assert "JSON object" in str(e), e
+# The CUDA runner refuses such a description before touching the driver.
+try:
+    cuda.Kernel(None, "", dict(desc, version=0))
+    raise AssertionError("the runner took a version-0 description")
+except launch.LaunchDescriptionError:
+    pass
+print("ok")
