@@ -5,10 +5,12 @@ Two phases, because the GPU machine has torch but no MLIR:
   prepare (here, with gated-attention-opt):
     /usr/bin/python3 bench/gpu_attention.py prepare build/device-check
       compiles every correctness case and benchmark shape with
-      --gated-attention-to-ptx, writes <kernel>.ptx + <kernel>.json and
+      --gated-attention-to-ptx, once for each kernel (mma-sync for sm_90,
+      wgmma for sm_90a), writes <kernel>.ptx + <kernel>.json and
       cases.json (which config uses which kernel).
   run (on the GPU machine, with torch):
-    python3 bench/gpu_attention.py run build/device-check --out bench/results
+    python3 bench/gpu_attention.py run build/device-check --out bench/results \
+        [--kernel mma-sync|wgmma]
       checks every correctness case against the float64 numpy reference
       (gated_attention.reference, on the same rounded inputs), then
       times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
@@ -33,7 +35,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from gated_attention import config, cuda  # noqa: E402
 from gated_attention.check import compare  # noqa: E402
 
-CHIP = "sm_90"
+# The chip each kernel is compiled for.
+KERNELS = {"mma-sync": "sm_90", "wgmma": "sm_90a"}
 TOKENS = 16384
 
 
@@ -66,15 +69,17 @@ def bench_cases(gate="sigmoid"):
     return out
 
 
-def prepare(outdir, opt, chip):
+def prepare(outdir, opt, kinds):
     os.makedirs(outdir, exist_ok=True)
     entries = []
     jobs = [(c, "check") for c in correctness_cases()]
     jobs += [(c, "bench") for c in bench_cases()]
     # The same shapes without a gate operand: what the gate costs.
     jobs += [(c, "nogate") for c in bench_cases(gate="none")]
-    for i, (cfg, role) in enumerate(jobs):
-        kernel, text, desc = cuda.compile_kernel(cfg, opt, chip)
+    jobs = [(c, role, kind) for kind in kinds for c, role in jobs]
+    for i, (cfg, role, kind) in enumerate(jobs):
+        kernel, text, desc = cuda.compile_kernel(cfg, opt, KERNELS[kind],
+                                                 kind)
         # Kernels differing in gate or scale share a readable name: key the
         # files by the case index as well.
         stem = f"{i:03d}-{kernel}"
@@ -82,20 +87,21 @@ def prepare(outdir, opt, chip):
             f.write(text)
         with open(os.path.join(outdir, stem + ".json"), "w") as f:
             json.dump(desc, f, indent=1)
-        entries.append({"role": role, "config": dataclasses.asdict(cfg), "stem": stem})
+        entries.append({"role": role, "kernel": kind,
+                        "config": dataclasses.asdict(cfg), "stem": stem})
     with open(os.path.join(outdir, "cases.json"), "w") as f:
-        json.dump({"chip": chip, "cases": entries}, f, indent=1)
+        json.dump({"kernels": KERNELS, "cases": entries}, f, indent=1)
     print(f"prepared {len(entries)} kernels in {outdir}")
 
 
 # --- run phase (torch) -----------------------------------------------------
 
-def run(kdir, outdir, match=None, bench=True):
+def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
     import torch
     import torch.nn.functional as F
 
     with open(os.path.join(kdir, "cases.json")) as f:
-        cases = json.load(f)["cases"]
+        cases = [c for c in json.load(f)["cases"] if c["kernel"] == kind]
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, made current
     driver = cuda.Driver()
@@ -138,11 +144,11 @@ def run(kdir, outdir, match=None, bench=True):
         # Each element within the error model's bound (accuracy.py).
         result = compare(cfg, out.double().cpu().numpy(), ref, host)
         failures += not result.ok
-        print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} "
+        print(f"{'PASS' if result.ok else 'FAIL'} [{kind}] {cfg.describe()} "
               f"err/bound={result.ratio:.3g} "
               f"max_abs_err={result.max_abs_err:.3g}", flush=True)
-    print(f"correctness: {checked - failures} passed, {failures} failed",
-          flush=True)
+    print(f"correctness [{kind}]: {checked - failures} passed, {failures} "
+          "failed", flush=True)
     if not bench:
         return 1 if failures else 0
 
@@ -175,7 +181,9 @@ def run(kdir, outdir, match=None, bench=True):
               for c in cases if c["role"] == "nogate"}
     os.makedirs(outdir, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
-    path = os.path.join(outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}.csv")
+    suffix = "" if kind == "mma-sync" else f"-{kind}"
+    path = os.path.join(
+        outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}{suffix}.csv")
     csv = None
     for case in (c for c in cases if c["role"] == "bench"):
         cfg = config.AttentionConfig(**case["config"])
@@ -197,7 +205,7 @@ def run(kdir, outdir, match=None, bench=True):
         }
         flops = cfg.flops() / (2 if cfg.causal else 1)
         row = {"date": datetime.date.today().isoformat(), "gpu": gpu,
-               "b": cfg.b, "hq": cfg.hq, "hkv": cfg.hkv, "s": cfg.sq,
+               "kernel": kind, "b": cfg.b, "hq": cfg.hq, "hkv": cfg.hkv, "s": cfg.sq,
                "d": cfg.d, "causal": int(cfg.causal)}
         for name, sec in t.items():
             row[f"{name}_ms"] = f"{sec * 1e3:.4f}"
@@ -224,7 +232,8 @@ def main(argv=None):
     pp = sub.add_parser("prepare")
     pp.add_argument("dir")
     pp.add_argument("--opt", default="gated-attention-opt")
-    pp.add_argument("--chip", default=CHIP)
+    pp.add_argument("--kernel", action="append", choices=sorted(KERNELS),
+                    help="kernels to compile (default: all)")
     pr = sub.add_parser("run")
     pr.add_argument("dir")
     pr.add_argument("--out", default="bench/results")
@@ -232,11 +241,12 @@ def main(argv=None):
                     "matches this regex")
     pr.add_argument("--no-bench", dest="bench", action="store_false",
                     help="correctness cases only")
+    pr.add_argument("--kernel", default="mma-sync", choices=sorted(KERNELS))
     args = p.parse_args(argv)
     if args.phase == "prepare":
-        prepare(args.dir, args.opt, args.chip)
+        prepare(args.dir, args.opt, args.kernel or sorted(KERNELS))
         return 0
-    return run(args.dir, args.out, args.match, args.bench)
+    return run(args.dir, args.out, args.match, args.bench, args.kernel)
 
 
 if __name__ == "__main__":

@@ -140,6 +140,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   mma.warps = options.warps;
   mma.keyBlock = options.keyBlock;
   mma.chip = options.chip;
+  mma.kernel = options.kernel;
   pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
   // The rest (f32): nested scf.parallel on memrefs.
   ConvertGatedAttentionToParallelRowsPassOptions rows;
@@ -249,6 +250,15 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToPTXOptions(
     return error(llvm::formatv("option 'chip': unknown chip '{0}'; expected "
                                "one of {1}",
                                options.chip, supportedChipList()));
+  StringRef kernel = options.kernel;
+  if (kernel != "auto" && kernel != "mma-sync" && kernel != "wgmma")
+    return error(llvm::formatv("option 'kernel': unknown kernel '{0}'; "
+                               "expected auto, mma-sync or wgmma",
+                               kernel));
+  if (kernel == "wgmma" && !lookupNVGPUChip(options.chip)->hasWgmma)
+    return error(llvm::formatv("option 'kernel': wgmma needs chip=sm_90a, "
+                               "got chip={0}",
+                               options.chip));
   if (failed(checkRange("warps", options.warps, 0, 8, error)) ||
       failed(checkRange("key-block", options.keyBlock, 0, 1024, error)) ||
       failed(

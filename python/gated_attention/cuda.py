@@ -25,6 +25,11 @@ import numpy as np
 from . import accuracy, config, dtypes, launch, mlir, ptx as ptx_tools, runner
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+# cuTensorMapEncodeTiled's enums (cuda.h): data types, 128-byte swizzle; 0
+# is "none" for interleave and L2 promotion and zero-fill for out of bounds.
+CU_TENSOR_MAP_DATA_TYPE = {"f16": 6, "bf16": 9}
+CU_TENSOR_MAP_SWIZZLE = {"128B": 3}
+TENSOR_MAP_BYTES = 128
 
 
 class CudaError(RuntimeError):
@@ -83,12 +88,40 @@ class Driver:
     def synchronize(self):
         self._check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
 
+    def tensor_map(self, ptr, element_type, dims, box, swizzle):
+        """A TMA map (CUtensorMap) of the row-major tensor at device address
+        `ptr` with `dims` (innermost first) of 16-bit `element_type`, tiled
+        in `box`es, copied to device memory: returns its device address."""
+        # 128 opaque bytes that must be 64-byte aligned.
+        raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + 64)
+        address = (ctypes.addressof(raw) + 63) // 64 * 64
+        rank = len(dims)
+        size = 2
+        strides, stride = [], size
+        for d in dims[:-1]:
+            stride *= d
+            strides.append(stride)
+        u64s, u32s = ctypes.c_uint64 * rank, ctypes.c_uint32 * rank
+        self._check(self.lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(address),
+            CU_TENSOR_MAP_DATA_TYPE[element_type], rank,
+            ctypes.c_void_p(ptr), u64s(*dims),
+            (ctypes.c_uint64 * (rank - 1))(*strides), u32s(*box),
+            u32s(*([1] * rank)), 0, CU_TENSOR_MAP_SWIZZLE[swizzle], 0, 0),
+            "cuTensorMapEncodeTiled")
+        device = self.alloc(TENSOR_MAP_BYTES)
+        self.upload(device, ctypes.string_at(address, TENSOR_MAP_BYTES))
+        return device
+
 
 class Kernel:
     """One kernel of a PTX module, launched as its description says."""
 
     def __init__(self, driver, ptx_text, desc):
         self.driver, self.desc = driver, launch.validate(desc)
+        # TMA maps in device memory, by (argument, buffer, dims): a map holds
+        # only those, so one made for an earlier launch stays valid.
+        self.maps = {}
         self.module = ctypes.c_void_p()
         # cuModuleLoadData JIT-compiles PTX for the current device.
         driver._check(driver.lib.cuModuleLoadData(
@@ -117,10 +150,20 @@ class Kernel:
 
     def launch(self, buffers, b, sq, skv, stream=None):
         """`buffers`: name -> (device pointer, number of elements), for the
-        description's memref arguments; Sq and Skv are the index ones."""
+        description's memref and tensor-map arguments; Sq and Skv are the
+        index ones."""
         values = []
         for arg in self.desc["arguments"]:
-            if arg["kind"] == "memref":
+            if arg["kind"] == "tensor_map":
+                ptr, _ = buffers[arg["name"]]
+                dims = launch.map_dims(self.desc, arg, b, sq, skv)
+                key = (arg["name"], ptr, tuple(dims))
+                if key not in self.maps:
+                    self.maps[key] = self.driver.tensor_map(
+                        ptr, arg["element_type"], dims, arg["box"],
+                        arg["swizzle"])
+                values.append(ctypes.c_uint64(self.maps[key]))
+            elif arg["kind"] == "memref":
                 ptr, n = buffers[arg["name"]]
                 # The description's abi: (allocated, aligned, offset, size,
                 # stride), which validate() checked.
@@ -210,10 +253,11 @@ def _write_cache(stem, ptx, desc):
     ptx_tools.write_atomically(stem + ".json", json.dumps(entry))
 
 
-def compile_kernel(cfg, opt=None, chip="sm_90"):
+def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto"):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
-    runner.load_plugin; `opt` overrides the tool). Raises ValueError when
+    runner.load_plugin; `opt` overrides the tool; `kernel` is the
+    pipeline's kernel option: auto, mma-sync, or wgmma with chip sm_90a). Raises ValueError when
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
@@ -225,17 +269,20 @@ def compile_kernel(cfg, opt=None, chip="sm_90"):
     one."""
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
+    config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     text = mlir.attention_function(cfg, "case")
     cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
         key = hashlib.sha256(
-            f"{_CACHE_FORMAT}\n{chip}\n{text}".encode()).hexdigest()[:20]
+            f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{text}".encode()
+        ).hexdigest()[:20]
         stem = os.path.join(cache, key)
         entry = _read_cache(stem)
         if entry:
             return entry
     lowered = runner.compile_module(
-        text, [f"--gated-attention-to-ptx=chip={chip}"], opt=opt)
+        text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel}"],
+        opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
         reason = tensor_core_unsupported(cfg) or (
@@ -255,6 +302,8 @@ def main(argv=None):
                    help="configuration spec as for gated_attention.check")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--chip", default="sm_90")
+    p.add_argument("--kernel", default="auto",
+                   help="auto, mma-sync, or wgmma (with --chip sm_90a)")
     p.add_argument("--opt", help="gated-attention-opt to use")
     args = p.parse_args(argv)
     try:
@@ -268,7 +317,8 @@ def main(argv=None):
     # Configs differing in gate/combine/scale get kernels of their own:
     # compile each alone so that its kernel is unambiguous.
     for i, cfg in enumerate(cfgs):
-        name, ptx, desc = compile_kernel(cfg, args.opt, args.chip)
+        name, ptx, desc = compile_kernel(cfg, args.opt, args.chip,
+                                         args.kernel)
         kernel = Kernel(driver, ptx, desc)
         inputs = cfg.inputs(seed=args.seed * 1000 + i)
         out = run(driver, kernel, cfg, inputs)

@@ -470,6 +470,9 @@ class CTA:
 def launch(kernel, desc, inputs, b, sq, skv):
     """Runs every CTA; `inputs`: name -> raw uint16 bits (flat). Returns the
     output's bits."""
+    if launch_schema.uses_tensor_maps(desc):
+        raise ValueError(f"{desc['kernel']}: the emulator does not run the "
+                         "sm_90a (wgmma + TMA) kernel yet")
     elem = desc["element_type"]
     out = np.zeros(b * desc["Hq"] * sq * desc["Dv"], dtype=np.uint16)
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}

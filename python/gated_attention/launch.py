@@ -24,9 +24,17 @@ names the field, not a wrong launch. Version 1:
   abi                    {"memref": the kernel parameters of one memref
                          argument, in order ("allocated", "aligned",
                          "offset", "size", "stride"), "index": "i64",
+                         "tensor_map": "pointer" (one parameter: the
+                         address of the map in device memory),
                          "alignment": bytes the aligned pointer needs}
-  arguments              [{"name", "kind": "memref" | "index",
-                         "element_type"?, "shape"?}] in parameter order
+  arguments              [{"name", "kind": "memref" | "index" |
+                         "tensor_map", "element_type"?, "shape"?}] in
+                         parameter order. A tensor_map argument (the sm_90a
+                         kernel's Q, K and V) also has "dims": the tensor's
+                         three dims innermost first, each a symbol or a
+                         product "B*Hq" of symbols (D, Dv, Sq, Skv, B, Hq,
+                         Hkv); "box": the TMA box, innermost first;
+                         "swizzle": "128B"; "oob_fill": "zero".
 """
 
 SCHEMA = "gated-attention.launch"
@@ -41,6 +49,7 @@ _FIELDS = {
     "arguments": list,
 }
 _SYMBOLS = ("B", "Sq", "Skv", "Hq")
+_MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
 
 
 class LaunchDescriptionError(ValueError):
@@ -80,15 +89,54 @@ def validate(desc):
         _fail(desc, f"field 'block' must be three positive ints, got "
               f"{desc['block']!r}")
     abi = desc["abi"]
-    if abi.get("memref") != _MEMREF_ABI or abi.get("index") != "i64":
+    if (abi.get("memref") != _MEMREF_ABI or abi.get("index") != "i64"
+            or abi.get("tensor_map") != "pointer"):
         _fail(desc, f"field 'abi' {abi!r} is not the calling convention "
-              f"this package passes ({_MEMREF_ABI}, i64)")
+              f"this package passes ({_MEMREF_ABI}, i64, pointer)")
     for arg in desc["arguments"]:
         if not isinstance(arg, dict) or arg.get("kind") not in (
-                "memref", "index") or not isinstance(arg.get("name"), str):
+                "memref", "index", "tensor_map") or not isinstance(
+                    arg.get("name"), str):
             _fail(desc, f"argument {arg!r} needs a name and a kind "
-                  "(memref or index)")
+                  "(memref, index or tensor_map)")
+        if arg["kind"] == "tensor_map":
+            _check_map(desc, arg)
     return desc
+
+
+def _check_map(desc, arg):
+    dims, box = arg.get("dims"), arg.get("box")
+    if not isinstance(dims, list) or len(dims) != 3 or not all(
+            isinstance(d, str) and d and
+            all(f in _MAP_SYMBOLS for f in d.split("*")) for d in dims):
+        _fail(desc, f"tensor map {arg['name']!r}: 'dims' must be three "
+              f"products of {_MAP_SYMBOLS}, got {dims!r}")
+    if not isinstance(box, list) or len(box) != 3 or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 256
+            for n in box):
+        _fail(desc, f"tensor map {arg['name']!r}: 'box' must be three ints "
+              f"in [1, 256], got {box!r}")
+    if arg.get("element_type") not in ("f16", "bf16"):
+        _fail(desc, f"tensor map {arg['name']!r}: element_type "
+              f"{arg.get('element_type')!r}; expected f16 or bf16")
+    if arg.get("swizzle") != "128B" or arg.get("oob_fill") != "zero":
+        _fail(desc, f"tensor map {arg['name']!r}: swizzle "
+              f"{arg.get('swizzle')!r} and oob_fill {arg.get('oob_fill')!r}; "
+              "this package knows 128B and zero")
+
+
+def map_dims(desc, arg, b, sq, skv):
+    """The dims (innermost first) of tensor-map argument `arg` for a launch
+    on B = b, Sq = sq, Skv = skv."""
+    values = {"B": b, "Sq": sq, "Skv": skv, "Hq": desc["Hq"],
+              "Hkv": desc["Hkv"], "D": desc["D"], "Dv": desc["Dv"]}
+    out = []
+    for d in arg["dims"]:
+        n = 1
+        for f in d.split("*"):
+            n *= values[f]
+        out.append(n)
+    return out
 
 
 def grid(desc, b, sq, skv=0):
@@ -102,3 +150,8 @@ def parameter_count(desc):
     """The number of PTX parameters of the kernel's entry."""
     return sum(len(desc["abi"]["memref"]) if a["kind"] == "memref" else 1
                for a in desc["arguments"])
+
+
+def uses_tensor_maps(desc):
+    """Whether the kernel is the sm_90a one (its operands are TMA maps)."""
+    return any(a["kind"] == "tensor_map" for a in desc["arguments"])

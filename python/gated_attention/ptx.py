@@ -34,7 +34,8 @@ from .runner import ToolError
 # Largest shared memory one CTA may use (opt-in), in bytes, of the chips the
 # PTX path takes (as include/GatedAttention/Conversion/NVGPUChips.h lists).
 SHARED_MEMORY_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024,
-                       "sm_89": 99 * 1024, "sm_90": 227 * 1024}
+                       "sm_89": 99 * 1024, "sm_90": 227 * 1024,
+                       "sm_90a": 227 * 1024}
 
 _BINARY = re.compile(
     r'gpu\.binary @([\w$.]+)\s*\[#gpu\.object<#nvvm\.target<([^>]*)>'
@@ -158,6 +159,10 @@ def _ptxas_report(ptxas, chip, path):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+WGMMA_ADVISORIES = ("C7508", "C7510", "C7511", "C7512", "C7515", "C7517",
+                    "C7519")
+
+
 def check_kernel(ptx, report, chip, desc):
     """Problems (strings) of one assembled kernel."""
     problems = []
@@ -174,7 +179,18 @@ def check_kernel(ptx, report, chip, desc):
     if found != expected:
         problems.append(f"{found} kernel parameters, description says "
                         f"{expected}")
-    for instr in ("mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async"):
+    if launch.uses_tensor_maps(desc):
+        required = ("wgmma.mma_async", "cp.async.bulk.tensor",
+                    "mbarrier.try_wait.parity")
+        # ptxas advisories that mean the wgmma pipeline is broken: setmaxnreg
+        # ignored, wgmma serialized, accumulators touched mid-pipeline,
+        # waits or arrives injected.
+        for code in WGMMA_ADVISORIES:
+            if code in report:
+                problems.append(f"ptxas advisory {code}")
+    else:
+        required = ("mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async")
+    for instr in required:
         if instr not in ptx:
             problems.append(f"no {instr}")
     static = sum(int(n) for n in re.findall(r"(\d+) bytes smem", report))

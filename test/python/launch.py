@@ -4,7 +4,7 @@
 # description can be unusable is an error that names the field.
 import copy
 
-from gated_attention import config, cuda, launch
+from gated_attention import config, cuda, launch, mlir, ptx, runner
 
 # A description written by the tool.
 cfg = config.AttentionConfig(hq=4, hkv=2, sq=40, skv=40, d=64, dv=64,
@@ -55,4 +55,33 @@ try:
     raise AssertionError("the runner took a version-0 description")
 except launch.LaunchDescriptionError:
     pass
+
+# The sm_90a kernel's description: Q, K, V are TMA maps over (width, S,
+# B x H), boxes one 128-byte swizzle span wide; one parameter each.
+lowered = runner.compile_module(
+    mlir.attention_function(cfg, "attn"),
+    ["--gated-attention-to-ptx=chip=sm_90a kernel=wgmma"])
+(hopper,) = ptx.launch_descriptions(lowered).values()
+assert launch.uses_tensor_maps(hopper) and not launch.uses_tensor_maps(desc)
+maps = {a["name"]: a for a in hopper["arguments"] if a["kind"] == "tensor_map"}
+assert sorted(maps) == ["k", "q", "v"], maps
+assert maps["q"]["box"] == [64, hopper["rows_per_block"], 1]
+assert maps["k"]["box"] == [64, hopper["key_block"], 1]
+assert launch.map_dims(hopper, maps["k"], b=3, sq=40, skv=50) == [64, 50, 6]
+assert launch.map_dims(hopper, maps["q"], b=3, sq=40, skv=50) == [64, 40, 12]
+assert launch.parameter_count(hopper) == 3 + 2 * 5 + 2
+bad = copy.deepcopy(hopper)
+bad["arguments"][0]["box"] = [64, 512, 1]
+try:
+    launch.validate(bad)
+    raise AssertionError("accepted a TMA box of 512 rows")
+except launch.LaunchDescriptionError as e:
+    assert "'box'" in str(e), e
+bad = copy.deepcopy(hopper)
+bad["arguments"][1]["dims"] = ["D", "Skv", "B*H"]
+try:
+    launch.validate(bad)
+    raise AssertionError("accepted an unknown symbol in a map's dims")
+except launch.LaunchDescriptionError as e:
+    assert "'dims'" in str(e), e
 print("ok")

@@ -15,7 +15,8 @@ DESC = {"schema": "gated-attention.launch", "version": 1, "kernel": "k",
         "grid": [["Sq", 64], ["Hq", 1], ["B", 1]], "block": [128, 1, 1],
         "dynamic_shared_memory": 81920,
         "abi": {"memref": ["allocated", "aligned", "offset", "size",
-                           "stride"], "index": "i64", "alignment": 16},
+                           "stride"], "index": "i64", "tensor_map": "pointer",
+                "alignment": 16},
         "arguments": [{"name": n, "kind": "memref"}
                       for n in ("q", "k", "v", "gate", "out")]
         + [{"name": "Sq", "kind": "index"}, {"name": "Skv", "kind": "index"}]}
@@ -44,6 +45,26 @@ assert len(bad) == 1 and "exceeds sm_80" in bad[0], bad
 short = dict(DESC, arguments=DESC["arguments"][:-1])
 bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90", short)
 assert bad == ["27 kernel parameters, description says 26"], bad
+# The sm_90a kernel (TMA maps for Q, K, V: one parameter each) must use
+# wgmma, TMA and mbarrier waits, and ptxas must not have had to repair its
+# wgmma pipeline.
+MAP = {"kind": "tensor_map", "element_type": "bf16", "box": [64, 64, 1],
+       "swizzle": "128B", "oob_fill": "zero"}
+HOPPER = dict(DESC, arguments=[
+    dict(MAP, name="q", dims=["D", "Sq", "B*Hq"]),
+    dict(MAP, name="k", dims=["D", "Skv", "B*Hkv"]),
+    dict(MAP, name="v", dims=["Dv", "Skv", "B*Hkv"])] + DESC["arguments"][3:])
+HOPPER_PTX = (".visible .entry k(\n" + ",\n".join(
+    f"  .param .u64 k_param_{i}" for i in range(15)) + "\n)\n{ "
+    "cp.async.bulk.tensor.3d; mbarrier.try_wait.parity.shared.b64; "
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16; }")
+assert ptx.check_kernel(HOPPER_PTX, GOOD_REPORT, "sm_90a", HOPPER) == []
+bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90a", HOPPER)
+assert "no wgmma.mma_async" in bad and "no cp.async.bulk.tensor" in bad, bad
+advised = GOOD_REPORT + ("ptxas info : (C7519) warpgroup.arrive is injected "
+                         "in around line 9\n")
+bad = ptx.check_kernel(HOPPER_PTX, advised, "sm_90a", HOPPER)
+assert bad == ["ptxas advisory C7519"], bad
 # SIMT kernels (no description) are only checked for spills.
 assert ptx.check_kernel("", GOOD_REPORT, "sm_90", None) == []
 
@@ -113,6 +134,30 @@ assert words[25:] == [130, 70], words[25:]
 count = len(driver.lib.calls)
 kernel.launch(buffers, b=3, sq=0, skv=70)
 assert len(driver.lib.calls) == count
+# The sm_90a kernel: each TMA map is encoded once per (buffer, dims) with
+# cuTensorMapEncodeTiled (bf16, rank 3, dims and byte strides of (width, S,
+# B x H), the description's box, element strides 1, 128B swizzle, zero
+# fill), copied to device memory, and passed as one pointer parameter.
+driver = FakeDriver()
+hopper = cuda.Kernel(driver, HOPPER_PTX, HOPPER)
+hopper.launch(buffers, b=3, sq=130, skv=70)
+encodes = [c[1] for c in driver.lib.calls if c[0] == "cuTensorMapEncodeTiled"]
+assert len(encodes) == 3, driver.lib.calls
+(address, dtype, rank, global_address, dims, strides, box, elem_strides,
+ interleave, swizzle, l2, oob) = encodes[0]
+assert address.value % 64 == 0
+assert (dtype, rank, global_address.value) == (9, 3, buffers["q"][0])
+assert list(dims) == [128, 130, 3 * 16], list(dims)
+assert list(strides) == [128 * 2, 130 * 128 * 2], list(strides)
+assert list(box) == [64, 64, 1] and list(elem_strides) == [1, 1, 1]
+assert (interleave, swizzle, l2, oob) == (0, 3, 0, 0)
+assert list(encodes[1][4]) == [128, 70, 3 * 2], list(encodes[1][4])
+name, args = driver.lib.calls[-1]
+assert name == "cuLaunchKernel" and len(args[9]) == 15, (name, len(args[9]))
+hopper.launch(buffers, b=3, sq=130, skv=70)
+assert sum(c[0] == "cuTensorMapEncodeTiled" for c in driver.lib.calls) == 3
+hopper.launch(buffers, b=3, sq=140, skv=70)
+assert sum(c[0] == "cuTensorMapEncodeTiled" for c in driver.lib.calls) == 4
 # compile_kernel (what the runner and the device check use) finds the one
 # tensor-core kernel of a config, with its description; an f32 config has
 # none (it takes the SIMT kernel).

@@ -16,7 +16,8 @@
 // Input: a header of kHeaderSize bytes, then MLIR text.
 //   byte 0: bits 0-2 the pipeline (Pipeline below); bits 3-6 which of the
 //           options bytes 1-4 are given (else the default); bit 7 openmp=0
-//           for the CPU pipeline.
+//           for the CPU pipeline, a kernel= option (from byte 4's high
+//           half) for the GPU ones.
 //   bytes 1-4: options, each an index into a table of values (in range,
 //           out of range and malformed).
 // GATED_ATTENTION_FUZZ_VERBOSE=1 prints the pipeline and each stage to
@@ -91,6 +92,9 @@ const char *const kIntValues[] = {
 const char *const kChips[] = {
     "sm_90", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_75",  "sm_70", "sm_100",
     "sm_120", "sm_52", "",     "sm90",  "foo",    "SM_90", "sm_9",  "sm_800"};
+
+const char *const kKernels[] = {"wgmma", "mma-sync", "auto", "tma", "",
+                                "WGMMA", "wgmma ", "mma_sync"};
 
 template <size_t N> const char *pick(const char *const (&table)[N], uint8_t b) {
   return table[b % N];
@@ -200,6 +204,9 @@ std::optional<std::string> pipelineFor(const uint8_t *h, Pipeline &kind) {
     p += opt(1, "key-block", pick(kIntValues, h[2]));
     p += opt(2, "rows-per-block", pick(kIntValues, h[3]));
     p += opt(3, "chip", pick(kChips, h[4]));
+    // The high bit picks the kernel from the chip byte's high half.
+    if (h[0] & 128)
+      p += std::string(" kernel=") + pick(kKernels, h[4] >> 4);
     break;
   case Pipeline::Raise:
     p = "gated-attention-raise{";
@@ -213,6 +220,9 @@ std::optional<std::string> pipelineFor(const uint8_t *h, Pipeline &kind) {
     p = "convert-gated-attention-to-nvgpu{";
     p += opt(0, "warps", pick(kIntValues, h[1]));
     p += opt(1, "key-block", pick(kIntValues, h[2]));
+    p += opt(3, "chip", pick(kChips, h[4]));
+    if (h[0] & 128)
+      p += std::string(" kernel=") + pick(kKernels, h[4] >> 4);
     break;
   }
   return "builtin.module(" + p + "})";

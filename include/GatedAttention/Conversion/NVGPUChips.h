@@ -24,6 +24,8 @@ struct NVGPUChip {
   llvm::StringRef ptxFeatures;
   /// Dynamic shared memory one CTA may opt into, in bytes.
   int64_t maxSharedMemoryPerBlock;
+  /// wgmma, setmaxnreg: the architecture-specific features of sm_90a.
+  bool hasWgmma = false;
 };
 
 inline llvm::ArrayRef<NVGPUChip> getSupportedNVGPUChips() {
@@ -32,6 +34,7 @@ inline llvm::ArrayRef<NVGPUChip> getSupportedNVGPUChips() {
       {"sm_86", "+ptx71", 99 * 1024},
       {"sm_89", "+ptx78", 99 * 1024},
       {"sm_90", "+ptx80", 227 * 1024},
+      {"sm_90a", "+ptx80", 227 * 1024, /*hasWgmma=*/true},
   };
   return chips;
 }

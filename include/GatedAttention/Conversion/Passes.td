@@ -95,8 +95,14 @@ def ConvertGatedAttentionToNVGPUPass
            "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
            "for head dims up to 64, 64 up to 128 and 32 above">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target GPU (sm_80, sm_86, sm_89, sm_90): bounds the tiles' "
-           "shared memory">
+           "Target GPU (sm_80, sm_86, sm_89, sm_90, sm_90a): bounds the "
+           "tiles' shared memory">,
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
+           "Which kernel: mma-sync (FlashAttention-2 on mma.sync, every "
+           "chip), wgmma (the Hopper kernel on wgmma + TMA, chip=sm_90a, for "
+           "head dims that are multiples of 64; others get mma-sync; in "
+           "development: not yet validated on a GPU), or auto (mma-sync until "
+           "the wgmma kernel is validated)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -50,8 +50,15 @@ void buildGatedAttentionToLLVMPipeline(
 struct GatedAttentionToPTXPipelineOptions
     : public PassPipelineOptions<GatedAttentionToPTXPipelineOptions> {
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89 or sm_90"),
+      *this, "chip",
+      llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
       llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> kernel{
+      *this, "kernel",
+      llvm::cl::desc("Tensor-core kernel: mma-sync, wgmma (chip=sm_90a; in "
+                     "development, not yet validated on a GPU) or auto "
+                     "(mma-sync)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Warps per CTA of the tensor-core kernel, 16 query rows "

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -14,9 +16,10 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
-FlashKernelConfig FlashKernelConfig::get(AttentionOp op, int64_t warps,
-                                         int64_t keyBlock) {
+FlashKernelConfig FlashKernelConfig::get(AttentionOp op, FlashKernelKind kind,
+                                         int64_t warps, int64_t keyBlock) {
   FlashKernelConfig cfg;
+  cfg.kind = kind;
   cfg.elementType = op.getQueryType().getElementType();
   cfg.numQueryHeads = op.getNumQueryHeads();
   cfg.numKeyValueHeads = op.getKeyType().getDimSize(1);
@@ -34,6 +37,12 @@ FlashKernelConfig FlashKernelConfig::get(AttentionOp op, int64_t warps,
   return cfg;
 }
 
+int64_t FlashKernelConfig::sharedMemoryBytes() const {
+  if (isWgmma())
+    return TmaSharedLayout::get(*this).total;
+  return queryTileBytes() + 2 * keyTileBytes() + 2 * valueTileBytes();
+}
+
 std::string FlashKernelConfig::typeName() const {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -42,12 +51,13 @@ std::string FlashKernelConfig::typeName() const {
 }
 
 std::string FlashKernelConfig::baseName() const {
-  return llvm::formatv("gated_attention_{0}_h{1}x{2}_d{3}{4}{5}", typeName(),
+  return llvm::formatv("gated_attention_{0}_h{1}x{2}_d{3}{4}{5}{6}", typeName(),
                        numQueryHeads, numKeyValueHeads, headDim,
                        causal ? "_causal" : "",
                        !hasGate         ? "_nogate"
                        : gateWidth == 1 ? "_headwise"
-                                        : "")
+                                        : "",
+                       isWgmma() ? "_sm90a" : "")
       .str();
 }
 
@@ -58,7 +68,7 @@ std::string FlashKernelConfig::uniqueKey() const {
      << numGateHeads << ' ' << gateWidth << ' ' << headDim << ' '
      << valueHeadDim << ' ' << causal << ' ' << llvm::format("%a", scale) << ' '
      << gate << ' ' << stringifyCombineKind(combine) << ' ' << warps << ' '
-     << keyBlock << ' ' << hasGate;
+     << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "");
   return s;
 }
 
@@ -70,9 +80,30 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
                                       {"element_type", typeName()},
                                       {"shape", shape}});
   };
-  buffer("q", "B x Hq x Sq x D");
-  buffer("k", "B x Hkv x Skv x D");
-  buffer("v", "B x Hkv x Skv x Dv");
+  // The wgmma kernel reads Q, K and V through TMA maps (pointers to them in
+  // global memory): 3-D, (width, S, B x H) innermost first, boxes one
+  // 128-byte swizzle span wide.
+  auto map = [&](StringRef name, StringRef shape, StringRef width,
+                 StringRef length, StringRef heads, int64_t rows) {
+    args.push_back(llvm::json::Object{
+        {"name", name},
+        {"kind", "tensor_map"},
+        {"element_type", typeName()},
+        {"shape", shape},
+        {"dims", llvm::json::Array{width, length, ("B*" + heads).str()}},
+        {"box", llvm::json::Array{kSwizzleSpanElements, rows, 1}},
+        {"swizzle", "128B"},
+        {"oob_fill", "zero"}});
+  };
+  if (isWgmma()) {
+    map("q", "B x Hq x Sq x D", "D", "Sq", "Hq", queryBlock());
+    map("k", "B x Hkv x Skv x D", "D", "Skv", "Hkv", keyBlock);
+    map("v", "B x Hkv x Skv x Dv", "Dv", "Skv", "Hkv", keyBlock);
+  } else {
+    buffer("q", "B x Hq x Sq x D");
+    buffer("k", "B x Hkv x Skv x D");
+    buffer("v", "B x Hkv x Skv x Dv");
+  }
   buffer("gate", gateWidth == 1 ? "B x Hg x Sq x 1" : "B x Hg x Sq x Dv");
   buffer("out", "B x Hq x Sq x Dv");
   args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
@@ -108,6 +139,7 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
            {"memref", llvm::json::Array{"allocated", "aligned", "offset",
                                         "size", "stride"}},
            {"index", "i64"},
+           {"tensor_map", "pointer"},
            {"alignment", 16}}},
       {"arguments", std::move(args)}};
   std::string s;
@@ -120,9 +152,19 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
 /// key-block / 8: the choices keep ptxas within 255 registers and without
 /// spills for D = 64, 128 and 256 on sm_80 and sm_90 (checked by
 /// test/Pipelines/ptxas.test).
-std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op, int64_t warps,
+std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
+                                               FlashKernelKind kind,
+                                               int64_t warps,
                                                int64_t keyBlock) {
   int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
+  if (kind == FlashKernelKind::Wgmma) {
+    // One warpgroup; S takes key-block / 2 registers and O Dv / 2.
+    if (!warps)
+      warps = 4;
+    if (!keyBlock)
+      keyBlock = d <= 128 ? 128 : 64;
+    return {warps, keyBlock};
+  }
   if (!warps)
     warps = d <= 128 ? 4 : 8;
   if (!keyBlock)
@@ -132,18 +174,41 @@ std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op, int64_t warps,
 
 /// (The op's verifier already guarantees one element type and static head
 /// counts and dims.)
-std::string flash::unsupportedReason(AttentionOp op) {
+std::string flash::unsupportedReason(AttentionOp op, FlashKernelKind kind) {
   Type t = op.getQueryType().getElementType();
   if (!t.isF16() && !t.isBF16())
     return "element type is not f16 or bf16";
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   if (d % 16 || dv % 16 || d > 256 || dv > 256)
     return "head dims must be multiples of 16 up to 256";
+  // TMA boxes are one 128-byte swizzle span wide.
+  if (kind == FlashKernelKind::Wgmma &&
+      (d % kSwizzleSpanElements || dv % kSwizzleSpanElements))
+    return "the sm_90a kernel needs head dims that are multiples of 64";
   return "";
 }
 
-std::string flash::tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
+std::string flash::tileError(AttentionOp op, FlashKernelKind kind,
+                             int64_t warps, int64_t keyBlock,
                              int64_t maxSharedMemory) {
+  if (kind == FlashKernelKind::Wgmma) {
+    if (warps != 4)
+      return llvm::formatv("the sm_90a kernel runs one warpgroup: warps "
+                           "must be 4 (or 0), got {0}",
+                           warps);
+    // The N of the S = Q K^T wgmma, and a TMA box dimension: at most 256.
+    if (keyBlock <= 0 || keyBlock % 16 || keyBlock > 256)
+      return llvm::formatv("key-block must be a multiple of 16 in [16, 256] "
+                           "for the sm_90a kernel, got {0}",
+                           keyBlock);
+    FlashKernelConfig cfg = FlashKernelConfig::get(op, kind, warps, keyBlock);
+    if (cfg.sharedMemoryBytes() > maxSharedMemory)
+      return llvm::formatv(
+          "the kernel's tiles need {0} bytes of shared memory, more than "
+          "the {1} a CTA may use on this chip; use a smaller key-block",
+          cfg.sharedMemoryBytes(), maxSharedMemory);
+    return "";
+  }
   // 255 registers per thread (what the kernel takes at D = 256) times the
   // threads of 8 warps is the 64K-register file of an SM.
   if (warps < 1 || warps > kMaxWarps)
@@ -153,7 +218,7 @@ std::string flash::tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
     return llvm::formatv(
         "key-block must be a multiple of 16 in [16, {0}], got {1}",
         kMaxKeyBlock, keyBlock);
-  FlashKernelConfig cfg = FlashKernelConfig::get(op, warps, keyBlock);
+  FlashKernelConfig cfg = FlashKernelConfig::get(op, kind, warps, keyBlock);
   // Every thread copies the same number of 16-byte chunks of a K/V tile.
   for (int64_t width : {cfg.headDim, cfg.valueHeadDim})
     if ((keyBlock * width / 8) % cfg.threads())

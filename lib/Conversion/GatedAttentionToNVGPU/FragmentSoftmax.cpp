@@ -72,6 +72,20 @@ void mlir::gated_attention::flash::updateSoftmax(const KernelBuilder &kb,
   }
 }
 
+void mlir::gated_attention::flash::softmaxStep(
+    const KernelBuilder &kb, const LaneLayout &lanes,
+    const KeyBlockRange &range, Value warpRow, Value block, int64_t keyBlock,
+    double scale, bool masked, AccumulatorTile scores, SoftmaxState state) {
+  // Masked blocks hold keys past Skv or above the causal diagonal.
+  Value firstKey = kb.add(kb.mul(block, keyBlock), lanes.columnPair(kb));
+  SmallVector<Value, 2> keyLimits;
+  if (masked)
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+      keyLimits.push_back(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
+  scaleAndMaskScores(kb, scores, scale, firstKey, keyLimits);
+  updateSoftmax(kb, scores, state);
+}
+
 Value mlir::gated_attention::flash::rowNormalizer(const KernelBuilder &kb,
                                                   SoftmaxState state,
                                                   int64_t half) {

@@ -16,13 +16,17 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 #include "GatedAttention/Conversion/NVGPUChips.h"
 #include "GatedAttention/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -70,9 +74,13 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   b.setInsertionPointToStart(gpuModule.getBody());
   auto buffer = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
   auto index = b.getIndexType();
+  // The wgmma kernel reads Q, K and V through TMA maps.
+  Type input = buffer;
+  if (cfg.isWgmma())
+    input = LLVM::LLVMPointerType::get(ctx);
   auto func = gpu::GPUFuncOp::create(
       b, loc, name,
-      b.getFunctionType({buffer, buffer, buffer, buffer, buffer, index, index},
+      b.getFunctionType({input, input, input, buffer, buffer, index, index},
                         {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
@@ -86,31 +94,48 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
     kernels.append(existing.getValue());
   kernels.set(name, launch);
   module->setAttr("gated_attention.kernels", kernels.getDictionary(ctx));
-  buildMmaSyncFlashKernel(b, loc, cfg, func);
+  if (cfg.isWgmma()) {
+    TmaPipeline::declareSharedMemory(b, loc, gpuModule);
+    buildWgmmaFlashKernel(b, loc, cfg, func);
+  } else {
+    buildMmaSyncFlashKernel(b, loc, cfg, func);
+  }
   return func;
 }
 
 namespace {
+/// The kernel that serves `op` when `requested` is asked for: ops the wgmma
+/// kernel does not take (head dims not multiples of 64) get the mma.sync
+/// one, which runs on every chip.
+static FlashKernelKind kernelFor(AttentionOp op, FlashKernelKind requested) {
+  if (requested == FlashKernelKind::Wgmma &&
+      !unsupportedReason(op, FlashKernelKind::Wgmma).empty())
+    return FlashKernelKind::MmaSync;
+  return requested;
+}
+
 struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
-  AttentionToNVGPU(MLIRContext *ctx, int64_t warps, int64_t keyBlock,
-                   int64_t maxSharedMemory)
-      : OpRewritePattern(ctx), warps(warps), keyBlock(keyBlock),
-        maxSharedMemory(maxSharedMemory) {}
+  AttentionToNVGPU(MLIRContext *ctx, const NVGPUKernelOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    std::string reason = unsupportedReason(op);
+    FlashKernelKind kind = kernelFor(
+        op, options.wgmma ? FlashKernelKind::Wgmma : FlashKernelKind::MmaSync);
+    std::string reason = unsupportedReason(op, kind);
     if (!reason.empty())
       return rewriter.notifyMatchFailure(op, reason);
-    auto [numWarps, numKeysPerBlock] = chooseTiles(op, warps, keyBlock);
-    reason = tileError(op, numWarps, numKeysPerBlock, maxSharedMemory);
+    auto [numWarps, numKeysPerBlock] =
+        chooseTiles(op, kind, options.warps, options.keyBlock);
+    reason =
+        tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
     if (!reason.empty())
       return rewriter.notifyMatchFailure(op, reason);
     auto module = op->getParentOfType<ModuleOp>();
     if (!module)
       return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
 
-    auto cfg = FlashKernelConfig::get(op, numWarps, numKeysPerBlock);
+    auto cfg = FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
     Location loc = op.getLoc();
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
 
@@ -139,17 +164,53 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     RankedTensorType resultType = op.getResultType();
     Value outBuffer = allocateResultBuffer(rewriter, op, numBatches, numRows);
     Value outFlat = flatten(outBuffer);
-    SmallVector<Value> args = {
-        flat(op.getQuery(), true), flat(op.getKey(), true),
-        flat(op.getValue(), true),
-        // Without a gate the kernel never reads
-        // its gate argument: pass the query.
-        flat(op.hasGate() ? op.getGateInput() : op.getQuery(), true), outFlat,
-        numRows, numKeys};
-
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
+    // A TMA map of a [B, H, S, width] operand viewed as (B x H, S, width),
+    // boxes of `rows` x 64 elements, made on the host (the runtime's
+    // cuTensorMapEncodeTiled) and passed as a pointer to the map.
+    auto tensorMap = [&](Value tensor, int64_t rows) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      Value buffer = bufferization::ToBufferOp::create(
+          rewriter, loc,
+          MemRefType::get(type.getShape(), type.getElementType()), tensor,
+          /*readOnly=*/true);
+      Value slabs = memref::CollapseShapeOp::create(
+          rewriter, loc, buffer,
+          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+      Value unranked = memref::CastOp::create(
+          rewriter, loc, UnrankedMemRefType::get(cfg.elementType, 0), slabs);
+      auto box =
+          MemRefType::get({1, rows, kSwizzleSpanElements}, cfg.elementType,
+                          AffineMap(), rewriter.getI64IntegerAttr(3));
+      auto mapType = nvgpu::TensorMapDescriptorType::get(
+          rewriter.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+          nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+          nvgpu::TensorMapOOBKind::OOB_ZERO,
+          nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+      Value map = nvgpu::TmaCreateDescriptorOp::create(
+          rewriter, loc, mapType, unranked,
+          ValueRange{c(1), c(rows), c(kSwizzleSpanElements)});
+      // The kernel takes the map as a pointer (a gpu.func argument of the
+      // tensormap type does not legalize in MLIR 22); both lower to one.
+      return UnrealizedConversionCastOp::create(
+                 rewriter, loc,
+                 LLVM::LLVMPointerType::get(rewriter.getContext()), map)
+          .getResult(0);
+    };
+    SmallVector<Value> args;
+    if (cfg.isWgmma())
+      args = {tensorMap(op.getQuery(), cfg.queryBlock()),
+              tensorMap(op.getKey(), cfg.keyBlock),
+              tensorMap(op.getValue(), cfg.keyBlock)};
+    else
+      args = {flat(op.getQuery(), true), flat(op.getKey(), true),
+              flat(op.getValue(), true)};
+    // Without a gate the kernel never reads its gate argument: pass the
+    // output.
+    args.append({op.hasGate() ? flat(op.getGateInput(), true) : outFlat,
+                 outFlat, numRows, numKeys});
     Value gridX =
         arith::CeilDivUIOp::create(rewriter, loc, numRows, c(cfg.queryBlock()));
     // CUDA rejects empty grids: launch only when there is a row to compute.
@@ -176,7 +237,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     return success();
   }
 
-  int64_t warps, keyBlock, maxSharedMemory;
+  NVGPUKernelOptions options;
 };
 
 struct ConvertGatedAttentionToNVGPUPass
@@ -191,11 +252,33 @@ struct ConvertGatedAttentionToNVGPUPass
           << "unknown chip '" << chip << "'; expected " << supportedChipList();
       return signalPassFailure();
     }
+    if (kernel != "auto" && kernel != "mma-sync" && kernel != "wgmma") {
+      getOperation()->emitError() << "unknown kernel '" << kernel
+                                  << "'; expected auto, mma-sync or wgmma";
+      return signalPassFailure();
+    }
+    if (kernel == "wgmma" && !target->hasWgmma) {
+      getOperation()->emitError()
+          << "kernel=wgmma needs chip=sm_90a (wgmma and setmaxnreg exist only "
+             "on sm_90a), got chip="
+          << chip;
+      return signalPassFailure();
+    }
+    NVGPUKernelOptions options;
+    // `auto` keeps the mma.sync kernel until the wgmma one has been
+    // validated on a GPU (issue 12).
+    options.wgmma = kernel == "wgmma";
+    options.warps = warps;
+    options.keyBlock = keyBlock;
+    options.maxSharedMemory = target->maxSharedMemoryPerBlock;
     // Tiles the user chose must fit every op the kernel covers: falling back
     // to the SIMT kernel would silently ignore them.
     bool fits = true;
     getOperation()->walk([&](AttentionOp op) {
-      if (!unsupportedReason(op).empty())
+      FlashKernelKind kind =
+          kernelFor(op, options.wgmma ? FlashKernelKind::Wgmma
+                                      : FlashKernelKind::MmaSync);
+      if (!unsupportedReason(op, kind).empty())
         return;
       // The grid is (row blocks, Hq, B); CUDA caps its y and z at 65535.
       int64_t batch = op.getQueryType().getDimSize(0);
@@ -206,9 +289,9 @@ struct ConvertGatedAttentionToNVGPUPass
         fits = false;
         return;
       }
-      auto [numWarps, numKeysPerBlock] = chooseTiles(op, warps, keyBlock);
-      std::string error = tileError(op, numWarps, numKeysPerBlock,
-                                    target->maxSharedMemoryPerBlock);
+      auto [numWarps, numKeysPerBlock] = chooseTiles(op, kind, warps, keyBlock);
+      std::string error = tileError(op, kind, numWarps, numKeysPerBlock,
+                                    options.maxSharedMemory);
       if (!error.empty()) {
         op.emitError() << "tensor-core kernel for " << chip << ": " << error;
         fits = false;
@@ -217,8 +300,7 @@ struct ConvertGatedAttentionToNVGPUPass
     if (!fits)
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateGatedAttentionToNVGPUPatterns(patterns, warps, keyBlock,
-                                          target->maxSharedMemoryPerBlock);
+    populateGatedAttentionToNVGPUPatterns(patterns, options);
     // Ops the kernel does not cover (f32, odd head dims) are left for the
     // SIMT lowering.
     SmallVector<Operation *> ops;
@@ -231,8 +313,6 @@ struct ConvertGatedAttentionToNVGPUPass
 } // namespace
 
 void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
-    RewritePatternSet &patterns, int64_t warps, int64_t keyBlock,
-    int64_t maxSharedMemory) {
-  patterns.add<AttentionToNVGPU>(patterns.getContext(), warps, keyBlock,
-                                 maxSharedMemory);
+    RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
+  patterns.add<AttentionToNVGPU>(patterns.getContext(), options);
 }

@@ -88,16 +88,6 @@ void MmaSyncAtom::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
     acc[i] = LLVM::ExtractValueOp::create(b, loc, d, i);
 }
 
-Value MmaSyncAtom::pack(Value lo, Value hi) {
-  Value pair = vector::FromElementsOp::create(b, loc, VectorType::get({2}, f32),
-                                              ValueRange{lo, hi});
-  Value rounded =
-      arith::TruncFOp::create(b, loc, VectorType::get({2}, elementType), pair);
-  Value word =
-      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), rounded);
-  return vector::ExtractOp::create(b, loc, word, 0);
-}
-
 void MmaSyncAtom::multiplyKeys(AccumulatorTile scores, const Fragment &query,
                                Value keys, ValueRange prefix, int64_t kk) {
   // One ldmatrix x4 of K per 16 keys: the B fragments of two 8-key tiles.
@@ -112,16 +102,9 @@ void MmaSyncAtom::multiplyKeys(AccumulatorTile scores, const Fragment &query,
 void MmaSyncAtom::multiplyValues(AccumulatorTile out,
                                  AccumulatorTile probabilities, Value values,
                                  ValueRange prefix) {
-  // The score registers of key tiles 2kk, 2kk+1 are the A fragment of key
-  // chunk kk; V fragments come transposed from ldmatrix.
+  // V fragments come transposed from ldmatrix.
   for (int64_t kk = 0; kk < probabilities.numTiles() / 2; ++kk) {
-    auto p = [&](int64_t t, int64_t half, int64_t c) {
-      return probabilities.at(t, half, c);
-    };
-    Fragment a = {pack(p(2 * kk, 0, 0), p(2 * kk, 0, 1)),
-                  pack(p(2 * kk, 1, 0), p(2 * kk, 1, 1)),
-                  pack(p(2 * kk + 1, 0, 0), p(2 * kk + 1, 0, 1)),
-                  pack(p(2 * kk + 1, 1, 0), p(2 * kk + 1, 1, 1))};
+    Fragment a = probabilityFragment(*this, probabilities, kk, elementType);
     for (int64_t dp = 0; dp < out.numTiles() / 2; ++dp) {
       Fragment vf = loadA(values, prefix, idx(16 * kk), dp, true);
       mma(a, {vf[0], vf[1]}, out.tile(2 * dp));

@@ -65,15 +65,8 @@ void MmaSyncFlashKernel::keyBlock(Value block, Value buffer, bool masked,
     atom->multiplyKeys(scores, query, pipeline->keyTiles(), {buffer}, kk);
   }
 
-  // Masked blocks hold keys past Skv or above the causal diagonal.
-  Value firstKey = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
-  SmallVector<Value, 2> keyLimits;
-  if (masked)
-    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
-      keyLimits.push_back(
-          range->keyLimit(*this, lanes.row(*this, warpRow, half)));
-  scaleAndMaskScores(*this, scores, cfg.scale, firstKey, keyLimits);
-  updateSoftmax(*this, scores, state);
+  softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
+              masked, scores, state);
   atom->multiplyValues(state.out(), scores, pipeline->valueTiles(), {buffer});
 }
 
@@ -126,27 +119,16 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
   }
 
   SmallVector<Value> init = SoftmaxState::init(*this, dv);
-  auto loop =
-      scf::ForOp::create(b, loc, idx(0), range->numBlocks(), idx(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    Value buffer = arith::AndIOp::create(b, loc, j, idx(1));
-    pipeline->advance(j, buffer, range->numBlocks(), kSlab, vSlab, numKeys);
-    SmallVector<Type> types(init.size(), b.getF32Type());
-    auto ifOp =
-        scf::IfOp::create(b, loc, types, range->isMasked(*this, j), true);
-    for (bool masked : {true, false}) {
-      OpBuilder::InsertionGuard guard2(b);
-      b.setInsertionPointToStart(masked ? ifOp.thenBlock() : ifOp.elseBlock());
-      SmallVector<Value> state(loop.getRegionIterArgs());
-      keyBlock(j, buffer, masked, SoftmaxState(state));
-      scf::YieldOp::create(b, loc, state);
-    }
-    scf::YieldOp::create(b, loc, ifOp.getResults());
-  }
-  SmallVector<Value> state(loop.getResults());
+  Value buffer;
+  SmallVector<Value> state = buildKeyLoop(
+      *this, *range, init,
+      [&](Value j) {
+        buffer = arith::AndIOp::create(b, loc, j, idx(1));
+        pipeline->advance(j, buffer, range->numBlocks(), kSlab, vSlab, numKeys);
+      },
+      [&](Value j, bool masked, MutableArrayRef<Value> values) {
+        keyBlock(j, buffer, masked, SoftmaxState(values));
+      });
   emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow,
                     EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
                                      oSlab.base, numRows});

@@ -8,6 +8,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -60,4 +61,29 @@ Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
     return numKeys;
   return kb.min(buildCausalKeyBound(kb.builder(), kb.location(), row, offset),
                 numKeys);
+}
+
+SmallVector<Value> mlir::gated_attention::flash::buildKeyLoop(
+    const KernelBuilder &kb, const KeyBlockRange &range, ValueRange init,
+    function_ref<void(Value)> begin,
+    function_ref<void(Value, bool, MutableArrayRef<Value>)> step) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto loop =
+      scf::ForOp::create(b, loc, kb.idx(0), range.numBlocks(), kb.idx(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  begin(j);
+  SmallVector<Type> types(init.getTypes());
+  auto ifOp = scf::IfOp::create(b, loc, types, range.isMasked(kb, j), true);
+  for (bool masked : {true, false}) {
+    OpBuilder::InsertionGuard guard2(b);
+    b.setInsertionPointToStart(masked ? ifOp.thenBlock() : ifOp.elseBlock());
+    SmallVector<Value> state(loop.getRegionIterArgs());
+    step(j, masked, state);
+    scf::YieldOp::create(b, loc, state);
+  }
+  scf::YieldOp::create(b, loc, ifOp.getResults());
+  return SmallVector<Value>(loop.getResults());
 }

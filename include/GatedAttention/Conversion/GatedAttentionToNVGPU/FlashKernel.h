@@ -23,6 +23,14 @@ namespace mlir::gated_attention::flash {
 void buildMmaSyncFlashKernel(OpBuilder &b, Location loc,
                              const FlashKernelConfig &cfg, gpu::GPUFuncOp func);
 
+/// Builds the body of the sm_90a kernel for `cfg` into `func`, whose
+/// arguments are (q, k, v : !llvm.ptr to their TMA maps, gate, out :
+/// memref<?xT>, Sq, Skv : index): wgmma atoms, a TMA + mbarrier copy
+/// pipeline, one warpgroup per 64 query rows. Its gpu.module must declare
+/// the shared array (TmaPipeline::declareSharedMemory).
+void buildWgmmaFlashKernel(OpBuilder &b, Location loc,
+                           const FlashKernelConfig &cfg, gpu::GPUFuncOp func);
+
 } // namespace mlir::gated_attention::flash
 
 #endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_KERNEL_H

@@ -26,10 +26,15 @@ constexpr int64_t kMaxWarps = 8;
 constexpr int64_t kMaxKeyBlock = 1024;
 constexpr int64_t kMaxGridYZ = 65535;
 
+/// The two kernels: FlashAttention-2's on mma.sync (sm_80 and later), and
+/// the Hopper one on wgmma + TMA (sm_90a only).
+enum class FlashKernelKind { MmaSync, Wgmma };
+
 /// Everything the kernel depends on. Batch and sequence lengths are not part
 /// of it: they are kernel arguments, so ops that differ only in them share
 /// one kernel.
 struct FlashKernelConfig {
+  FlashKernelKind kind = FlashKernelKind::MmaSync;
   Type elementType;
   int64_t numQueryHeads, numKeyValueHeads, numGateHeads, gateWidth;
   int64_t headDim, valueHeadDim;
@@ -42,10 +47,14 @@ struct FlashKernelConfig {
   bool hasGate;
 
   /// The configuration of `op` with tiles (`warps`, `keyBlock`).
-  static FlashKernelConfig get(AttentionOp op, int64_t warps, int64_t keyBlock);
+  static FlashKernelConfig get(AttentionOp op, FlashKernelKind kind,
+                               int64_t warps, int64_t keyBlock);
+
+  bool isWgmma() const { return kind == FlashKernelKind::Wgmma; }
 
   int64_t threads() const { return 32 * warps; }
-  /// Each warp owns the 16 rows of one m16 accumulator tile.
+  /// Each warp owns the 16 rows of one m16 accumulator tile (of the m64
+  /// tile of its warpgroup for wgmma).
   int64_t queryBlock() const { return 16 * warps; }
   int64_t elementBytes() const { return 2; }
   int64_t queryTileBytes() const {
@@ -55,10 +64,8 @@ struct FlashKernelConfig {
   int64_t valueTileBytes() const {
     return keyBlock * valueHeadDim * elementBytes();
   }
-  /// Q, then two K tiles, then two V tiles.
-  int64_t sharedMemoryBytes() const {
-    return queryTileBytes() + 2 * keyTileBytes() + 2 * valueTileBytes();
-  }
+  /// Q, then two K tiles, then two V tiles (and the mbarriers for wgmma).
+  int64_t sharedMemoryBytes() const;
   /// Q fragments stay in registers for D <= 128; at D = 256 they would take
   /// 64 of the 255 registers that the O accumulators already crowd, so they
   /// are re-read from shared memory for every key block.
@@ -78,18 +85,18 @@ struct FlashKernelConfig {
 
 /// Warps per CTA and keys per block for `op`, where the options leave them
 /// at 0.
-std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, int64_t warps,
-                                        int64_t keyBlock);
+std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, FlashKernelKind kind,
+                                        int64_t warps, int64_t keyBlock);
 
 /// Why `op` cannot use the tensor-core kernel at all, or "". Such ops are
 /// left for the SIMT lowering.
-std::string unsupportedReason(AttentionOp op);
+std::string unsupportedReason(AttentionOp op, FlashKernelKind kind);
 
 /// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
 /// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked
 /// for them.
-std::string tileError(AttentionOp op, int64_t warps, int64_t keyBlock,
-                      int64_t maxSharedMemory);
+std::string tileError(AttentionOp op, FlashKernelKind kind, int64_t warps,
+                      int64_t keyBlock, int64_t maxSharedMemory);
 
 } // namespace mlir::gated_attention::flash
 

@@ -81,6 +81,17 @@ struct LaneLayout {
   }
 };
 
+/// Four b32 registers: an A fragment of a k16 MMA step (or two B ones).
+using Fragment = SmallVector<Value, 4>;
+
+/// The A fragment of key step `kk` (keys 16kk..16kk+15) of P V, P being the
+/// scores after the softmax rounded to `elementType`: for 16-bit inputs the
+/// accumulator layout is the A layout of mma.sync m16n8k16 and of wgmma's
+/// register-A form, so the registers of key tiles 2kk and 2kk+1 are the
+/// fragment, packed pairwise.
+Fragment probabilityFragment(const KernelBuilder &kb, AccumulatorTile p,
+                             int64_t kk, Type elementType);
+
 /// Reduces `x` (f32) over the four lanes of a quad, that is over a row:
 /// the maximum or the sum.
 Value quadReduce(const KernelBuilder &kb, Value x, bool isMax);

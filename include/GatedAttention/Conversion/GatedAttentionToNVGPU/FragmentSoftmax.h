@@ -16,6 +16,7 @@
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FRAGMENT_SOFTMAX_H
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentLayout.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
 
 namespace mlir::gated_attention::flash {
 
@@ -54,6 +55,14 @@ void scaleAndMaskScores(const KernelBuilder &kb, AccumulatorTile scores,
 /// the scores into P = exp2(S - m) and rescales O by exp2(m_old - m).
 void updateSoftmax(const KernelBuilder &kb, AccumulatorTile scores,
                    SoftmaxState state);
+
+/// The softmax of key block `block` (`keyBlock` keys) for the lane's rows
+/// of the warp's 16-row tile at `warpRow`: scale, the mask of `range` when
+/// `masked`, then updateSoftmax.
+void softmaxStep(const KernelBuilder &kb, const LaneLayout &lanes,
+                 const KeyBlockRange &range, Value warpRow, Value block,
+                 int64_t keyBlock, double scale, bool masked,
+                 AccumulatorTile scores, SoftmaxState state);
 
 /// The normalizer 1 / l of row half `half` (0 for a row that saw no key):
 /// reduces the quad's partial sums.

@@ -14,16 +14,26 @@ class RewritePatternSet;
 
 namespace gated_attention {
 
+/// What the tensor-core kernels are built with.
+struct NVGPUKernelOptions {
+  /// The sm_90a wgmma + TMA kernel for the ops it takes (head dims multiples
+  /// of 64), instead of the mma.sync one.
+  bool wgmma = false;
+  /// 0 picks them from the head dim.
+  int64_t warps = 0, keyBlock = 0;
+  /// Shared memory a CTA may use on the target (see NVGPUChips.h).
+  int64_t maxSharedMemory = 0;
+};
+
 /// Rewrites f16/bf16 gated_attention.attention ops (head dims multiples of
-/// 16 up to 256) into a launch of a tensor-core FlashAttention-2 kernel
-/// (mma.sync m16n8k16, f32 accumulators, cp.async double buffering) that
-/// the patterns add to the enclosing builtin.module as a gpu.module; one
-/// kernel per configuration, shared by the ops that use it. Other ops do
-/// not match, nor do ops whose tiles would not fit `maxSharedMemory` bytes
-/// (see NVGPUChips.h). `warps` or `keyBlock` 0 picks them from the head dim.
+/// 16 up to 256) into a launch of a tensor-core flash kernel with the gate
+/// in its epilogue that the patterns add to the enclosing builtin.module as
+/// a gpu.module; one kernel per configuration, shared by the ops that use
+/// it: FlashAttention-2 on mma.sync m16n8k16 with cp.async double buffering,
+/// or (options.wgmma) the Hopper kernel on wgmma with TMA and mbarriers.
+/// Other ops do not match, nor do ops whose tiles would not fit.
 void populateGatedAttentionToNVGPUPatterns(RewritePatternSet &patterns,
-                                           int64_t warps, int64_t keyBlock,
-                                           int64_t maxSharedMemory);
+                                           const NVGPUKernelOptions &options);
 
 } // namespace gated_attention
 } // namespace mlir

@@ -26,9 +26,6 @@
 
 namespace mlir::gated_attention::flash {
 
-/// The four b32 registers of an A fragment (or of two B fragments).
-using Fragment = SmallVector<Value, 4>;
-
 class MmaSyncAtom : public KernelBuilder {
 public:
   /// The k of the atom: a 16 x 16 A, a 16 x 8 B.
@@ -62,8 +59,6 @@ private:
   /// acc += a * b on the tensor cores.
   void mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
            MutableArrayRef<Value> acc);
-  /// Two f32 rounded to the element type, packed in a b32 register.
-  Value pack(Value lo, Value hi);
 
   Type elementType, f32, i32;
   ChunkSwizzle swizzle;

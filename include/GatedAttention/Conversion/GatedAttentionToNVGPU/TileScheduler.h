@@ -51,6 +51,15 @@ private:
   Value numKeys, offset, blocks, unmaskedEnd;
 };
 
+/// The loop over the tile's key blocks, carrying `init`: at the top of
+/// iteration j, `begin(j)` (the copy pipeline's step); then `step(j,
+/// masked, state)` updates `state` in place, built twice (with and without
+/// the mask) and chosen per block. Returns the final values.
+SmallVector<Value>
+buildKeyLoop(const KernelBuilder &kb, const KeyBlockRange &range,
+             ValueRange init, function_ref<void(Value)> begin,
+             function_ref<void(Value, bool, MutableArrayRef<Value>)> step);
+
 } // namespace mlir::gated_attention::flash
 
 #endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TILE_SCHEDULER_H

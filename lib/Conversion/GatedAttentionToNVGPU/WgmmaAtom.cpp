@@ -1,0 +1,170 @@
+//===- WgmmaAtom.cpp - wgmma.mma_async and its descriptors ----------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention::flash;
+
+Type WgmmaAtom::structType(int64_t registers) {
+  return LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(registers, b.getF32Type()));
+}
+
+/// The start-address bits of a descriptor: (address mod 2^18) >> 4.
+static Value addressBits(OpBuilder &b, Location loc, Value tile) {
+  auto i64 = b.getI64Type();
+  Value address = LLVM::PtrToIntOp::create(b, loc, i64, tile);
+  Value masked = LLVM::AndOp::create(
+      b, loc, address,
+      LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0x3FFFF)));
+  return LLVM::LShrOp::create(
+      b, loc, masked,
+      LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(4)));
+}
+
+static Value withBits(OpBuilder &b, Location loc, Value address,
+                      uint64_t bits) {
+  auto i64 = b.getI64Type();
+  return LLVM::OrOp::create(
+      b, loc, address,
+      LLVM::ConstantOp::create(
+          b, loc, i64, b.getI64IntegerAttr(static_cast<int64_t>(bits))));
+}
+
+Value WgmmaAtom::kMajorDescriptor(Value tile) {
+  // The leading offset is unused for K-major swizzled operands (1, as
+  // CUTLASS sets it).
+  return withBits(b, loc, addressBits(b, loc, tile),
+                  wgmmaDescriptorBits(16, 1024));
+}
+
+Value WgmmaAtom::nMajorDescriptor(Value tile, int64_t rows) {
+  return withBits(b, loc, addressBits(b, loc, tile),
+                  wgmmaDescriptorBits(rows * kSwizzleSpanBytes, 1024));
+}
+
+Value WgmmaAtom::advance(Value descriptor, int64_t bytes) {
+  if (!bytes)
+    return descriptor;
+  auto i64 = b.getI64Type();
+  return LLVM::AddOp::create(
+      b, loc, descriptor,
+      LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
+}
+
+void WgmmaAtom::fence() { NVVM::WgmmaFenceAlignedOp::create(b, loc); }
+
+void WgmmaAtom::commitAndWait() {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+}
+
+SmallVector<Value> WgmmaAtom::unpack(Value acc) {
+  auto type = cast<LLVM::LLVMStructType>(acc.getType());
+  SmallVector<Value> registers;
+  for (int64_t i = 0, e = type.getBody().size(); i < e; ++i)
+    registers.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return registers;
+}
+
+Value WgmmaAtom::multiplyKeys(Value queryDescriptor, Value keyDescriptor,
+                              int64_t headDim, int64_t keys) {
+  MLIRContext *ctx = b.getContext();
+  Type accType = structType(AccumulatorTile::numRegisters(keys));
+  auto type =
+      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  // Every operand is computed before the fence: a register written between
+  // two wgmmas makes ptxas fence each one (C7519).
+  SmallVector<std::pair<Value, Value>> descriptors;
+  for (int64_t kk = 0; kk < headDim / kK; ++kk)
+    descriptors.push_back({advance(queryDescriptor, kMajorStepOffset(kM, kk)),
+                           advance(keyDescriptor, kMajorStepOffset(keys, kk))});
+  Value acc = LLVM::UndefOp::create(b, loc, accType);
+  fence();
+  for (int64_t kk = 0; kk < headDim / kK; ++kk) {
+    // The first step ignores the (undefined) accumulator.
+    auto scaleOut = kk ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero;
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, accType, acc, descriptors[kk].first, descriptors[kk].second,
+        NVVM::MMAShapeAttr::get(ctx, kM, keys, kK),
+        NVVM::WGMMATypesAttr::get(ctx, type),
+        NVVM::WGMMATypesAttr::get(ctx, type),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, scaleOut),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        // Both K-major: A row-major, B (K^T) column-major.
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+        /*satfinite=*/nullptr);
+  }
+  commitAndWait();
+  return acc;
+}
+
+void WgmmaAtom::multiplyValues(AccumulatorTile out,
+                               AccumulatorTile probabilities,
+                               Value valueDescriptor, int64_t keys) {
+  int64_t n = out.numTiles() * 8, registers = n / 2;
+  Type accType = structType(registers);
+  // wgmma.mma_async with A in registers: {d...} tied to the inputs, then
+  // the four b32 A registers, the B descriptor and scale-d (1: accumulate).
+  std::string outs, tied;
+  for (int64_t i = 0; i < registers; ++i) {
+    outs += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
+    tied += llvm::formatv(",{0}", i).str();
+  }
+  int64_t a = 2 * registers;
+  std::string asmString =
+      llvm::formatv("{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} "
+                    "{{{3}}, {{${4}, ${5}, ${6}, ${7}}, ${8}, p, 1, 1, 1;\n}",
+                    a + 5, n, elementType.isBF16() ? "bf16" : "f16", outs, a,
+                    a + 1, a + 2, a + 3, a + 4)
+          .str();
+  std::string constraints;
+  for (int64_t i = 0; i < registers; ++i)
+    constraints += i ? ",=f" : "=f";
+  constraints += tied + ",r,r,r,r,l,n";
+
+  // The A fragments and descriptors of every step before the fence (see
+  // multiplyKeys).
+  SmallVector<SmallVector<Value>> stepOperands;
+  Value scaleD = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+  for (int64_t kk = 0; kk < keys / kK; ++kk) {
+    SmallVector<Value> operands = llvm::to_vector(
+        probabilityFragment(*this, probabilities, kk, elementType));
+    // 16 keys = 16 rows of 128 bytes further along V.
+    operands.push_back(advance(valueDescriptor, kk * kK * kSwizzleSpanBytes));
+    operands.push_back(scaleD);
+    stepOperands.push_back(std::move(operands));
+  }
+  SmallVector<Value> acc(out.values());
+  fence();
+  for (int64_t kk = 0; kk < keys / kK; ++kk) {
+    SmallVector<Value> operands(acc);
+    llvm::append_range(operands, stepOperands[kk]);
+    Value result =
+        LLVM::InlineAsmOp::create(
+            b, loc, accType, operands, b.getStringAttr(asmString),
+            b.getStringAttr(constraints), b.getUnitAttr(),
+            /*is_align_stack=*/nullptr,
+            LLVM::TailCallKindAttr::get(b.getContext(),
+                                        LLVM::TailCallKind::None),
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/nullptr)
+            .getResult(0);
+    acc = unpack(result);
+  }
+  commitAndWait();
+  llvm::copy(acc, out.values().begin());
+}
