@@ -1,6 +1,6 @@
 """Run the tensor-core kernel on the CPU: a warp-level emulator.
 
-The kernel that `convert-gated-attention-to-nvgpu` emits is a `gpu.func` of
+The kernels that `convert-gated-attention-to-nvgpu` emits are `gpu.func`s of
 arith / math / vector / memref / scf ops plus the GPU-only ones: ldmatrix,
 mma.sync, cp.async, shuffles, barriers. This module interprets that
 function (printed in MLIR's generic form) for every CTA of a launch, all
@@ -17,6 +17,10 @@ reference:
 
     python3 -m gated_attention.emulate --case 'dtype=bf16,d=64,dv=64,sq=70,causal=0|1' \
         [--options 'warps=2 key-block=32']
+
+The sm_90a kernel (--options 'chip=sm_90a kernel=wgmma') runs on the
+byte-level model of shared memory, TMA, mbarriers and wgmma of
+emulate_wgmma.py.
 
 It does not test what comes after the kernel's IR (upstream nvgpu/NVVM
 lowering, ptxas, the hardware): the device check does.
@@ -383,6 +387,12 @@ class CTA:
             return x
         if n == "gpu.return":
             return None
+        # The sm_90a kernel's ops (emulate_wgmma.WgmmaCTA).
+        extra = getattr(self, "sm90_op", None)
+        if extra is not None:
+            out = extra(op, x)
+            if out is not NotImplemented:
+                return out
         raise NotImplementedError(n)
 
     def _collective(self):
@@ -470,16 +480,22 @@ class CTA:
 def launch(kernel, desc, inputs, b, sq, skv):
     """Runs every CTA; `inputs`: name -> raw uint16 bits (flat). Returns the
     output's bits."""
-    if launch_schema.uses_tensor_maps(desc):
-        raise ValueError(f"{desc['kernel']}: the emulator does not run the "
-                         "sm_90a (wgmma + TMA) kernel yet")
     elem = desc["element_type"]
     out = np.zeros(b * desc["Hq"] * sq * desc["Dv"], dtype=np.uint16)
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
     mems["out"] = Memory(out, elem)
+    cta = CTA
+    if launch_schema.uses_tensor_maps(desc):
+        from . import emulate_wgmma
+        cta = type("WgmmaCTA", (emulate_wgmma.WgmmaCTA, CTA), {})
     args = []
     for a in desc["arguments"]:
-        if a["kind"] == "memref":
+        if a["kind"] == "tensor_map":
+            from .emulate_wgmma import TensorMap
+            args.append(TensorMap(mems[a["name"]].bits, elem,
+                                  launch_schema.map_dims(desc, a, b, sq, skv),
+                                  a["box"], a["swizzle"]))
+        elif a["kind"] == "memref":
             args.append(mems[a["name"]])
         else:
             args.append(np.full(desc["block"][0],
@@ -488,8 +504,11 @@ def launch(kernel, desc, inputs, b, sq, skv):
     for z in range(grid[2]):
         for y in range(grid[1]):
             for xx in range(grid[0]):
-                CTA(kernel, desc["block"][0], (xx, y, z), grid, args,
-                    desc["dynamic_shared_memory"]).run()
+                block = cta(kernel, desc["block"][0], (xx, y, z), grid, args,
+                            desc["dynamic_shared_memory"])
+                if hasattr(block, "init_sm90"):
+                    block.init_sm90()
+                block.run()
     return mems["out"].bits
 
 
