@@ -48,7 +48,8 @@ def ConvertGatedAttentionToLinalgPass
 
 def ConvertGatedAttentionToNVGPUPass
     : Pass<"convert-gated-attention-to-nvgpu", "::mlir::ModuleOp"> {
-  let summary = "Tensor-core flash kernel (mma.sync, cp.async) for f16/bf16";
+  let summary = "Tensor-core flash kernel (mma.sync + cp.async, or wgmma + "
+                "TMA on sm_90a) for f16/bf16";
   let description = [{
     Replaces every f16/bf16 `gated_attention.attention` whose head dims are
     static multiples of 16 up to 256 by a `gpu.launch_func` of a
@@ -71,11 +72,21 @@ def ConvertGatedAttentionToNVGPUPass
     lengths are kernel arguments. One kernel per configuration: ops that
     differ only in B, Sq or Skv share it.
 
-    Each kernel's launch description (JSON: kernel name, grid and block as
-    functions of B, Hq, Sq, dynamic shared memory bytes, argument order) is
-    an entry of the `gated_attention.kernels` dictionary on the enclosing
-    module, which survives serialization; `python3 -m gated_attention.ptx`
-    writes it next to the PTX.
+    With `kernel=wgmma` (and `chip=sm_90a`), ops whose head dims are
+    multiples of 64 get the Hopper kernel instead, in development: one
+    warpgroup per 64 query rows, Q/K/V by TMA through maps the host makes
+    (`nvgpu.tma.create.descriptor`, passed as pointers) into 128B-swizzled
+    shared memory, two K/V stages on mbarriers, Q * K^T as a
+    shared-memory wgmma and P * V as a register-A wgmma, the same online
+    softmax and gated epilogue. `kernel=auto` keeps mma.sync until the
+    Hopper kernel has been validated on a GPU.
+
+    Each kernel's launch description (versioned JSON: kernel name, grid and
+    block as functions of B, Hq, Sq, dynamic shared memory bytes, argument
+    order and calling convention, TMA maps and boxes) is an entry of the
+    `gated_attention.kernels` dictionary on the enclosing module, which
+    survives serialization; `python3 -m gated_attention.ptx` writes it next
+    to the PTX, and `python/gated_attention/launch.py` reads it.
 
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal}
