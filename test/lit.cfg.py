@@ -83,6 +83,12 @@ llvm_config.add_tool_substitutions(
 # The NVVM target links libdevice from the CUDA toolkit named by these.
 llvm_config.with_system_environment(["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
 
+# The tool as the README builds it (GCC, no sanitizers): the compiler's
+# order of evaluating call arguments orders ops, so PTX digests
+# (mma-sync-ptx.test) hold for this build only.
+if (getattr(config, "cxx_compiler_id", "") == "GNU"
+        and not getattr(config, "sanitizers", "")):
+    config.available_features.add("release-gcc")
 # `ptxas`: PTX can be assembled on this machine. Its toolkit also provides
 # libdevice when no CUDA_HOME is set.
 ptxas = config.ptxas_executable
