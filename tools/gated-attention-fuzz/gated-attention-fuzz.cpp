@@ -49,10 +49,10 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -71,30 +71,58 @@ namespace {
 constexpr size_t kHeaderSize = 5;
 
 enum class Pipeline : uint8_t {
-  Verify,       // parse, verify, print and parse back only
-  ToLLVM,       // --gated-attention-to-llvm
-  ToLLVMRef,    // --gated-attention-to-llvm=reference=1
-  ToPTXSm90,    // --gated-attention-to-ptx (chip=sm_90)
-  ToPTXSm80,    // --gated-attention-to-ptx=chip=sm_80
-  Raise,        // --gated-attention-raise
-  Tile,         // --gated-attention-tile
-  ToNVGPU,      // --convert-gated-attention-to-nvgpu (no NVPTX backend)
+  Verify,    // parse, verify, print and parse back only
+  ToLLVM,    // --gated-attention-to-llvm
+  ToLLVMRef, // --gated-attention-to-llvm=reference=1
+  ToPTXSm90, // --gated-attention-to-ptx (chip=sm_90)
+  ToPTXSm80, // --gated-attention-to-ptx=chip=sm_80
+  Raise,     // --gated-attention-raise
+  Tile,      // --gated-attention-tile
+  ToNVGPU,   // --convert-gated-attention-to-nvgpu (no NVPTX backend)
 };
 
 // Option values: defaults, edges, out of range and malformed.
-const char *const kIntValues[] = {
-    "0",  "1",    "2",    "3",    "4",    "5",    "7",    "8",
-    "16", "17",   "32",   "48",   "64",   "96",   "128",  "256",
-    "512", "1024", "4096", "65536", "2147483647", "2147483648",
-    "4294967296", "1099511627776", "4611686018427387904",
-    "9223372036854775807", "-1", "-8", "-9223372036854775808",
-    "18446744073709551616", "", "x", "1.5", "0x40", "+4"};
+const char *const kIntValues[] = {"0",
+                                  "1",
+                                  "2",
+                                  "3",
+                                  "4",
+                                  "5",
+                                  "7",
+                                  "8",
+                                  "16",
+                                  "17",
+                                  "32",
+                                  "48",
+                                  "64",
+                                  "96",
+                                  "128",
+                                  "256",
+                                  "512",
+                                  "1024",
+                                  "4096",
+                                  "65536",
+                                  "2147483647",
+                                  "2147483648",
+                                  "4294967296",
+                                  "1099511627776",
+                                  "4611686018427387904",
+                                  "9223372036854775807",
+                                  "-1",
+                                  "-8",
+                                  "-9223372036854775808",
+                                  "18446744073709551616",
+                                  "",
+                                  "x",
+                                  "1.5",
+                                  "0x40",
+                                  "+4"};
 const char *const kChips[] = {
-    "sm_90", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_75",  "sm_70", "sm_100",
-    "sm_120", "sm_52", "",     "sm90",  "foo",    "SM_90", "sm_9",  "sm_800"};
+    "sm_90",  "sm_80", "sm_86", "sm_89", "sm_90a", "sm_75", "sm_70", "sm_100",
+    "sm_120", "sm_52", "",      "sm90",  "foo",    "SM_90", "sm_9",  "sm_800"};
 
-const char *const kKernels[] = {"wgmma", "mma-sync", "auto", "tma", "",
-                                "WGMMA", "wgmma ", "mma_sync"};
+const char *const kKernels[] = {"wgmma", "mma-sync", "auto",   "tma",
+                                "",      "WGMMA",    "wgmma ", "mma_sync"};
 
 template <size_t N> const char *pick(const char *const (&table)[N], uint8_t b) {
   return table[b % N];
@@ -305,8 +333,8 @@ void checkLowered(ModuleOp module, Pipeline kind, llvm::StringRef pipeline) {
       break;
     case Pipeline::ToPTXSm90:
     case Pipeline::ToPTXSm80:
-      ok = dialect == "builtin" || dialect == "llvm" ||
-           name == "gpu.binary" || name == "gpu.launch_func";
+      ok = dialect == "builtin" || dialect == "llvm" || name == "gpu.binary" ||
+           name == "gpu.launch_func";
       break;
     case Pipeline::Tile:
       ok = name != "gated_attention.attention";
@@ -386,9 +414,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (verbose())
     llvm::errs() << "gated-attention-fuzz: pipeline: "
                  << (pipeline ? *pipeline : "(verify only)") << "\n";
-  static const char *const kNames[] = {"verify", "to-llvm",     "to-llvm-ref",
-                                       "to-ptx-sm90", "to-ptx-sm80", "raise",
-                                       "tile",        "to-nvgpu"};
+  static const char *const kNames[] = {
+      "verify",      "to-llvm", "to-llvm-ref", "to-ptx-sm90",
+      "to-ptx-sm80", "raise",   "tile",        "to-nvgpu"};
   OutcomeCounter counter(kNames[static_cast<unsigned>(kind)]);
 
   if (hitsKnownUpstreamParserCrash(text))
@@ -398,8 +426,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Diagnostics diags(ctx);
   llvm::scope_exit explain([&] {
     if (verbose() && !diags.firstError.empty())
-      llvm::errs() << "gated-attention-fuzz: first error: "
-                   << diags.firstError << "\n";
+      llvm::errs() << "gated-attention-fuzz: first error: " << diags.firstError
+                   << "\n";
   });
 
   stage("parse");
@@ -449,8 +477,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   stage("print output");
   printed = print(*module);
   stage("parse back output");
-  checkParsesBack(printed, "pipeline output does not parse back",
-                  pipelineText);
+  checkParsesBack(printed, "pipeline output does not parse back", pipelineText);
   stage("done");
   return 0;
 }
@@ -469,38 +496,53 @@ template <size_t N> const char *choose(Rng &rng, const char *const (&t)[N]) {
   return t[below(rng, N)];
 }
 
-const char *const kDims[] = {
-    "0",    "1",       "2",       "3",       "4",
-    "7",    "8",       "16",      "17",      "32",
-    "64",   "128",     "256",     "1024",    "?",
-    "?",    "65536",   "1048576", "2147483648",
-    "1099511627776",   "4611686018427387904", "9223372036854775807"};
-const char *const kElementTypes[] = {"f32", "f16",  "bf16", "f64",  "i32",
-                                     "i8",  "i1",   "index", "f8E4M3FN",
-                                     "tf32", "complex<f32>"};
+const char *const kDims[] = {"0",
+                             "1",
+                             "2",
+                             "3",
+                             "4",
+                             "7",
+                             "8",
+                             "16",
+                             "17",
+                             "32",
+                             "64",
+                             "128",
+                             "256",
+                             "1024",
+                             "?",
+                             "?",
+                             "65536",
+                             "1048576",
+                             "2147483648",
+                             "1099511627776",
+                             "4611686018427387904",
+                             "9223372036854775807"};
+const char *const kElementTypes[] = {"f32",      "f16",  "bf16",        "f64",
+                                     "i32",      "i8",   "i1",          "index",
+                                     "f8E4M3FN", "tf32", "complex<f32>"};
 const char *const kGates[] = {"sigmoid", "silu", "ns_sigmoid", "tanh",
                               "none",    "relu", "Sigmoid",    ""};
 const char *const kCombines[] = {"mul", "add", "sub", ""};
 const char *const kScales[] = {
-    "0.125 : f32", "0.0 : f32",      "-1.0 : f32",  "1.0e+38 : f32",
+    "0.125 : f32",  "0.0 : f32",        "-1.0 : f32",       "1.0e+38 : f32",
     "3.4e38 : f32", "0x7FC00000 : f32", "0x7F800000 : f32", "1.0e-45 : f32",
-    "1 : i32",     "0.5 : f64",       "0.5 : f16",   "0.5"};
-const char *const kAttrs[] = {
-    "causal",
-    "is_causal",
-    "causal = false",
-    "causal = true",
-    "scale = 0.5 : f32",
-    "scael = 0.5 : f32",
-    "scale = 0x7FC00000 : f32",
-    "gate = #gated_attention.gate<silu>",
-    "gate = #gated_attention.gate<ns_sigmoid>",
-    "gate = #gated_attention.gate<sigmoid>",
-    "gate = \"sigmoid\"",
-    "combine = #gated_attention.combine<add>",
-    "combine = #gated_attention.combine<mul>",
-    "gated_attention.tag = 1",
-    "foo.bar"};
+    "1 : i32",      "0.5 : f64",        "0.5 : f16",        "0.5"};
+const char *const kAttrs[] = {"causal",
+                              "is_causal",
+                              "causal = false",
+                              "causal = true",
+                              "scale = 0.5 : f32",
+                              "scael = 0.5 : f32",
+                              "scale = 0x7FC00000 : f32",
+                              "gate = #gated_attention.gate<silu>",
+                              "gate = #gated_attention.gate<ns_sigmoid>",
+                              "gate = #gated_attention.gate<sigmoid>",
+                              "gate = \"sigmoid\"",
+                              "combine = #gated_attention.combine<add>",
+                              "combine = #gated_attention.combine<mul>",
+                              "gated_attention.tag = 1",
+                              "foo.bar"};
 
 struct Span {
   size_t begin, end;
@@ -653,8 +695,7 @@ bool mutateOpAttrs(std::string &s, Rng &rng) {
     s.insert(brace + 1, attr + ", ");
     return true;
   }
-  if (colon == std::string::npos ||
-      (eol != std::string::npos && colon > eol))
+  if (colon == std::string::npos || (eol != std::string::npos && colon > eol))
     return false;
   s.insert(colon, " {" + attr + "}");
   return true;
@@ -746,8 +787,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
   else if (choice < 65)
     changed = mutateEnumAttr(text, rng, "gate", kGates, std::size(kGates));
   else if (choice < 69)
-    changed = mutateEnumAttr(text, rng, "combine", kCombines,
-                             std::size(kCombines));
+    changed =
+        mutateEnumAttr(text, rng, "combine", kCombines, std::size(kCombines));
   else if (choice < 74)
     changed = mutateScale(text, rng);
   else if (choice < 82)
