@@ -251,10 +251,10 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToPTXOptions(
                                "one of {1}",
                                options.chip, supportedChipList()));
   StringRef kernel = options.kernel;
-  if (kernel != "auto" && kernel != "mma-sync" && kernel != "wgmma")
+  if (!isKnownNVGPUKernel(kernel))
     return error(llvm::formatv("option 'kernel': unknown kernel '{0}'; "
-                               "expected auto, mma-sync or wgmma",
-                               kernel));
+                               "expected {1}",
+                               kernel, kNVGPUKernelList));
   if (kernel == "wgmma" && !lookupNVGPUChip(options.chip)->hasWgmma)
     return error(llvm::formatv("option 'kernel': wgmma needs chip=sm_90a, "
                                "got chip={0}",

@@ -387,12 +387,6 @@ class CTA:
             return x
         if n == "gpu.return":
             return None
-        # The sm_90a kernel's ops (emulate_wgmma.WgmmaCTA).
-        extra = getattr(self, "sm90_op", None)
-        if extra is not None:
-            out = extra(op, x)
-            if out is not NotImplemented:
-                return out
         raise NotImplementedError(n)
 
     def _collective(self):
@@ -486,8 +480,7 @@ def launch(kernel, desc, inputs, b, sq, skv):
     mems["out"] = Memory(out, elem)
     cta = CTA
     if launch_schema.uses_tensor_maps(desc):
-        from . import emulate_wgmma
-        cta = type("WgmmaCTA", (emulate_wgmma.WgmmaCTA, CTA), {})
+        from .emulate_wgmma import WgmmaCTA as cta
     args = []
     for a in desc["arguments"]:
         if a["kind"] == "tensor_map":
@@ -504,11 +497,8 @@ def launch(kernel, desc, inputs, b, sq, skv):
     for z in range(grid[2]):
         for y in range(grid[1]):
             for xx in range(grid[0]):
-                block = cta(kernel, desc["block"][0], (xx, y, z), grid, args,
-                            desc["dynamic_shared_memory"])
-                if hasattr(block, "init_sm90"):
-                    block.init_sm90()
-                block.run()
+                cta(kernel, desc["block"][0], (xx, y, z), grid, args,
+                    desc["dynamic_shared_memory"]).run()
     return mems["out"].bits
 
 

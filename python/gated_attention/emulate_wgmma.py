@@ -1,6 +1,6 @@
 """The emulator's sm_90a layer: TMA, mbarriers and wgmma, byte for byte.
 
-`emulate.CTA` runs the mma.sync kernel; `WgmmaCTA` adds what the wgmma
+`emulate.CTA` runs the mma.sync kernel; `WgmmaCTA`, a CTA, adds what the wgmma
 kernel (`kernel=wgmma`) is made of, modelled on the PTX ISA rather than on
 the compiler's own conventions, so that a wrong descriptor, swizzle,
 stage or barrier phase in the kernel shows as a wrong result or an error:
@@ -28,6 +28,7 @@ import re
 import numpy as np
 
 from .dtypes import from_bits
+from .emulate import CTA
 
 SMEM_BASE = 1024
 SWIZZLE_128B = 1
@@ -93,11 +94,17 @@ def accumulator_index(threads, n):
     return 16 * w + g + 8 * h, 8 * j + 2 * q + c
 
 
-class WgmmaCTA:
-    """Mixed into emulate.CTA (see make_cta): the sm_90a ops."""
+class WgmmaCTA(CTA):
+    """A CTA of the sm_90a kernel: emulate.CTA's ops and the sm_90a ones."""
 
-    def init_sm90(self):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.barriers = {}
+
+    def op(self, op):
+        if op.name not in SM90_OPS:
+            return super().op(op)
+        return self.sm90_op(op, [self.env[o] for o in op.operands])
 
     def smem_read(self, addresses, elem):
         a = swizzle128(np.asarray(addresses)) - SMEM_BASE
@@ -239,7 +246,7 @@ class WgmmaCTA:
         return self.wgmma(A, b_addr, acc, scale_d != 0, elem, n)
 
     def sm90_op(self, op, x):
-        """The value of `op` if it is an sm_90a op, else NotImplemented."""
+        """The value of `op`, one of SM90_OPS, on operand values `x`."""
         n = op.name
         t = self.t
         if n == "llvm.mlir.addressof":
@@ -280,4 +287,17 @@ class WgmmaCTA:
             return self.wgmma_ss(op, x)
         if n == "llvm.inline_asm":
             return self.wgmma_rs(op, x)
-        return NotImplemented
+        raise NotImplementedError(n)
+
+
+SM90_OPS = frozenset((
+    "llvm.mlir.addressof", "llvm.getelementptr", "llvm.addrspacecast",
+    "llvm.ptrtoint", "arith.index_cast", "llvm.mlir.constant", "llvm.and",
+    "llvm.or", "llvm.lshr", "llvm.add", "llvm.mlir.undef",
+    "nvvm.mbarrier.init", "nvvm.mbarrier.arrive.expect_tx",
+    "nvvm.mbarrier.try_wait.parity",
+    "nvvm.cp.async.bulk.tensor.shared.cluster.global",
+    "nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
+    "nvvm.wgmma.commit.group.sync.aligned",
+    "nvvm.wgmma.wait.group.sync.aligned", "nvvm.wgmma.mma_async",
+    "llvm.inline_asm"))

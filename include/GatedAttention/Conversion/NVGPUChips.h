@@ -47,6 +47,13 @@ inline const NVGPUChip *lookupNVGPUChip(llvm::StringRef name) {
   return nullptr;
 }
 
+/// The values of the `kernel` option of the tensor-core pass and the PTX
+/// pipeline, and their list for diagnostics.
+inline bool isKnownNVGPUKernel(llvm::StringRef kernel) {
+  return kernel == "auto" || kernel == "mma-sync" || kernel == "wgmma";
+}
+constexpr const char *kNVGPUKernelList = "auto, mma-sync or wgmma";
+
 /// "sm_80, sm_86, ...": for diagnostics.
 inline std::string supportedChipList() {
   std::string list;

@@ -252,9 +252,9 @@ struct ConvertGatedAttentionToNVGPUPass
           << "unknown chip '" << chip << "'; expected " << supportedChipList();
       return signalPassFailure();
     }
-    if (kernel != "auto" && kernel != "mma-sync" && kernel != "wgmma") {
-      getOperation()->emitError() << "unknown kernel '" << kernel
-                                  << "'; expected auto, mma-sync or wgmma";
+    if (!isKnownNVGPUKernel(kernel)) {
+      getOperation()->emitError()
+          << "unknown kernel '" << kernel << "'; expected " << kNVGPUKernelList;
       return signalPassFailure();
     }
     if (kernel == "wgmma" && !target->hasWgmma) {

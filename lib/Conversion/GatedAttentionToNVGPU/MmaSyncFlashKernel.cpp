@@ -92,8 +92,7 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
   auto slab = [&](Value buffer, Value h, int64_t heads, Value len,
                   int64_t width) {
-    return GlobalSlab{buffer,
-                      mul(mul(add(mul(tile.batch, heads), h), len), width)};
+    return GlobalSlab{buffer, tile.slabOffset(*this, h, heads, len, width)};
   };
   GlobalSlab qSlab = slab(q, tile.head, cfg.numQueryHeads, numRows, d);
   GlobalSlab kSlab = slab(k, kvHead, cfg.numKeyValueHeads, numKeys, d);

@@ -11,27 +11,19 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
-
-/// Bytes of a [rows, width] 16-bit tile, in column atoms.
-static int64_t tileBytes(int64_t rows, int64_t width) {
-  return rows * width * 2;
-}
-
-static int64_t alignTo(int64_t bytes, int64_t alignment) {
-  return (bytes + alignment - 1) / alignment * alignment;
-}
 
 TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
   TmaSharedLayout layout;
   // Every tile is a whole number of 1024-byte swizzle atoms (8 rows of 128
   // bytes), so each starts 1024-aligned.
   layout.query = 0;
-  layout.keyStageBytes = tileBytes(cfg.keyBlock, cfg.headDim);
-  layout.valueStageBytes = tileBytes(cfg.keyBlock, cfg.valueHeadDim);
-  layout.keys = alignTo(tileBytes(cfg.queryBlock(), cfg.headDim), 1024);
+  layout.keyStageBytes = cfg.keyTileBytes();
+  layout.valueStageBytes = cfg.valueTileBytes();
+  layout.keys = llvm::alignTo(cfg.queryTileBytes(), 1024);
   layout.values = layout.keys + kStages * layout.keyStageBytes;
   layout.barriers = layout.values + kStages * layout.valueStageBytes;
   // One full barrier per stage, then the query's; 8 bytes each.
@@ -138,7 +130,7 @@ void TmaPipeline::loadQuery(Value rowBase, Value slab) {
   whenLead([&] {
     Value bar = pointer(layout.barriers + 8 * TmaSharedLayout::kStages);
     Value bytes = arith::ConstantOp::create(
-        b, loc, b.getI32IntegerAttr(tileBytes(rows, cfg.headDim)));
+        b, loc, b.getI32IntegerAttr(cfg.queryTileBytes()));
     NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, bytes,
                                            /*scope=*/nullptr,
                                            /*relaxed=*/nullptr, Value());

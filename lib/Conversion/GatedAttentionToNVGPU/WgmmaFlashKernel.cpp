@@ -85,14 +85,14 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   Value kvHead = div(tile.head, cfg.groupSize());
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
   // Slabs: the TMA maps are 3-D (D, S, B x H).
-  Value querySlab = add(mul(tile.batch, cfg.numQueryHeads), tile.head);
-  Value keySlab = add(mul(tile.batch, cfg.numKeyValueHeads), kvHead);
-  auto base = [&](Value h, int64_t heads, int64_t width) {
-    return mul(mul(add(mul(tile.batch, heads), h), numRows), width);
-  };
-  EpilogueOperands epilogue{g, out,
-                            base(gateHead, cfg.numGateHeads, cfg.gateWidth),
-                            base(tile.head, cfg.numQueryHeads, dv), numRows};
+  Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
+  Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
+  EpilogueOperands epilogue{
+      g, out,
+      tile.slabOffset(*this, gateHead, cfg.numGateHeads, numRows,
+                      cfg.gateWidth),
+      tile.slabOffset(*this, tile.head, cfg.numQueryHeads, numRows, dv),
+      numRows};
 
   Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                      lanes.thread, idx(0));

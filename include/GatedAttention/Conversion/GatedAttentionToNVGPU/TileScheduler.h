@@ -21,6 +21,18 @@ namespace mlir::gated_attention::flash {
 /// The rows [rowBase, rowBase + rows) of query head `head` of batch `batch`.
 struct FlashTile {
   Value batch, head, rowBase;
+
+  /// The index of head `h` of this tile's batch among the B x `heads`
+  /// (batch, head) slabs of an operand.
+  Value slab(const KernelBuilder &kb, Value h, int64_t heads) const {
+    return kb.add(kb.mul(batch, heads), h);
+  }
+  /// The offset of that slab in the flat operand: slabs of `length` rows of
+  /// `width` elements.
+  Value slabOffset(const KernelBuilder &kb, Value h, int64_t heads,
+                   Value length, int64_t width) const {
+    return kb.mul(kb.mul(slab(kb, h, heads), length), width);
+  }
 };
 
 /// The tile of this CTA in a grid of (ceildiv(Sq, rows), Hq, B): query
