@@ -13,9 +13,26 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   address bits [4:6] ^ [7:9]); it completes at issue and counts its bytes
   against its mbarrier's transaction count.
 - An mbarrier completes its phase when the expected arrivals have arrived
-  and the transaction count is back to 0; try_wait.parity on a phase that
-  has not completed raises MbarrierHang: on a GPU the kernel would hang,
-  since nothing else can complete it here (one warpgroup, lockstep).
+  and the transaction count is back to 0; try_wait.parity returns once the
+  phase of the other parity has completed (a fresh barrier counts as having
+  completed the phase before its first).
+- Warpgroups run as coroutines: each warpgroup's 128 threads in lockstep
+  (an interpreter of its own), one warpgroup at a time, each until it waits
+  on an mbarrier phase or a CTA barrier that has not completed; then the
+  next. A producer thus runs as far ahead as its barriers let it, which is
+  the schedule that exposes a missing wait. When no warpgroup can move, the
+  kernel would hang on a GPU: MbarrierHang names the waits.
+- Named barriers (bar.sync / bar.arrive with an id and a thread count)
+  complete when that many threads have arrived; bar.sync waits for it.
+- setmaxnreg is checked against the register file: multiples of 8 in
+  [24, 256], decreases below and increases above the count at entry, and
+  128 x the warpgroups' counts within 64K registers.
+- wgmma is asynchronous: its accumulators are pending until a
+  wgmma.wait_group covers its commit group, and any other instruction that
+  reads them before is an error (on a GPU it reads garbage, or ptxas
+  serializes the pipeline). It reads shared memory at issue and again when
+  it completes: a change in between (a stage refilled while a wgmma still
+  reads it) is an error.
 - wgmma reads its shared operands by decoding the 64-bit matrix
   descriptors (start address, leading and stride byte offsets, 128B
   swizzle) in the canonical K-major and MN-major layouts; the register-A
@@ -24,18 +41,53 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
 """
 
 import re
+import threading
 
 import numpy as np
 
 from .dtypes import from_bits
-from .emulate import CTA
+from .emulate import CTA, _attr_int, _positions
 
 SMEM_BASE = 1024
 SWIZZLE_128B = 1
 
 
 class MbarrierHang(AssertionError):
-    """A wait on an mbarrier phase that nothing will complete."""
+    """Every warpgroup waits on a barrier that nothing will complete."""
+
+
+class _Abort(BaseException):
+    """Unwinds a warpgroup's thread when its CTA gives up."""
+
+
+REGISTER_FILE = 65536
+
+
+class Pending:
+    """The accumulators of an issued wgmma: computed when a wait_group
+    covers it (or a later wgmma of its chain completes)."""
+
+    def __init__(self, compute):
+        self.compute, self.value = compute, None
+
+    def resolve(self):
+        if self.value is None:
+            self.value = self.compute()
+        return self.value
+
+
+class PendingElement:
+    """Register `index` of a pending accumulator struct."""
+
+    def __init__(self, of, index):
+        self.of, self.index = of, index
+
+
+# Ops that may hold pending accumulators without reading them: wgmmas (the
+# accumulator chain), moves out of the struct, and structured control flow
+# that carries values.
+_CARRIERS = frozenset(("nvvm.wgmma.mma_async", "llvm.inline_asm",
+                       "llvm.extractvalue", "scf.yield", "scf.for", "scf.if"))
 
 
 class TensorMap:
@@ -94,17 +146,214 @@ def accumulator_index(threads, n):
     return 16 * w + g + 8 * h, 8 * j + 2 * q + c
 
 
-class WgmmaCTA(CTA):
-    """A CTA of the sm_90a kernel: emulate.CTA's ops and the sm_90a ones."""
+class WgmmaCTA:
+    """A CTA of the sm_90a kernel: shared memory, mbarriers and the CTA
+    barrier, shared by its warpgroups, which run as coroutines."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, kernel, threads, block_id, grid, args, smem_bytes):
+        if threads % 128:
+            raise ValueError(f"{threads} threads: not whole warpgroups")
+        self.smem = np.zeros(smem_bytes, dtype=np.uint8)
         self.barriers = {}
+        self.bar_sync = {"arrived": 0, "generation": 0}
+        # Named barriers: id -> threads arrived, phases completed.
+        self.named = {}
+        # The registers per thread at entry, what ptxas gives a kernel of
+        # one CTA per SM: the file split over the threads, in multiples of
+        # 8, at most 255.
+        self.entry_registers = min(255, REGISTER_FILE // threads // 8 * 8)
+        self.warpgroups = [Warpgroup(self, w, kernel, block_id, grid, args)
+                           for w in range(threads // 128)]
+        self.back = threading.Event()
+        # Bumped by every change of a barrier's state.
+        self.version = 0
+
+    def run(self):
+        threads = [threading.Thread(target=wg.main, daemon=True)
+                   for wg in self.warpgroups]
+        for t in threads:
+            t.start()
+        live = list(self.warpgroups)
+        try:
+            while live:
+                version = self.version
+                for wg in list(live):
+                    self.back.clear()
+                    wg.go.set()
+                    self.back.wait()
+                    if wg.error is not None:
+                        raise wg.error
+                    if wg.done:
+                        live.remove(wg)
+                # A round in which every warpgroup waited and no barrier
+                # changed: nothing will ever change one.
+                if live and self.version == version and all(
+                        wg.blocked for wg in live):
+                    raise MbarrierHang("; ".join(
+                        f"warpgroup {wg.index} waits on {wg.waiting()}"
+                        for wg in live))
+        finally:
+            for wg in live:
+                wg.abort = True
+                wg.go.set()
+            for t in threads:
+                t.join()
+        # Every phase begun is completed: no copy in flight, no arrival
+        # that nothing waits for.
+        for address, bar in self.barriers.items():
+            if bar["pending"] != bar["count"] or bar["tx"]:
+                raise AssertionError(
+                    f"the CTA exits with a phase of the mbarrier at "
+                    f"{address:#x} begun ({bar['count'] - bar['pending']} "
+                    f"arrivals, {bar['tx']} bytes outstanding)")
+        for ident, bar in self.named.items():
+            if bar["arrived"]:
+                raise AssertionError(
+                    f"the CTA exits with {bar['arrived']} threads arrived at "
+                    f"barrier {ident}")
+        registers = [wg.registers for wg in self.warpgroups]
+        if 128 * sum(registers) > REGISTER_FILE:
+            raise AssertionError(f"setmaxnreg: warpgroups hold {registers} "
+                                 "registers per thread, more than the "
+                                 "register file")
+
+
+class Warpgroup(CTA):
+    """The 128 threads of one warpgroup in lockstep: emulate.CTA's ops and
+    the sm_90a ones, on its CTA's shared state."""
+
+    def __init__(self, cta, index, kernel, block_id, grid, args):
+        args = [a[:128] if isinstance(a, np.ndarray) else a for a in args]
+        super().__init__(kernel, 128, block_id, grid, args, 0)
+        self.cta, self.index = cta, index
+        self.smem, self.barriers = cta.smem, cta.barriers
+        self.registers = cta.entry_registers
+        self.go = threading.Event()
+        self.error, self.done, self.abort = None, False, False
+        self.blocked, self.waiting = False, None
+        # Issued wgmmas not yet committed, and the commit groups in order.
+        self.uncommitted, self.groups = [], []
+
+    def main(self):
+        """The warpgroup's thread: runs the kernel when first scheduled."""
+        try:
+            self.resume()
+            self.run()
+        except _Abort:
+            return
+        except BaseException as e:     # reported by WgmmaCTA.run
+            self.error = e
+        self.done = True
+        self.cta.back.set()
+
+    def resume(self):
+        self.go.wait()
+        self.go.clear()
+        if self.abort:
+            raise _Abort()
+
+    def wait_until(self, ready, what):
+        """Returns once `ready()`, the other warpgroups running meanwhile;
+        `what()` describes the wait."""
+        while not ready():
+            self.waiting, self.blocked = what, True
+            self.cta.back.set()
+            self.resume()
+        self.blocked = False
+
+    def yield_now(self):
+        """Lets the other warpgroups run first (as far as they can)."""
+        self.cta.back.set()
+        self.resume()
 
     def op(self, op):
+        self.settle_operands(op)
+        if op.name == "llvm.extractvalue" and isinstance(
+                self.env[op.operands[0]], Pending):
+            return PendingElement(self.env[op.operands[0]],
+                                  _positions(op, "position")[0])
+        if op.name == "gpu.thread_id":
+            return 128 * self.index + np.arange(self.t, dtype=np.int64)
+        if op.name == "gpu.barrier":
+            return self.cta_barrier()
         if op.name not in SM90_OPS:
             return super().op(op)
         return self.sm90_op(op, [self.env[o] for o in op.operands])
+
+    def settle_operands(self, op):
+        """Replaces completed accumulators among `op`'s operands by their
+        values; an operand still pending is an error unless `op` only
+        carries it."""
+        for name in op.operands:
+            v = self.env[name]
+            if not isinstance(v, (Pending, PendingElement)):
+                continue
+            pending = v if isinstance(v, Pending) else v.of
+            if pending.value is None:
+                if op.name in _CARRIERS:
+                    continue
+                raise AssertionError(
+                    f"{op.name} reads wgmma accumulators ({name}) before a "
+                    "wgmma.wait_group covers their wgmma")
+            self.env[name] = (pending.value if isinstance(v, Pending)
+                              else pending.value[:, v.index])
+
+    def cta_barrier(self):
+        """bar.sync 0: every warpgroup of the CTA must arrive."""
+        if not self.mask.all():
+            raise AssertionError("bar.sync under a divergent branch")
+        sync = self.cta.bar_sync
+        generation = sync["generation"]
+        sync["arrived"] += 1
+        self.cta.version += 1
+        if sync["arrived"] == len(self.cta.warpgroups):
+            sync["arrived"], sync["generation"] = 0, generation + 1
+        self.wait_until(lambda: sync["generation"] != generation,
+                        lambda: f"bar.sync 0 (generation {generation})")
+
+    def named_barrier(self, n, x):
+        """bar.sync (`nvvm.barrier`) or bar.arrive on barrier x[0] of x[1]
+        threads: the warpgroup's threads arrive; bar.sync waits for the
+        phase to complete."""
+        if not self.mask.all():
+            raise AssertionError(f"{n} under a divergent branch")
+        ident, count = self.uniform(x[0]), self.uniform(x[1])
+        if ident == 0 or count % 32 or count > 128 * len(self.cta.warpgroups):
+            raise AssertionError(f"{n} {ident}, {count}: not a named barrier "
+                                 "of whole warps of this CTA")
+        bar = self.cta.named.setdefault(
+            ident, {"count": count, "arrived": 0, "generation": 0})
+        if bar["count"] != count:
+            raise AssertionError(f"barrier {ident} used with {count} and "
+                                 f"{bar['count']} threads")
+        generation = bar["generation"]
+        bar["arrived"] += self.t
+        self.cta.version += 1
+        if bar["arrived"] > count:
+            raise AssertionError(f"barrier {ident}: more than {count} threads "
+                                 "arrived")
+        if bar["arrived"] == count:
+            bar["arrived"], bar["generation"] = 0, generation + 1
+        if n == "nvvm.barrier":
+            self.wait_until(
+                lambda: bar["generation"] != generation,
+                lambda: f"bar.sync {ident}, {count} ({bar['arrived']} "
+                "threads arrived)")
+        return None
+
+    def setmaxnreg(self, op):
+        self._collective()
+        count = _attr_int(op, "regCount")
+        increase = "action = #nvvm<action increase>" in op.attrs
+        if count % 8 or not 24 <= count <= 256:
+            raise AssertionError(f"setmaxnreg {count}: not a multiple of 8 "
+                                 "in [24, 256]")
+        if increase != (count > self.registers):
+            raise AssertionError(
+                f"setmaxnreg.{'inc' if increase else 'dec'} {count} from "
+                f"{self.registers} registers")
+        self.registers = count
+        return None
 
     def smem_read(self, addresses, elem):
         a = swizzle128(np.asarray(addresses)) - SMEM_BASE
@@ -130,24 +379,37 @@ class WgmmaCTA(CTA):
             return None
         address = self.uniform(x[0][active])
         if n == "nvvm.mbarrier.init":
+            self.cta.version += 1
             count = self.uniform(x[1][active])
             self.barriers[address] = {"count": count, "pending": count,
                                       "tx": 0, "phase": 0}
             return None
         bar = self._barrier(address)
-        if n == "nvvm.mbarrier.arrive.expect_tx":
+        if n in ("nvvm.mbarrier.arrive.expect_tx", "nvvm.mbarrier.arrive"):
+            self.cta.version += 1
             for _ in active:
-                bar["tx"] += self.uniform(x[1][active])
+                if n == "nvvm.mbarrier.arrive.expect_tx":
+                    bar["tx"] += self.uniform(x[1][active])
                 bar["pending"] -= 1
+                if bar["pending"] < 0:
+                    raise AssertionError(
+                        f"mbarrier at {address:#x}: more arrivals than its "
+                        f"count {bar['count']}")
                 self._complete(bar)
+            if n == "nvvm.mbarrier.arrive":
+                # A release: the warpgroups waiting for it run first, which
+                # exposes a stage released before its last read.
+                self.yield_now()
             return None
         # try_wait.parity: returns once the phase of that parity completed.
+        # (Under a branch, the warpgroup's other threads wait too: fine
+        # while no thread waits for another of its own warpgroup.)
         parity = self.uniform(x[1][active])
-        if bar["phase"] % 2 == parity:
-            raise MbarrierHang(
-                f"wait on parity {parity} of the mbarrier at {address:#x}, "
-                f"whose phase {bar['phase']} has {bar['pending']} arrivals "
-                f"and {bar['tx']} bytes outstanding")
+        self.wait_until(
+            lambda: bar["phase"] % 2 != parity,
+            lambda: f"parity {parity} of the mbarrier at {address:#x} (phase "
+            f"{bar['phase']}, {bar['pending']} arrivals and {bar['tx']} "
+            "bytes outstanding)")
         return None
 
     def tma_load(self, op, x):
@@ -184,20 +446,72 @@ class WgmmaCTA(CTA):
             self.smem[a + 1] = (values >> 8).astype(np.uint8)
             barrier = self._barrier(int(bar[thread]))
             barrier["tx"] -= bw * bh * bd * 2
+            self.cta.version += 1
             self._complete(barrier)
         return None
 
     # -- wgmma ------------------------------------------------------------
-    def wgmma(self, a, b_addresses, acc, accumulate, elem, n):
-        """D = A B (+ acc): A 64 x 16 (float64), B addresses 16 x n."""
+    def wgmma(self, a, b_addresses, acc, accumulate, elem, n,
+              a_addresses=None):
+        """Issues D = A B (+ acc): A 64 x 16 (float64, or read from
+        `a_addresses`), B read from addresses 16 x n; returns the pending
+        accumulators."""
         self._collective()
-        B = self.smem_read(b_addresses, elem)
-        D = a @ B
-        rows, cols = accumulator_index(self.t, n)
-        out = D[rows, cols].astype(np.float64)
-        if accumulate:
-            out = out + acc
-        return out.astype(np.float32)
+        shared = [b_addresses] + ([a_addresses] if a_addresses is not None
+                                  else [])
+        at_issue = [self.smem_read(addr, elem) for addr in shared]
+
+        def complete():
+            for addr, before in zip(shared, at_issue):
+                if not np.array_equal(self.smem_read(addr, elem), before,
+                                      equal_nan=True):
+                    raise AssertionError(
+                        "shared memory that an in-flight wgmma reads changed "
+                        "before the wgmma.wait_group that covers it")
+            B = at_issue[0]
+            A = a if a_addresses is None else at_issue[1]
+            D = A @ B
+            rows, cols = accumulator_index(self.t, n)
+            out = D[rows, cols].astype(np.float64)
+            if accumulate:
+                out = out + self.accumulator_value(acc)
+            return out.astype(np.float32)
+
+        pending = Pending(complete)
+        self.uncommitted.append(pending)
+        return pending
+
+    @staticmethod
+    def accumulator_value(acc):
+        """The value of an accumulator operand: registers, a pending struct,
+        or the registers of one (completing it)."""
+        if isinstance(acc, Pending):
+            return acc.resolve()
+        if isinstance(acc, list):
+            if any(isinstance(v, PendingElement) for v in acc):
+                owners = {id(v.of) for v in acc
+                          if isinstance(v, PendingElement)}
+                if (len(owners) != 1 or not all(
+                        isinstance(v, PendingElement) and v.index == i
+                        for i, v in enumerate(acc))):
+                    raise AssertionError("a wgmma's accumulators mix "
+                                         "registers of several wgmmas")
+                return acc[0].of.resolve()
+            return np.stack(acc, axis=-1)
+        return acc
+
+    def commit_group(self):
+        self._collective()
+        self.groups.append(self.uncommitted)
+        self.uncommitted = []
+
+    def wait_group(self, op):
+        """Completes every commit group but the newest N."""
+        self._collective()
+        keep = _attr_int(op, "group")
+        while len(self.groups) > keep:
+            for pending in self.groups.pop(0):
+                pending.resolve()
 
     def wgmma_ss(self, op, x):
         m = re.search(r"shape = #nvvm.shape<m = (\d+), n = (\d+), k = (\d+)>",
@@ -211,12 +525,12 @@ class WgmmaCTA(CTA):
         if layout_a.group(1) != "row":
             raise NotImplementedError("M-major A")
         desc_a, desc_b = self.uniform(x[1]), self.uniform(x[2])
-        A = self.smem_read(k_major_addresses(desc_a, 64), elem)
         if layout_b.group(1) == "col":   # K-major B: stored N x K
             b_addr = k_major_addresses(desc_b, n).T
         else:
             b_addr = mn_major_addresses(desc_b, n)
-        return self.wgmma(A, b_addr, x[0], not zero, elem, n)
+        return self.wgmma(None, b_addr, x[0], not zero, elem, n,
+                          a_addresses=k_major_addresses(desc_a, 64))
 
     def wgmma_rs(self, op, x):
         asm = re.search(r'asm_string = "((?:[^"\\]|\\.)*)"', op.attrs).group(1)
@@ -226,7 +540,7 @@ class WgmmaCTA(CTA):
             raise NotImplementedError(f"inline asm: {asm[:80]}")
         n, elem, trans_b = int(m.group(1)), m.group(2), int(m.group(3))
         nd = n // 2
-        acc = np.stack(x[:nd], axis=-1)
+        acc = list(x[:nd])
         regs = [np.asarray(v).astype(np.int64) for v in x[nd:nd + 4]]
         desc, scale_d = self.uniform(x[nd + 4]), self.uniform(x[nd + 5])
         # A from registers, the PTX ISA's fragment layout for m64k16: warp w
@@ -275,14 +589,20 @@ class WgmmaCTA(CTA):
             count = op.types.count("f32")
             return np.zeros((t, count), dtype=np.float32)
         if n in ("nvvm.mbarrier.init", "nvvm.mbarrier.arrive.expect_tx",
-                 "nvvm.mbarrier.try_wait.parity"):
+                 "nvvm.mbarrier.arrive", "nvvm.mbarrier.try_wait.parity"):
             return self.mbarrier_op(n, x)
+        if n == "nvvm.setmaxregister":
+            return self.setmaxnreg(op)
+        if n in ("nvvm.barrier", "nvvm.barrier.arrive"):
+            return self.named_barrier(n, x)
         if n == "nvvm.cp.async.bulk.tensor.shared.cluster.global":
             return self.tma_load(op, x)
-        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
-                 "nvvm.wgmma.commit.group.sync.aligned",
-                 "nvvm.wgmma.wait.group.sync.aligned"):
+        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned"):
             return None
+        if n == "nvvm.wgmma.commit.group.sync.aligned":
+            return self.commit_group()
+        if n == "nvvm.wgmma.wait.group.sync.aligned":
+            return self.wait_group(op)
         if n == "nvvm.wgmma.mma_async":
             return self.wgmma_ss(op, x)
         if n == "llvm.inline_asm":
@@ -295,7 +615,8 @@ SM90_OPS = frozenset((
     "llvm.ptrtoint", "arith.index_cast", "llvm.mlir.constant", "llvm.and",
     "llvm.or", "llvm.lshr", "llvm.add", "llvm.mlir.undef",
     "nvvm.mbarrier.init", "nvvm.mbarrier.arrive.expect_tx",
-    "nvvm.mbarrier.try_wait.parity",
+    "nvvm.mbarrier.arrive", "nvvm.mbarrier.try_wait.parity",
+    "nvvm.setmaxregister", "nvvm.barrier", "nvvm.barrier.arrive",
     "nvvm.cp.async.bulk.tensor.shared.cluster.global",
     "nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
     "nvvm.wgmma.commit.group.sync.aligned",

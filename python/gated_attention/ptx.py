@@ -14,8 +14,12 @@ are the `gated_attention.kernels` dictionary attribute that
 
 --ptxas PATH assembles each PTX for its chip and prints ptxas' report;
 --check additionally fails unless every kernel is spill-free, every
-tensor-core kernel uses mma.sync, ldmatrix and cp.async, and its shared
-memory fits the chip. A PTX that declares a function it does not define
+tensor-core kernel uses mma.sync, ldmatrix and cp.async (the sm_90a one
+wgmma, TMA, mbarriers and setmaxnreg, without the advisories of a broken
+wgmma pipeline), and its shared memory fits the chip. ptxas reports a
+warp-specialized kernel's registers at entry only; --check also assembles
+a copy without setmaxnreg, capped at the consumers' count (`.maxnreg`),
+and fails if the consumers' code spills within it. A PTX that declares a function it does not define
 (`.extern .func __nv_expf`: libdevice was not linked) is an error: no
 driver could load it.
 """
@@ -163,6 +167,35 @@ WGMMA_ADVISORIES = ("C7508", "C7510", "C7511", "C7512", "C7515", "C7517",
                     "C7519")
 
 
+def consumer_variant(ptx):
+    """The PTX of a warp-specialized kernel with its setmaxnreg removed and
+    every thread capped at the consumers' registers, or None: what ptxas
+    can tell of the consumers' demand (it reports only the registers at
+    entry)."""
+    m = re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+(\d+);", ptx)
+    if not m or ".minnctapersm" not in ptx:
+        return None
+    text = re.sub(r"^\s*setmaxnreg\..*$\n", "", ptx, flags=re.M)
+    return re.sub(r"\.minnctapersm\s+\d+", f".maxnreg {m.group(1)}", text)
+
+
+def check_consumers(ptxas, chip, ptx):
+    """Problems of the consumer warpgroups' register demand (see
+    consumer_variant)."""
+    variant = consumer_variant(ptx)
+    if variant is None:
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "consumers.ptx")
+        with open(path, "w") as f:
+            f.write(variant)
+        rc, report = _ptxas_report(ptxas, chip, path)
+    spills = re.findall(r"(\d+) bytes spill stores", report)
+    if rc or not spills or any(int(n) for n in spills):
+        return ["consumers spill within their setmaxnreg registers"]
+    return []
+
+
 def check_kernel(ptx, report, chip, desc):
     """Problems (strings) of one assembled kernel."""
     problems = []
@@ -181,7 +214,8 @@ def check_kernel(ptx, report, chip, desc):
                         f"{expected}")
     if launch.uses_tensor_maps(desc):
         required = ("wgmma.mma_async", "cp.async.bulk.tensor",
-                    "mbarrier.try_wait.parity")
+                    "mbarrier.try_wait.parity", "setmaxnreg.dec",
+                    "setmaxnreg.inc")
         # ptxas advisories that mean the wgmma pipeline is broken: setmaxnreg
         # ignored, wgmma serialized, accumulators touched mid-pipeline,
         # waits or arrives injected.
@@ -247,7 +281,9 @@ def main(argv=None):
             if args.check:
                 desc = next((descriptions[k] for k in kernels
                              if k in descriptions), None)
-                for problem in check_kernel(ptx, report, chip, desc):
+                problems = check_kernel(ptx, report, chip, desc)
+                problems += check_consumers(args.ptxas, chip, ptx)
+                for problem in problems:
                     print(f"FAIL {name}: {problem}")
                     failed += 1
     if args.check:

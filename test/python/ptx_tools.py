@@ -5,6 +5,8 @@
 # for libcuda, so this runs without a GPU).
 import ctypes
 import json
+import os
+import tempfile
 
 from gated_attention import config, cuda, launch, ptx
 
@@ -57,14 +59,43 @@ HOPPER = dict(DESC, arguments=[
 HOPPER_PTX = (".visible .entry k(\n" + ",\n".join(
     f"  .param .u64 k_param_{i}" for i in range(15)) + "\n)\n{ "
     "cp.async.bulk.tensor.3d; mbarrier.try_wait.parity.shared.b64; "
+    "setmaxnreg.dec.sync.aligned.u32 24; setmaxnreg.inc.sync.aligned.u32 240; "
     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16; }")
 assert ptx.check_kernel(HOPPER_PTX, GOOD_REPORT, "sm_90a", HOPPER) == []
+# Without warp specialization's register split.
+bad = ptx.check_kernel(HOPPER_PTX.replace("setmaxnreg.inc", "nop"),
+                       GOOD_REPORT, "sm_90a", HOPPER)
+assert bad == ["no setmaxnreg.inc"], bad
 bad = ptx.check_kernel(GOOD_PTX, GOOD_REPORT, "sm_90a", HOPPER)
 assert "no wgmma.mma_async" in bad and "no cp.async.bulk.tensor" in bad, bad
 advised = GOOD_REPORT + ("ptxas info : (C7519) warpgroup.arrive is injected "
                          "in around line 9\n")
 bad = ptx.check_kernel(HOPPER_PTX, advised, "sm_90a", HOPPER)
 assert bad == ["ptxas advisory C7519"], bad
+# The consumers' register demand: setmaxnreg removed, every thread capped
+# at the consumers' count; a kernel without warp specialization has none.
+SPECIALIZED = (".visible .entry k()\n.minnctapersm 1\n{\n"
+               "  setmaxnreg.dec.sync.aligned.u32 24;\n"
+               "  setmaxnreg.inc.sync.aligned.u32 240;\n}\n")
+variant = ptx.consumer_variant(SPECIALIZED)
+assert ".maxnreg 240" in variant and "setmaxnreg" not in variant, variant
+assert ".minnctapersm" not in variant, variant
+assert ptx.consumer_variant(GOOD_PTX) is None
+with tempfile.TemporaryDirectory() as tmp:
+    fake = os.path.join(tmp, "ptxas")
+    with open(fake, "w") as f:
+        # Spills unless the cap is 240 (as if the consumers needed 240).
+        f.write("#!/bin/sh\nfor a; do p=$a; done\n"
+                "for a; do case $a in *.ptx) p=$a;; esac; done\n"
+                "if grep -q 'maxnreg 240' $p; then n=0; else n=8; fi\n"
+                "echo \"    0 bytes stack frame, $n bytes spill stores, "
+                "0 bytes spill loads\"\n")
+    os.chmod(fake, 0o755)
+    assert ptx.check_consumers(fake, "sm_90a", SPECIALIZED) == []
+    tight = SPECIALIZED.replace("u32 240", "u32 232")
+    assert ptx.check_consumers(fake, "sm_90a", tight) == [
+        "consumers spill within their setmaxnreg registers"]
+    assert ptx.check_consumers(fake, "sm_90a", GOOD_PTX) == []
 # SIMT kernels (no description) are only checked for spills.
 assert ptx.check_kernel("", GOOD_REPORT, "sm_90", None) == []
 

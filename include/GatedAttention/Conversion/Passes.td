@@ -73,12 +73,17 @@ def ConvertGatedAttentionToNVGPUPass
     differ only in B, Sq or Skv share it.
 
     With `kernel=wgmma` (and `chip=sm_90a`), ops whose head dims are
-    multiples of 64 get the Hopper kernel instead, in development: one
-    warpgroup per 64 query rows, Q/K/V by TMA through maps the host makes
-    (`nvgpu.tma.create.descriptor`, passed as pointers) into 128B-swizzled
-    shared memory, two K/V stages on mbarriers, Q * K^T as a
-    shared-memory wgmma and P * V as a register-A wgmma, the same online
-    softmax and gated epilogue. `kernel=auto` keeps mma.sync until the
+    multiples of 64 get the Hopper kernel instead, in development, with
+    FlashAttention-3's warp specialization: a producer warpgroup that gives
+    up registers (`setmaxnreg`) and issues the TMA copies of Q, K and V
+    through maps the host makes (`nvgpu.tma.create.descriptor`, passed as
+    pointers) into 128B-swizzled shared memory, a two-stage K/V ring on
+    full/empty mbarriers, and `warps / 4` consumer warpgroups of 64 query
+    rows each (default 8 warps: 128 rows, 384 threads) running Q * K^T as a
+    shared-memory wgmma and P * V as a register-A wgmma, the softmax of one
+    key block overlapping P * V of the previous one and (D <= 128) the two
+    consumers taking turns on named barriers, with the same online softmax
+    and gated epilogue. `kernel=auto` keeps mma.sync until the
     Hopper kernel has been validated on a GPU.
 
     Each kernel's launch description (versioned JSON: kernel name, grid and
@@ -100,11 +105,13 @@ def ConvertGatedAttentionToNVGPUPass
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"0",
-           "Warps per CTA, each computing 16 query rows; 0 picks 4 for head "
-           "dims up to 128 and 8 above">,
+           "Warps per CTA that compute, 16 query rows each; 0 picks 4 for "
+           "head dims up to 128 and 8 above (mma-sync), 8 (wgmma: two "
+           "consumer warpgroups, plus the producer's; 4 or 8)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
-           "for head dims up to 64, 64 up to 128 and 32 above">,
+           "for head dims up to 64, 64 up to 128 and 32 above (mma-sync), "
+           "128 up to 128 and 48 above (wgmma, at most 256)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "Target GPU (sm_80, sm_86, sm_89, sm_90, sm_90a): bounds the "
            "tiles' shared memory">,

@@ -158,11 +158,14 @@ std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
                                                int64_t keyBlock) {
   int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
   if (kind == FlashKernelKind::Wgmma) {
-    // One warpgroup; S takes key-block / 2 registers and O Dv / 2.
+    // Two consumer warpgroups (128 query rows), as FlashAttention-3; each
+    // thread's S takes key-block / 2 registers and O Dv / 2. Within the
+    // consumers' 240 registers, D = 256 spills from 64 keys on (causal), so
+    // it takes 48 (test/Pipelines/ptxas-wgmma.test).
     if (!warps)
-      warps = 4;
+      warps = 8;
     if (!keyBlock)
-      keyBlock = d <= 128 ? 128 : 64;
+      keyBlock = d <= 128 ? 128 : 48;
     return {warps, keyBlock};
   }
   if (!warps)
@@ -192,9 +195,9 @@ std::string flash::tileError(AttentionOp op, FlashKernelKind kind,
                              int64_t warps, int64_t keyBlock,
                              int64_t maxSharedMemory) {
   if (kind == FlashKernelKind::Wgmma) {
-    if (warps != 4)
-      return llvm::formatv("the sm_90a kernel runs one warpgroup: warps "
-                           "must be 4 (or 0), got {0}",
+    if (warps != 4 && warps != 8)
+      return llvm::formatv("the sm_90a kernel runs one or two consumer "
+                           "warpgroups: warps must be 4 or 8 (or 0), got {0}",
                            warps);
     // The N of the S = Q K^T wgmma, and a TMA box dimension: at most 256.
     if (keyBlock <= 0 || keyBlock % 16 || keyBlock > 256)

@@ -13,9 +13,13 @@ using namespace mlir;
 using namespace mlir::gated_attention::flash;
 
 LaneLayout LaneLayout::build(const KernelBuilder &kb) {
+  return build(kb, gpu::ThreadIdOp::create(kb.builder(), kb.location(),
+                                           gpu::Dimension::x));
+}
+
+LaneLayout LaneLayout::build(const KernelBuilder &kb, Value thread) {
   LaneLayout layout;
-  layout.thread =
-      gpu::ThreadIdOp::create(kb.builder(), kb.location(), gpu::Dimension::x);
+  layout.thread = thread;
   layout.warp = kb.div(layout.thread, 32);
   layout.lane = kb.rem(layout.thread, 32);
   layout.quadRow = kb.div(layout.lane, 4);

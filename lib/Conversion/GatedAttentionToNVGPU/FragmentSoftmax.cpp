@@ -43,13 +43,21 @@ void mlir::gated_attention::flash::scaleAndMaskScores(
       }
 }
 
-void mlir::gated_attention::flash::updateSoftmax(const KernelBuilder &kb,
-                                                 AccumulatorTile scores,
-                                                 SoftmaxState state) {
+void mlir::gated_attention::flash::rescaleRow(const KernelBuilder &kb,
+                                              AccumulatorTile out, int64_t half,
+                                              Value alpha) {
+  out.forEachInRow(half,
+                   [&](int64_t, int64_t, Value &o) { o = kb.fmul(o, alpha); });
+}
+
+SmallVector<Value, 2> mlir::gated_attention::flash::updateSoftmax(
+    const KernelBuilder &kb, AccumulatorTile scores, SoftmaxState state,
+    bool rescaleOut) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Value zero = kb.f32c(0.0);
   AccumulatorTile out = state.out();
+  SmallVector<Value, 2> alphas;
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
     Value rowMax = kb.f32c(kNegInf);
     scores.forEachInRow(
@@ -67,15 +75,18 @@ void mlir::gated_attention::flash::updateSoftmax(const KernelBuilder &kb,
     });
     l = kb.fadd(kb.fmul(l, alpha), rowSum);
     m = mNew;
-    out.forEachInRow(
-        half, [&](int64_t, int64_t, Value &o) { o = kb.fmul(o, alpha); });
+    alphas.push_back(alpha);
+    if (rescaleOut)
+      rescaleRow(kb, out, half, alpha);
   }
+  return alphas;
 }
 
-void mlir::gated_attention::flash::softmaxStep(
+SmallVector<Value, 2> mlir::gated_attention::flash::softmaxStep(
     const KernelBuilder &kb, const LaneLayout &lanes,
     const KeyBlockRange &range, Value warpRow, Value block, int64_t keyBlock,
-    double scale, bool masked, AccumulatorTile scores, SoftmaxState state) {
+    double scale, bool masked, AccumulatorTile scores, SoftmaxState state,
+    bool rescaleOut) {
   // Masked blocks hold keys past Skv or above the causal diagonal.
   Value firstKey = kb.add(kb.mul(block, keyBlock), lanes.columnPair(kb));
   SmallVector<Value, 2> keyLimits;
@@ -83,7 +94,7 @@ void mlir::gated_attention::flash::softmaxStep(
     for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
       keyLimits.push_back(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
   scaleAndMaskScores(kb, scores, scale, firstKey, keyLimits);
-  updateSoftmax(kb, scores, state);
+  return updateSoftmax(kb, scores, state, rescaleOut);
 }
 
 Value mlir::gated_attention::flash::rowNormalizer(const KernelBuilder &kb,

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -95,6 +96,10 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   kernels.set(name, launch);
   module->setAttr("gated_attention.kernels", kernels.getDictionary(ctx));
   if (cfg.isWgmma()) {
+    // ptxas drops setmaxnreg unless it knows the registers at entry; one
+    // CTA per SM is what the kernel's shared memory allows anyway.
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(1));
     TmaPipeline::declareSharedMemory(b, loc, gpuModule);
     buildWgmmaFlashKernel(b, loc, cfg, func);
   } else {

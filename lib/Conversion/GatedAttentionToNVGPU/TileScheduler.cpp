@@ -66,11 +66,12 @@ Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
 SmallVector<Value> mlir::gated_attention::flash::buildKeyLoop(
     const KernelBuilder &kb, const KeyBlockRange &range, ValueRange init,
     function_ref<void(Value)> begin,
-    function_ref<void(Value, bool, MutableArrayRef<Value>)> step) {
+    function_ref<void(Value, bool, MutableArrayRef<Value>)> step,
+    int64_t first) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  auto loop =
-      scf::ForOp::create(b, loc, kb.idx(0), range.numBlocks(), kb.idx(1), init);
+  auto loop = scf::ForOp::create(b, loc, kb.idx(first), range.numBlocks(),
+                                 kb.idx(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();

@@ -25,9 +25,10 @@ TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
   layout.valueStageBytes = cfg.valueTileBytes();
   layout.keys = llvm::alignTo(cfg.queryTileBytes(), 1024);
   layout.values = layout.keys + kStages * layout.keyStageBytes;
+  // full K, full V, empty K, empty V, kStages each; then Q's.
   layout.barriers = layout.values + kStages * layout.valueStageBytes;
-  // One full barrier per stage, then the query's; 8 bytes each.
-  layout.total = layout.barriers + 8 * (kStages + 1);
+  layout.queryBarrier = layout.barriers + 8 * 4 * kStages;
+  layout.total = layout.queryBarrier + 8;
   return layout;
 }
 
@@ -45,13 +46,16 @@ void TmaPipeline::declareSharedMemory(OpBuilder &b, Location loc,
 }
 
 TmaPipeline::TmaPipeline(OpBuilder &b, Location loc,
-                         const FlashKernelConfig &cfg, ValueRange maps,
-                         Value lead)
+                         const FlashKernelConfig &cfg, ValueRange maps)
     : KernelBuilder(b, loc), cfg(cfg), layout(TmaSharedLayout::get(cfg)),
-      queryMap(maps[0]), keyMap(maps[1]), valueMap(maps[2]), lead(lead) {}
+      queryMap(maps[0]), keyMap(maps[1]), valueMap(maps[2]) {}
 
 Value TmaPipeline::i32(Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+}
+
+Value TmaPipeline::i32(int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
 }
 
 Value TmaPipeline::pointer(int64_t offset, Value stage, int64_t stride) {
@@ -70,8 +74,14 @@ Value TmaPipeline::stageOf(Value block) {
   return rem(block, TmaSharedLayout::kStages);
 }
 
-Value TmaPipeline::barrier(Value stage) {
-  return pointer(layout.barriers, stage, 8);
+Value TmaPipeline::phaseOf(Value block) {
+  return i32(rem(div(block, TmaSharedLayout::kStages), 2));
+}
+
+Value TmaPipeline::barrier(bool full, KeyValue which, Value block) {
+  int64_t set = (full ? 0 : 2) + (which == KeyValue::Key ? 0 : 1);
+  return pointer(layout.barriers + 8 * TmaSharedLayout::kStages * set,
+                 stageOf(block), 8);
 }
 
 Value TmaPipeline::queryTile() { return pointer(layout.query); }
@@ -82,23 +92,29 @@ Value TmaPipeline::valueTile(Value block) {
   return pointer(layout.values, stageOf(block), layout.valueStageBytes);
 }
 
-void TmaPipeline::whenLead(function_ref<void()> body) {
+void TmaPipeline::initBarriers(Value lead) {
   auto ifOp = scf::IfOp::create(b, loc, lead);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  body();
-}
-
-void TmaPipeline::initBarriers() {
-  whenLead([&] {
-    Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
-    for (int64_t s = 0; s <= TmaSharedLayout::kStages; ++s)
-      NVVM::MBarrierInitOp::create(b, loc, pointer(layout.barriers + 8 * s),
-                                   one, /*predicate=*/Value());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto init = [&](int64_t offset, int64_t arrivals) {
+      NVVM::MBarrierInitOp::create(b, loc, pointer(offset), i32(arrivals),
+                                   /*predicate=*/Value());
+    };
+    // Full barriers: the producer's arrival; empty ones: every consumer
+    // warp's.
+    for (int64_t s = 0; s < 4 * TmaSharedLayout::kStages; ++s)
+      init(layout.barriers + 8 * s,
+           s < 2 * TmaSharedLayout::kStages ? 1 : cfg.warps);
+    init(layout.queryBarrier, 1);
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
-  });
+  }
   gpu::BarrierOp::create(b, loc);
+}
+
+void TmaPipeline::wait(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(10000000));
 }
 
 void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
@@ -126,49 +142,42 @@ void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
 }
 
 void TmaPipeline::loadQuery(Value rowBase, Value slab) {
-  int64_t rows = cfg.queryBlock();
-  whenLead([&] {
-    Value bar = pointer(layout.barriers + 8 * TmaSharedLayout::kStages);
-    Value bytes = arith::ConstantOp::create(
-        b, loc, b.getI32IntegerAttr(cfg.queryTileBytes()));
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, bytes,
-                                           /*scope=*/nullptr,
-                                           /*relaxed=*/nullptr, Value());
-    loadTile(queryMap, queryTile(), rowBase, slab, rows, cfg.headDim, bar);
-  });
+  Value bar = pointer(layout.queryBarrier);
+  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar,
+                                         i32(cfg.queryTileBytes()),
+                                         /*scope=*/nullptr,
+                                         /*relaxed=*/nullptr, Value());
+  loadTile(queryMap, queryTile(), rowBase, slab, cfg.queryBlock(), cfg.headDim,
+           bar);
 }
 
-void TmaPipeline::waitQuery() {
-  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-  Value ticks =
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(10000000));
-  NVVM::MBarrierTryWaitParityOp::create(
-      b, loc, pointer(layout.barriers + 8 * TmaSharedLayout::kStages), zero,
-      ticks);
+void TmaPipeline::waitQuery() { wait(pointer(layout.queryBarrier), i32(0)); }
+
+void TmaPipeline::waitEmpty(KeyValue which, Value block) {
+  // The release of block - 2 completed the phase before this block's.
+  Value parity =
+      arith::XOrIOp::create(b, loc, phaseOf(block), i32(1)).getResult();
+  wait(barrier(/*full=*/false, which, block), parity);
 }
 
-void TmaPipeline::loadKeyBlock(Value block, Value slab) {
-  whenLead([&] {
-    Value bar = barrier(stageOf(block));
-    Value bytes = arith::ConstantOp::create(
-        b, loc,
-        b.getI32IntegerAttr(layout.keyStageBytes + layout.valueStageBytes));
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, bytes,
-                                           /*scope=*/nullptr,
-                                           /*relaxed=*/nullptr, Value());
-    Value key0 = mul(block, cfg.keyBlock);
-    loadTile(keyMap, keyTile(block), key0, slab, cfg.keyBlock, cfg.headDim,
-             bar);
-    loadTile(valueMap, valueTile(block), key0, slab, cfg.keyBlock,
-             cfg.valueHeadDim, bar);
-  });
+void TmaPipeline::load(KeyValue which, Value block, Value slab) {
+  bool isKey = which == KeyValue::Key;
+  Value bar = barrier(/*full=*/true, which, block);
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, Type(), bar,
+      i32(isKey ? layout.keyStageBytes : layout.valueStageBytes),
+      /*scope=*/nullptr, /*relaxed=*/nullptr, Value());
+  loadTile(isKey ? keyMap : valueMap, isKey ? keyTile(block) : valueTile(block),
+           mul(block, cfg.keyBlock), slab, cfg.keyBlock,
+           isKey ? cfg.headDim : cfg.valueHeadDim, bar);
 }
 
-void TmaPipeline::waitKeyBlock(Value block) {
-  // Block j is the (j / 2)-th use of its stage: phase (j / 2) % 2.
-  Value phase = i32(rem(div(block, TmaSharedLayout::kStages), 2));
-  Value ticks =
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(10000000));
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier(stageOf(block)), phase,
-                                        ticks);
+void TmaPipeline::waitFull(KeyValue which, Value block) {
+  wait(barrier(/*full=*/true, which, block), phaseOf(block));
+}
+
+void TmaPipeline::release(KeyValue which, Value block) {
+  NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                 barrier(/*full=*/false, which, block),
+                                 /*count=*/Value());
 }

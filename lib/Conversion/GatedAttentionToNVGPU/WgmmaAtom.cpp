@@ -63,9 +63,17 @@ Value WgmmaAtom::advance(Value descriptor, int64_t bytes) {
 
 void WgmmaAtom::fence() { NVVM::WgmmaFenceAlignedOp::create(b, loc); }
 
-void WgmmaAtom::commitAndWait() {
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+void WgmmaAtom::wait(int64_t pending) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(pending));
+}
+
+SmallVector<Value> WgmmaAtom::probabilityFragments(AccumulatorTile p,
+                                                   int64_t keys) {
+  SmallVector<Value> fragments;
+  for (int64_t kk = 0; kk < keys / kK; ++kk)
+    llvm::append_range(fragments,
+                       probabilityFragment(*this, p, kk, elementType));
+  return fragments;
 }
 
 SmallVector<Value> WgmmaAtom::unpack(Value acc) {
@@ -76,8 +84,8 @@ SmallVector<Value> WgmmaAtom::unpack(Value acc) {
   return registers;
 }
 
-Value WgmmaAtom::multiplyKeys(Value queryDescriptor, Value keyDescriptor,
-                              int64_t headDim, int64_t keys) {
+Value WgmmaAtom::issueKeys(Value queryDescriptor, int64_t queryRows,
+                           Value keyDescriptor, int64_t headDim, int64_t keys) {
   MLIRContext *ctx = b.getContext();
   Type accType = structType(AccumulatorTile::numRegisters(keys));
   auto type =
@@ -86,8 +94,9 @@ Value WgmmaAtom::multiplyKeys(Value queryDescriptor, Value keyDescriptor,
   // two wgmmas makes ptxas fence each one (C7519).
   SmallVector<std::pair<Value, Value>> descriptors;
   for (int64_t kk = 0; kk < headDim / kK; ++kk)
-    descriptors.push_back({advance(queryDescriptor, kMajorStepOffset(kM, kk)),
-                           advance(keyDescriptor, kMajorStepOffset(keys, kk))});
+    descriptors.push_back(
+        {advance(queryDescriptor, kMajorStepOffset(queryRows, kk)),
+         advance(keyDescriptor, kMajorStepOffset(keys, kk))});
   Value acc = LLVM::UndefOp::create(b, loc, accType);
   fence();
   for (int64_t kk = 0; kk < headDim / kK; ++kk) {
@@ -107,14 +116,14 @@ Value WgmmaAtom::multiplyKeys(Value queryDescriptor, Value keyDescriptor,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
         /*satfinite=*/nullptr);
   }
-  commitAndWait();
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
 }
 
-void WgmmaAtom::multiplyValues(AccumulatorTile out,
-                               AccumulatorTile probabilities,
-                               Value valueDescriptor, int64_t keys) {
-  int64_t n = out.numTiles() * 8, registers = n / 2;
+SmallVector<Value> WgmmaAtom::issueValues(ArrayRef<Value> out,
+                                          ArrayRef<Value> probabilities,
+                                          Value valueDescriptor, int64_t keys) {
+  int64_t registers = out.size(), n = 2 * registers;
   Type accType = structType(registers);
   // wgmma.mma_async with A in registers: {d...} tied to the inputs, then
   // the four b32 A registers, the B descriptor and scale-d (1: accumulate).
@@ -136,19 +145,17 @@ void WgmmaAtom::multiplyValues(AccumulatorTile out,
     constraints += i ? ",=f" : "=f";
   constraints += tied + ",r,r,r,r,l,n";
 
-  // The A fragments and descriptors of every step before the fence (see
-  // multiplyKeys).
+  // The descriptors of every step before the fence (see issueKeys).
   SmallVector<SmallVector<Value>> stepOperands;
   Value scaleD = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
   for (int64_t kk = 0; kk < keys / kK; ++kk) {
-    SmallVector<Value> operands = llvm::to_vector(
-        probabilityFragment(*this, probabilities, kk, elementType));
+    SmallVector<Value> operands(probabilities.slice(4 * kk, 4));
     // 16 keys = 16 rows of 128 bytes further along V.
     operands.push_back(advance(valueDescriptor, kk * kK * kSwizzleSpanBytes));
     operands.push_back(scaleD);
     stepOperands.push_back(std::move(operands));
   }
-  SmallVector<Value> acc(out.values());
+  SmallVector<Value> acc(out);
   fence();
   for (int64_t kk = 0; kk < keys / kK; ++kk) {
     SmallVector<Value> operands(acc);
@@ -165,6 +172,6 @@ void WgmmaAtom::multiplyValues(AccumulatorTile out,
             .getResult(0);
     acc = unpack(result);
   }
-  commitAndWait();
-  llvm::copy(acc, out.values().begin());
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
 }

@@ -4,27 +4,37 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The Hopper forward kernel, stage 1 of shared/hopper/HOPPER-NOTES.md: one
-// warpgroup per CTA owns 64 query rows of one (batch, query head)
-// (TileScheduler.h); Q and two stages of K/V arrive by TMA on mbarriers
-// (TmaPipeline.h); S = Q K^T is an SS wgmma, O += P V an RS wgmma with P in
-// registers (WgmmaAtom.h); the online softmax, the mask and the gated
-// epilogue are the mma.sync kernel's (FragmentSoftmax.h, Epilogue.h), on
-// the same accumulator layout. The lead thread refills the stage of block
-// j - 1 with block j + 1 at the start of iteration j, after a CTA barrier
-// (every thread's wgmmas of block j - 1 have completed by then).
-// Not yet: a producer warpgroup with setmaxnreg, two consumer warpgroups,
-// overlap of softmax with the next GEMM, pingpong (stages 2 and 3).
+// The Hopper forward kernel, stage 2 of shared/hopper/HOPPER-NOTES.md,
+// FlashAttention-3's warp specialization: a CTA owns 64 x (warps / 4)
+// query rows of one (batch, query head) (TileScheduler.h). Warpgroup 0,
+// the producer, gives up registers (setmaxnreg) and one of its threads
+// issues the TMA copies of Q and of the key blocks into a two-stage ring
+// (TmaPipeline.h), waiting for a stage to be released before refilling it.
+// The consumer warpgroups take the registers and compute 64 rows each,
+// overlapping the softmax with the tensor cores as FlashAttention-3 does:
+// iteration j issues S_j = Q K_j^T (SS wgmma) and O += P_{j-1} V_{j-1}
+// (RS wgmma, P in registers; WgmmaAtom.h) back to back, waits for S_j
+// alone, runs the softmax of block j while P V runs, then waits for P V
+// and rescales O. Block 0's S is peeled before the loop and the last P V
+// after it. K_j is released as soon as S_j completes, V_{j-1} once P V
+// has. The online softmax, the mask and the gated epilogue are the
+// mma.sync kernel's (FragmentSoftmax.h, Epilogue.h), on the same
+// accumulator layout. With two consumers and D <= 128 they take turns
+// issuing their GEMMs (Pingpong.h).
+// Not yet: FA3's tile sizes, GQA packing, persistent scheduling.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Pingpong.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -40,33 +50,219 @@ public:
   void build(gpu::GPUFuncOp func);
 
 private:
-  /// One key block: S = Q K^T, online softmax, O += P V, on `state`.
-  void keyBlock(Value block, bool masked, SoftmaxState state);
+  /// Warpgroup 0: one thread loads Q, then every key block into its stage
+  /// once the stage is free.
+  void produce(Value thread, Value rowBase, Value querySlab, Value keySlab);
+  /// Consumer warpgroup `consumer`: its 64 rows, through every key block,
+  /// and the epilogue.
+  void consume(Value thread, Value consumer, const FlashTile &tile,
+               const EpilogueOperands &epilogue);
+  /// Issues S = Q K^T of key block `block`.
+  Value issueScores(Value block);
+  /// Waits for V of key block `block`, issues O += P V with the O and P of
+  /// loop state `values`; returns the new O (pending).
+  SmallVector<Value> issueValues(Value block, MutableArrayRef<Value> values);
+  /// Waits for that P V, releases V and makes `out` the state's O.
+  void finishValues(Value block, ArrayRef<Value> out,
+                    MutableArrayRef<Value> values);
+  /// The loop state: the softmax state (m, l, O), then P of the previous
+  /// block, packed.
+  SoftmaxState softmaxState(MutableArrayRef<Value> values) const {
+    return SoftmaxState(values.take_front(numSoftmaxValues));
+  }
+  MutableArrayRef<Value> probabilities(MutableArrayRef<Value> values) const {
+    return values.drop_front(numSoftmaxValues);
+  }
+  /// Block 0: S, its softmax and P (the masked form: right for any block).
+  void firstBlock(MutableArrayRef<Value> values);
+  /// Block j > 0: S_j and P_{j-1} V_{j-1} overlapped with the softmax of j.
+  void nextBlock(Value block, bool masked, MutableArrayRef<Value> values);
+  /// The last block's P V.
+  void lastValues(Value block, MutableArrayRef<Value> values);
+  /// Runs `body` on a copy of `values` when the tile has key blocks;
+  /// returns the values after it.
+  SmallVector<Value>
+  ifAnyBlock(ValueRange values,
+             function_ref<void(MutableArrayRef<Value>)> body);
+  void release(KeyValue which, Value block);
+  /// Runs `body` where `cond` holds.
+  void when(Value cond, function_ref<void()> body);
+  void setMaxRegisters(int64_t registers, NVVM::SetMaxRegisterAction action);
 
   const FlashKernelConfig &cfg;
   LaneLayout lanes;
   std::optional<WgmmaAtom> atom;
   std::optional<TmaPipeline> pipeline;
   std::optional<KeyBlockRange> range;
+  std::optional<Pingpong> turns;
   /// The warp's first query row in the sequence.
   Value warpRow;
   Value queryDescriptor;
+  Value laneZero;
+  int64_t numSoftmaxValues = 0;
 };
 } // namespace
 
-void WgmmaFlashKernel::keyBlock(Value block, bool masked, SoftmaxState state) {
-  Value acc = atom->multiplyKeys(
-      queryDescriptor, atom->kMajorDescriptor(pipeline->keyTile(block)),
-      cfg.headDim, cfg.keyBlock);
-  SmallVector<Value> scoreRegisters = atom->unpack(acc);
-  AccumulatorTile scores(scoreRegisters);
+void WgmmaFlashKernel::when(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
 
-  softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
-              masked, scores, state);
-  atom->multiplyValues(
-      state.out(), scores,
+void WgmmaFlashKernel::setMaxRegisters(int64_t registers,
+                                       NVVM::SetMaxRegisterAction action) {
+  NVVM::SetMaxRegisterOp::create(b, loc, static_cast<uint32_t>(registers),
+                                 action);
+}
+
+Value WgmmaFlashKernel::issueScores(Value block) {
+  return atom->issueKeys(queryDescriptor, cfg.queryBlock(),
+                         atom->kMajorDescriptor(pipeline->keyTile(block)),
+                         cfg.headDim, cfg.keyBlock);
+}
+
+SmallVector<Value>
+WgmmaFlashKernel::issueValues(Value block, MutableArrayRef<Value> values) {
+  pipeline->waitFull(KeyValue::Value, block);
+  return atom->issueValues(
+      softmaxState(values).out().values(), probabilities(values),
       atom->nMajorDescriptor(pipeline->valueTile(block), cfg.keyBlock),
       cfg.keyBlock);
+}
+
+void WgmmaFlashKernel::finishValues(Value block, ArrayRef<Value> out,
+                                    MutableArrayRef<Value> values) {
+  atom->wait(0);
+  release(KeyValue::Value, block);
+  llvm::copy(out, softmaxState(values).out().values().begin());
+}
+
+void WgmmaFlashKernel::release(KeyValue which, Value block) {
+  // Every warp's wgmmas have completed: one arrival per warp.
+  when(laneZero, [&] { pipeline->release(which, block); });
+}
+
+void WgmmaFlashKernel::firstBlock(MutableArrayRef<Value> values) {
+  Value block = idx(0);
+  pipeline->waitFull(KeyValue::Key, block);
+  turns->start();
+  turns->waitTurn();
+  Value acc = issueScores(block);
+  turns->passTurn();
+  atom->wait(0);
+  release(KeyValue::Key, block);
+  SmallVector<Value> scoreRegisters = atom->unpack(acc);
+  AccumulatorTile scores(scoreRegisters);
+  // O is 0: nothing to rescale.
+  softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
+              /*masked=*/true, scores, softmaxState(values),
+              /*rescaleOut=*/false);
+  llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
+             probabilities(values).begin());
+}
+
+void WgmmaFlashKernel::nextBlock(Value block, bool masked,
+                                 MutableArrayRef<Value> values) {
+  SoftmaxState state = softmaxState(values);
+  Value previous = sub(block, 1);
+  turns->waitTurn();
+  Value acc = issueScores(block);
+  SmallVector<Value> out = issueValues(previous, values);
+  turns->passTurn();
+  // S_j has completed (P V may not have): K_j is free.
+  atom->wait(1);
+  release(KeyValue::Key, block);
+  SmallVector<Value> scoreRegisters = atom->unpack(acc);
+  AccumulatorTile scores(scoreRegisters);
+  SmallVector<Value, 2> alphas =
+      softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
+                  masked, scores, state, /*rescaleOut=*/false);
+  finishValues(previous, out, values);
+  for (auto [half, alpha] : llvm::enumerate(alphas))
+    rescaleRow(*this, state.out(), half, alpha);
+  llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
+             probabilities(values).begin());
+}
+
+void WgmmaFlashKernel::lastValues(Value block, MutableArrayRef<Value> values) {
+  turns->waitTurn();
+  SmallVector<Value> out = issueValues(block, values);
+  turns->passTurn(/*last=*/true);
+  finishValues(block, out, values);
+}
+
+SmallVector<Value>
+WgmmaFlashKernel::ifAnyBlock(ValueRange values,
+                             function_ref<void(MutableArrayRef<Value>)> body) {
+  auto ifOp = scf::IfOp::create(b, loc, values.getTypes(),
+                                lt(idx(0), range->numBlocks()),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  SmallVector<Value> updated(values);
+  body(updated);
+  scf::YieldOp::create(b, loc, updated);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, values);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+void WgmmaFlashKernel::produce(Value thread, Value rowBase, Value querySlab,
+                               Value keySlab) {
+  setMaxRegisters(cfg.producerRegisters(),
+                  NVVM::SetMaxRegisterAction::decrease);
+  when(eq(thread, idx(0)), [&] {
+    pipeline->loadQuery(rowBase, querySlab);
+    auto loop = scf::ForOp::create(b, loc, idx(0), range->numBlocks(), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    for (KeyValue which : {KeyValue::Key, KeyValue::Value}) {
+      pipeline->waitEmpty(which, j);
+      pipeline->load(which, j, keySlab);
+    }
+  });
+}
+
+void WgmmaFlashKernel::consume(Value thread, Value consumer,
+                               const FlashTile &tile,
+                               const EpilogueOperands &epilogue) {
+  setMaxRegisters(cfg.consumerRegisters(),
+                  NVVM::SetMaxRegisterAction::increase);
+  // Threads, warps and rows counted from the first consumer's.
+  lanes = LaneLayout::build(*this, sub(thread, 128));
+  warpRow = add(tile.rowBase, mul(lanes.warp, 16));
+  pipeline->waitQuery();
+  // The consumer's 64 rows of the Q tile start 64 x 128 bytes further into
+  // each column atom: a whole number of swizzle atoms.
+  Value rows = LLVM::GEPOp::create(
+      b, loc, pipeline->queryTile().getType(), b.getI8Type(),
+      pipeline->queryTile(),
+      ValueRange{arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          mul(consumer, WgmmaAtom::kM * kSwizzleSpanBytes))});
+  queryDescriptor = atom->kMajorDescriptor(rows);
+
+  laneZero = eq(lanes.lane, idx(0));
+  turns.emplace(b, loc, consumer, cfg.pingpong());
+  SmallVector<Value> init = SoftmaxState::init(*this, cfg.valueHeadDim);
+  numSoftmaxValues = init.size();
+  init.append(cfg.keyBlock / 4,
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+  SmallVector<Value> state =
+      ifAnyBlock(init, [&](MutableArrayRef<Value> v) { firstBlock(v); });
+  state = buildKeyLoop(
+      *this, *range, state,
+      [&](Value j) { pipeline->waitFull(KeyValue::Key, j); },
+      [&](Value j, bool masked, MutableArrayRef<Value> values) {
+        nextBlock(j, masked, values);
+      },
+      /*first=*/1);
+  state = ifAnyBlock(state, [&](MutableArrayRef<Value> v) {
+    lastValues(sub(range->numBlocks(), 1), v);
+  });
+  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow, epilogue);
 }
 
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
@@ -78,10 +274,10 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
         numKeys = entry.getArgument(6);
   int64_t dv = cfg.valueHeadDim, rows = cfg.queryBlock();
 
-  lanes = LaneLayout::build(*this);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warpgroup = div(thread, 128);
   atom.emplace(b, loc, cfg.elementType);
   FlashTile tile = scheduleTile(*this, rows);
-  warpRow = add(tile.rowBase, mul(lanes.warp, 16));
   Value kvHead = div(tile.head, cfg.groupSize());
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
   // Slabs: the TMA maps are 3-D (D, S, B x H).
@@ -94,44 +290,21 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
       tile.slabOffset(*this, tile.head, cfg.numQueryHeads, numRows, dv),
       numRows};
 
-  Value lead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                     lanes.thread, idx(0));
-  pipeline.emplace(b, loc, cfg, ValueRange{queryMap, keyMap, valueMap}, lead);
+  pipeline.emplace(b, loc, cfg, ValueRange{queryMap, keyMap, valueMap});
   range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
                 numKeys);
-  Value numBlocks = range->numBlocks();
+  pipeline->initBarriers(eq(thread, idx(0)));
 
-  // Prologue: Q and block 0.
-  pipeline->initBarriers();
-  pipeline->loadQuery(tile.rowBase, querySlab);
-  auto first = scf::IfOp::create(b, loc, lt(idx(0), numBlocks));
+  // setmaxnreg is warpgroup-wide: the branch is uniform per warpgroup.
+  auto roles = scf::IfOp::create(b, loc, eq(warpgroup, idx(0)),
+                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(first.thenBlock());
-    pipeline->loadKeyBlock(idx(0), keySlab);
+    b.setInsertionPointToStart(roles.thenBlock());
+    produce(thread, tile.rowBase, querySlab, keySlab);
+    b.setInsertionPointToStart(roles.elseBlock());
+    consume(thread, sub(warpgroup, 1), tile, epilogue);
   }
-  pipeline->waitQuery();
-  queryDescriptor = atom->kMajorDescriptor(pipeline->queryTile());
-
-  SmallVector<Value> init = SoftmaxState::init(*this, dv);
-  SmallVector<Value> state = buildKeyLoop(
-      *this, *range, init,
-      [&](Value j) {
-        // Every thread is done with block j - 1: refill its stage with
-        // block j + 1, then wait for block j.
-        gpu::BarrierOp::create(b, loc);
-        Value next = add(j, 1);
-        auto refill = scf::IfOp::create(b, loc, lt(next, numBlocks));
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(refill.thenBlock());
-        pipeline->loadKeyBlock(next, keySlab);
-        b.setInsertionPointAfter(refill);
-        pipeline->waitKeyBlock(j);
-      },
-      [&](Value j, bool masked, MutableArrayRef<Value> values) {
-        keyBlock(j, masked, SoftmaxState(values));
-      });
-  emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow, epilogue);
   gpu::ReturnOp::create(b, loc);
 }
 

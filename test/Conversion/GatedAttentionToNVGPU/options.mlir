@@ -9,9 +9,9 @@
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="warps=3 key-block=16" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="key-block=256 chip=sm_86" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu=chip=sm_75 2>&1 | FileCheck %s --check-prefix=CHIP
-// The wgmma kernel: one warpgroup, at most 256 keys (the N of a wgmma),
-// and only on sm_90a.
-// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma warps=8" 2>&1 | FileCheck %s --check-prefix=WG-WARPS
+// The wgmma kernel: one or two consumer warpgroups, at most 256 keys (the
+// N of a wgmma), and only on sm_90a.
+// RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma warps=6" 2>&1 | FileCheck %s --check-prefix=WG-WARPS
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma key-block=512" 2>&1 | FileCheck %s --check-prefix=WG-KEYS
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_80 kernel=wgmma" 2>&1 | FileCheck %s --check-prefix=WG-CHIP
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="kernel=fast" 2>&1 | FileCheck %s --check-prefix=WG-KIND
@@ -28,7 +28,7 @@
 // UNEVEN: error: tensor-core kernel for sm_90: key-block x head dim / 8 (16 x 128 / 8) must be a multiple of the 96 threads
 // SMEM: error: tensor-core kernel for sm_86: the kernel's tiles need 278528 bytes of shared memory, more than the 101376 a CTA may use on this chip
 // CHIP: error: unknown chip 'sm_75'; expected sm_80, sm_86, sm_89, sm_90, sm_90a
-// WG-WARPS: options.mlir:[[#@LINE+5]]:8: error: tensor-core kernel for sm_90a: the sm_90a kernel runs one warpgroup: warps must be 4 (or 0), got 8
+// WG-WARPS: options.mlir:[[#@LINE+5]]:8: error: tensor-core kernel for sm_90a: the sm_90a kernel runs one or two consumer warpgroups: warps must be 4 or 8 (or 0), got 6
 // WG-KEYS: error: tensor-core kernel for sm_90a: key-block must be a multiple of 16 in [16, 256] for the sm_90a kernel, got 512
 // WG-CHIP: error: kernel=wgmma needs chip=sm_90a (wgmma and setmaxnreg exist only on sm_90a), got chip=sm_80
 // WG-KIND: error: unknown kernel 'fast'; expected auto, mma-sync or wgmma

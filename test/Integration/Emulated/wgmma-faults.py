@@ -69,18 +69,83 @@ result = run(text)
 emulate_wgmma.TensorMap = swizzled
 assert not result.ok, "tiles written without the swizzle passed"
 
-# Every key block waited for with phase 0: block 2 (stage 0's second use,
-# phase 1) would wait forever.
-waits = re.findall(r'"nvvm\.mbarrier\.try_wait\.parity"\((%[\w]+), (%[\w]+), ',
-                   text)
-query_phase = waits[0][1]          # Q's wait: phase 0
-loop_phase = waits[1][1]
-faulty = text.replace(f"({waits[1][0]}, {loop_phase}, ",
-                      f"({waits[1][0]}, {query_phase}, ")
-assert faulty != text
-try:
-    run(faulty)
-    raise AssertionError("a wrong mbarrier phase did not hang")
-except emulate_wgmma.MbarrierHang as e:
-    assert "parity 0" in str(e), e
+# The mbarrier waits in program order: the producer's on the empty
+# barriers of K and V, then the consumers' on Q's barrier (parity constant
+# 0) and on the full barriers of K and V.
+WAIT = re.compile(r'^ *"nvvm\.mbarrier\.try_wait\.parity"\((%\w+), (%\w+), .*$',
+                  re.M)
+waits = list(WAIT.finditer(text))
+producer_waits, query_wait, full_waits = waits[:2], waits[2], waits[3:]
+zero = query_wait.group(2)
+
+
+def fails(faulty, what):
+    """The kernel with a fault: a result outside the bound, or a hang."""
+    assert faulty != text
+    try:
+        result = run(faulty)
+    except emulate_wgmma.MbarrierHang as e:
+        return str(e)
+    assert not result.ok, f"{what} passed"
+    return "wrong result"
+
+
+# Consumers wait for every K and V tile with phase 0: block 2, stage 0's
+# second use, is read before it has landed.
+faulty = text
+for wait in full_waits:
+    bar, parity = wait.groups()
+    faulty = faulty.replace(f"({bar}, {parity}, ", f"({bar}, {zero}, ")
+fails(faulty, "a wrong full-barrier phase")
+
+# The producer refills a stage without waiting for the consumers to release
+# it: it overwrites K/V tiles that are still to be read.
+faulty = text
+for wait in producer_waits:
+    faulty = faulty.replace(wait.group(0) + "\n", "")
+fails(faulty, "a producer that does not wait for empty stages")
+
+# The consumers never release a stage: the producer waits forever for the
+# stage of block 2, and the consumers for block 2.
+hang = fails(re.sub(r'^ *"nvvm\.mbarrier\.arrive"\(.*\n', "", text,
+                    flags=re.M), "consumers that never release a stage")
+assert "warpgroup 0 waits on parity 0" in hang, hang
+
+# Pingpong without consumer 0's head start: each consumer waits for the
+# other's turn forever.
+head_start = re.search(r'^ *"nvvm\.barrier\.arrive"\(.*\n', text, re.M)
+hang = fails(text.replace(head_start.group(0), "", 1),
+             "pingpong without a first turn")
+assert "bar.sync 1, 256" in hang and "bar.sync 2, 256" in hang, hang
+
+# Each wgmma wait, followed by the release of the tiles it read.
+WAIT_RELEASE = re.compile(
+    r'^( *"nvvm\.wgmma\.wait\.group\.sync\.aligned"\(\).*\n)'
+    r'( *"scf\.if"\(.*\n(?:.*\n)*? *\}\) : \(i1\) -> \(\)\n)', re.M)
+# S_0, then S_j and P V of the masked and unmasked loop bodies, and the
+# last P V.
+assert len(WAIT_RELEASE.findall(text)) == 6, len(WAIT_RELEASE.findall(text))
+
+
+def wgmma_error(faulty, what):
+    """The kernel with a fault the asynchronous wgmma model must report."""
+    assert faulty != text
+    try:
+        run(faulty)
+    except AssertionError as e:
+        assert "wgmma" in str(e), e
+        return str(e)
+    raise AssertionError(f"{what} passed")
+
+
+# The softmax of block j does not wait for S_j (wait_group 2 instead of 1,
+# so P V of block j - 1 is not the only group in flight).
+early = wgmma_error(text.replace("group = 1 : i64", "group = 2 : i64"),
+                    "a softmax that does not wait for S")
+assert "reads wgmma accumulators" in early, early
+
+# Every release before the wait it follows: the producer refills a stage
+# while wgmmas still read it.
+race = wgmma_error(WAIT_RELEASE.sub(r"\2\1", text), "a release before the wait")
+assert "changed before the wgmma.wait_group" in race, race
 print("ok")

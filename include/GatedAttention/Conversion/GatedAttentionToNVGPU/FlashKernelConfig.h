@@ -52,10 +52,31 @@ struct FlashKernelConfig {
 
   bool isWgmma() const { return kind == FlashKernelKind::Wgmma; }
 
-  int64_t threads() const { return 32 * warps; }
+  /// `warps` are the warps that compute; the wgmma kernel adds a producer
+  /// warpgroup that only issues copies.
+  int64_t threads() const { return 32 * warps + (isWgmma() ? 128 : 0); }
   /// Each warp owns the 16 rows of one m16 accumulator tile (of the m64
   /// tile of its warpgroup for wgmma).
   int64_t queryBlock() const { return 16 * warps; }
+  /// The wgmma kernel's consumer warpgroups, 64 query rows each.
+  int64_t consumerWarpgroups() const { return warps / 4; }
+  /// The registers per thread that setmaxnreg gives the producer and the
+  /// consumer warpgroups (multiples of 8 in [24, 256]): the producer needs
+  /// few, the consumers' accumulators take the rest of the 64K-register
+  /// file, 128 x (producer + consumers x consumer) <= 65536.
+  int64_t producerRegisters() const {
+    return consumerWarpgroups() == 1 ? 56 : 24;
+  }
+  int64_t consumerRegisters() const {
+    return consumerWarpgroups() == 1 ? 256 : 240;
+  }
+  /// Whether the two consumer warpgroups take turns issuing their GEMMs
+  /// (Pingpong.h): FlashAttention-3's choice for head dims up to 128; at 256
+  /// the GEMMs are long enough to hide the softmax on their own.
+  bool pingpong() const {
+    return isWgmma() && consumerWarpgroups() == 2 &&
+           std::max(headDim, valueHeadDim) <= 128;
+  }
   int64_t elementBytes() const { return 2; }
   int64_t queryTileBytes() const {
     return queryBlock() * headDim * elementBytes();

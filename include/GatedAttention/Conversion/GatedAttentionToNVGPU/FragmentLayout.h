@@ -70,6 +70,9 @@ struct LaneLayout {
   Value quadRow, quadCol;
 
   static LaneLayout build(const KernelBuilder &kb);
+  /// The layout of thread `thread` of a group of warps (a warpgroup's
+  /// threads counted from its first).
+  static LaneLayout build(const KernelBuilder &kb, Value thread);
 
   /// The row of the lane's row half `half` in a tile starting at `row0`.
   Value row(const KernelBuilder &kb, Value row0, int64_t half) const {

@@ -51,18 +51,27 @@ void scaleAndMaskScores(const KernelBuilder &kb, AccumulatorTile scores,
                         double scale, Value firstKey,
                         ArrayRef<Value> keyLimits);
 
+/// Multiplies the lane's O registers of row half `half` by `alpha`.
+void rescaleRow(const KernelBuilder &kb, AccumulatorTile out, int64_t half,
+                Value alpha);
+
 /// One online-softmax step over a block of scores: updates m and l, turns
-/// the scores into P = exp2(S - m) and rescales O by exp2(m_old - m).
-void updateSoftmax(const KernelBuilder &kb, AccumulatorTile scores,
-                   SoftmaxState state);
+/// the scores into P = exp2(S - m) and, with `rescaleOut`, rescales O by
+/// alpha = exp2(m_old - m). Returns alpha per row half (for a caller whose
+/// O is still being written by a wgmma).
+SmallVector<Value, 2> updateSoftmax(const KernelBuilder &kb,
+                                    AccumulatorTile scores, SoftmaxState state,
+                                    bool rescaleOut = true);
 
 /// The softmax of key block `block` (`keyBlock` keys) for the lane's rows
 /// of the warp's 16-row tile at `warpRow`: scale, the mask of `range` when
 /// `masked`, then updateSoftmax.
-void softmaxStep(const KernelBuilder &kb, const LaneLayout &lanes,
-                 const KeyBlockRange &range, Value warpRow, Value block,
-                 int64_t keyBlock, double scale, bool masked,
-                 AccumulatorTile scores, SoftmaxState state);
+SmallVector<Value, 2> softmaxStep(const KernelBuilder &kb,
+                                  const LaneLayout &lanes,
+                                  const KeyBlockRange &range, Value warpRow,
+                                  Value block, int64_t keyBlock, double scale,
+                                  bool masked, AccumulatorTile scores,
+                                  SoftmaxState state, bool rescaleOut = true);
 
 /// The normalizer 1 / l of row half `half` (0 for a row that saw no key):
 /// reduces the quad's partial sums.

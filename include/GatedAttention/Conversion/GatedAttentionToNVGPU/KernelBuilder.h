@@ -39,6 +39,7 @@ public:
   Value sub(Value x, Value y) const {
     return arith::SubIOp::create(b, loc, x, y);
   }
+  Value sub(Value x, int64_t y) const { return y ? sub(x, idx(y)) : x; }
   Value mul(Value x, Value y) const {
     return arith::MulIOp::create(b, loc, x, y);
   }
@@ -56,6 +57,9 @@ public:
   }
   Value lt(Value x, Value y) const {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value eq(Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
   }
   Value select(Value c, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, c, x, y);

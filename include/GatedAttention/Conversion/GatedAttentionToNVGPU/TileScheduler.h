@@ -66,11 +66,13 @@ private:
 /// The loop over the tile's key blocks, carrying `init`: at the top of
 /// iteration j, `begin(j)` (the copy pipeline's step); then `step(j,
 /// masked, state)` updates `state` in place, built twice (with and without
-/// the mask) and chosen per block. Returns the final values.
+/// the mask) and chosen per block. The loop starts at block `first` (a
+/// kernel that peels the first block). Returns the final values.
 SmallVector<Value>
 buildKeyLoop(const KernelBuilder &kb, const KeyBlockRange &range,
              ValueRange init, function_ref<void(Value)> begin,
-             function_ref<void(Value, bool, MutableArrayRef<Value>)> step);
+             function_ref<void(Value, bool, MutableArrayRef<Value>)> step,
+             int64_t first = 0);
 
 } // namespace mlir::gated_attention::flash
 

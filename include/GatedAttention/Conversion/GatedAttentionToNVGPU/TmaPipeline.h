@@ -7,8 +7,16 @@
 // The copy pipeline of the wgmma kernel: Q and K/V tiles land in shared
 // memory by TMA (cp.async.bulk.tensor, 128B swizzle, one 64-column box per
 // column atom; see WgmmaAtom.h for the layout), each load completing on an
-// mbarrier with the transaction count of its bytes; K and V in a ring of
-// two stages, block j in stage j % 2, its barrier's phase (j / 2) % 2.
+// mbarrier with the transaction count of its bytes. K and V go through
+// rings of two stages, block j in stage j % 2, the (j / 2)-th use of the
+// stage; K and V have barriers of their own, since the consumers are done
+// with K_j a block before V_j (WgmmaFlashKernel.cpp). Each stage of each
+// has two barriers: `full` (one arrival, the producer's, plus the bytes of
+// the copy), which the consumers wait on with parity (j / 2) % 2, and
+// `empty` (one arrival per consumer warp once its wgmmas have read the
+// tile), which the producer waits on with the opposite parity before
+// refilling it: a fresh barrier counts as having completed the phase before
+// its first, so blocks 0 and 1 do not wait.
 // TMA zero-fills rows past the end of a (batch, head)'s sequence: the maps
 // are 3-D (D, S, B x H), so a tile never reads another head's rows.
 //
@@ -34,10 +42,19 @@ namespace mlir::gated_attention::flash {
 /// Byte offsets in the wgmma kernel's shared memory.
 struct TmaSharedLayout {
   static constexpr int64_t kStages = 2;
-  int64_t query, keys, values, keyStageBytes, valueStageBytes, barriers, total;
+  int64_t query, keys, values, keyStageBytes, valueStageBytes;
+  /// The mbarriers, 8 bytes each: `full` and `empty` per stage of K and of
+  /// V, then the query's.
+  int64_t barriers, queryBarrier, total;
   static TmaSharedLayout get(const FlashKernelConfig &cfg);
 };
 
+/// The K and the V tiles of a key block, each with a ring and barriers.
+enum class KeyValue { Key, Value };
+
+/// The shared tiles and mbarriers, and the copies and waits on them. The
+/// copies are issued by whoever calls them (the kernel lets one thread of
+/// the producer warpgroup); waits and arrivals by every calling thread.
 class TmaPipeline : public KernelBuilder {
 public:
   /// The extern shared array, declared once per gpu.module.
@@ -46,22 +63,29 @@ public:
                                   gpu::GPUModuleOp module);
 
   /// `maps` are the tensor maps of Q, K and V (pointers to them in global
-  /// memory); `lead` is true in the one thread that issues the copies.
+  /// memory).
   TmaPipeline(OpBuilder &b, Location loc, const FlashKernelConfig &cfg,
-              ValueRange maps, Value lead);
+              ValueRange maps);
 
-  /// Initializes the mbarriers (the lead thread) and makes them visible to
-  /// the CTA and to the TMA unit.
-  void initBarriers();
-  /// Issues Q rows [rowBase, rowBase + 64) of slab `slab` (batch x Hq +
-  /// head), completing on the query barrier.
+  /// Initializes the mbarriers (in the thread where `lead` holds) and makes
+  /// them visible to the CTA and to the TMA unit; every thread must call it.
+  void initBarriers(Value lead);
+  /// Issues Q rows [rowBase, rowBase + queryBlock) of slab `slab` (batch x
+  /// Hq + head), completing on the query barrier.
   void loadQuery(Value rowBase, Value slab);
   void waitQuery();
-  /// Issues key block `block` (K and V rows of slab `slab`, batch x Hkv +
-  /// kv head) into stage block % 2; only the lead thread's call copies.
-  void loadKeyBlock(Value block, Value slab);
-  /// Waits until key block `block` has landed.
-  void waitKeyBlock(Value block);
+  /// Producer: waits until the consumers have released the stage of the
+  /// `which` tile of key block `block` (its previous block's).
+  void waitEmpty(KeyValue which, Value block);
+  /// Producer: issues the `which` tile of key block `block` (rows of slab
+  /// `slab`, batch x Hkv + kv head) into its stage.
+  void load(KeyValue which, Value block, Value slab);
+  /// Consumers: wait until the `which` tile of key block `block` has
+  /// landed.
+  void waitFull(KeyValue which, Value block);
+  /// Consumers: one arrival (per warp) that the `which` tile of key block
+  /// `block` is no longer read.
+  void release(KeyValue which, Value block);
 
   /// !llvm.ptr<3> to the Q tile, and to the K and V tiles of `block`.
   Value queryTile();
@@ -71,16 +95,20 @@ public:
 private:
   Value pointer(int64_t offset, Value stage = nullptr, int64_t stride = 0);
   Value stageOf(Value block);
-  Value barrier(Value stage);
-  void whenLead(function_ref<void()> body);
+  /// The parity of the phase of block `block`'s use of its stage.
+  Value phaseOf(Value block);
+  /// The `full` or `empty` barrier of the `which` tile of `block`.
+  Value barrier(bool full, KeyValue which, Value block);
+  void wait(Value barrier, Value parity);
   /// TMA loads of the column atoms of a [rows, width] tile at `dst`.
   void loadTile(Value map, Value dst, Value row, Value slab, int64_t rows,
                 int64_t width, Value bar);
   Value i32(Value index);
+  Value i32(int64_t value);
 
   const FlashKernelConfig &cfg;
   TmaSharedLayout layout;
-  Value queryMap, keyMap, valueMap, lead;
+  Value queryMap, keyMap, valueMap;
 };
 
 } // namespace mlir::gated_attention::flash

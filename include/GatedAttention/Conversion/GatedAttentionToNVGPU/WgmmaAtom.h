@@ -67,14 +67,24 @@ public:
   /// `descriptor` advanced by `bytes` (a multiple of 16).
   Value advance(Value descriptor, int64_t bytes);
 
-  /// scores = Q K^T for a `keys`-key block: D / 16 SS wgmmas m64 n`keys`.
-  /// Returns the accumulator struct.
-  Value multiplyKeys(Value queryDescriptor, Value keyDescriptor,
-                     int64_t headDim, int64_t keys);
-  /// out += P V: P from `probabilities` (scores after the softmax, rounded
-  /// to the element type in registers), V an N-major [keys, Dv] tile.
-  void multiplyValues(AccumulatorTile out, AccumulatorTile probabilities,
-                      Value valueDescriptor, int64_t keys);
+  /// Issues scores = Q K^T for a `keys`-key block as one commit group: D /
+  /// 16 SS wgmmas m64 n`keys`, A being 64 rows of a `queryRows`-row Q tile.
+  /// Returns the accumulator struct, to be read after wait().
+  Value issueKeys(Value queryDescriptor, int64_t queryRows, Value keyDescriptor,
+                  int64_t headDim, int64_t keys);
+  /// Issues out += P V as one commit group: `probabilities` the packed A
+  /// fragments of P (probabilityFragments), V an N-major [keys, Dv] tile.
+  /// Returns the new accumulator registers, to be read after wait().
+  SmallVector<Value> issueValues(ArrayRef<Value> out,
+                                 ArrayRef<Value> probabilities,
+                                 Value valueDescriptor, int64_t keys);
+  /// Waits until at most `pending` commit groups are in flight.
+  void wait(int64_t pending);
+
+  /// P (scores after the softmax) rounded to the element type and packed as
+  /// the A fragments of the `keys / 16` k16 steps of P V, 4 b32 registers
+  /// each.
+  SmallVector<Value> probabilityFragments(AccumulatorTile p, int64_t keys);
 
   /// The accumulator registers of struct `acc`, in layout order.
   SmallVector<Value> unpack(Value acc);
@@ -82,7 +92,6 @@ public:
 private:
   Type structType(int64_t registers);
   void fence();
-  void commitAndWait();
 
   Type elementType;
 };
