@@ -6,11 +6,12 @@ Two phases, because the GPU machine has torch but no MLIR:
     /usr/bin/python3 bench/gpu_attention.py prepare build/device-check
       compiles every correctness case and benchmark shape with
       --gated-attention-to-ptx, once for each kernel (mma-sync for sm_90,
-      wgmma for sm_90a), writes <kernel>.ptx + <kernel>.json and
+      wgmma for sm_90a; wgmma-1wg, one consumer warpgroup, for the
+      correctness cases only), writes <kernel>.ptx + <kernel>.json and
       cases.json (which config uses which kernel).
   run (on the GPU machine, with torch):
     python3 bench/gpu_attention.py run build/device-check --out bench/results \
-        [--kernel mma-sync|wgmma]
+        [--kernel mma-sync|wgmma|wgmma-1wg]
       checks every correctness case against the float64 numpy reference
       (gated_attention.reference, on the same rounded inputs), then
       times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
@@ -35,8 +36,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from gated_attention import config, cuda  # noqa: E402
 from gated_attention.check import compare  # noqa: E402
 
-# The chip each kernel is compiled for.
-KERNELS = {"mma-sync": "sm_90", "wgmma": "sm_90a"}
+# The chip, kernel option and warps of each kind of kernel. wgmma-1wg, the
+# Hopper kernel with one consumer warpgroup (no pingpong), is only checked:
+# if the two-consumer kernel fails on a GPU, whether this one does tells
+# where to look.
+KERNELS = {"mma-sync": ("sm_90", "mma-sync", 0),
+           "wgmma": ("sm_90a", "wgmma", 0),
+           "wgmma-1wg": ("sm_90a", "wgmma", 4)}
+CHECK_ONLY = {"wgmma-1wg"}
 TOKENS = 16384
 
 
@@ -76,10 +83,12 @@ def prepare(outdir, opt, kinds):
     jobs += [(c, "bench") for c in bench_cases()]
     # The same shapes without a gate operand: what the gate costs.
     jobs += [(c, "nogate") for c in bench_cases(gate="none")]
-    jobs = [(c, role, kind) for kind in kinds for c, role in jobs]
+    jobs = [(c, role, kind) for kind in kinds for c, role in jobs
+            if role == "check" or kind not in CHECK_ONLY]
     for i, (cfg, role, kind) in enumerate(jobs):
-        kernel, text, desc = cuda.compile_kernel(cfg, opt, KERNELS[kind],
-                                                 kind)
+        chip, option, warps = KERNELS[kind]
+        kernel, text, desc = cuda.compile_kernel(cfg, opt, chip, option,
+                                                 warps)
         # Kernels differing in gate or scale share a readable name: key the
         # files by the case index as well.
         stem = f"{i:03d}-{kernel}"
@@ -149,7 +158,7 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
               f"max_abs_err={result.max_abs_err:.3g}", flush=True)
     print(f"correctness [{kind}]: {checked - failures} passed, {failures} "
           "failed", flush=True)
-    if not bench:
+    if not bench or kind in CHECK_ONLY:
         return 1 if failures else 0
 
     def timed(fn, window=0.05):

@@ -253,11 +253,12 @@ def _write_cache(stem, ptx, desc):
     ptx_tools.write_atomically(stem + ".json", json.dumps(entry))
 
 
-def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto"):
+def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
     runner.load_plugin; `opt` overrides the tool; `kernel` is the
-    pipeline's kernel option: auto, mma-sync, or wgmma with chip sm_90a). Raises ValueError when
+    pipeline's kernel option: auto, mma-sync, or wgmma with chip sm_90a;
+    `warps` its warps option, 0 for the default). Raises ValueError when
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
@@ -270,18 +271,22 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto"):
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
+    if isinstance(warps, bool) or not isinstance(warps, int) or warps < 0:
+        raise ValueError(f"warps must be a non-negative int (0: the "
+                         f"default), got {warps!r}")
     text = mlir.attention_function(cfg, "case")
     cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
         key = hashlib.sha256(
-            f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{text}".encode()
+            f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{warps}\n{text}".encode()
         ).hexdigest()[:20]
         stem = os.path.join(cache, key)
         entry = _read_cache(stem)
         if entry:
             return entry
     lowered = runner.compile_module(
-        text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel}"],
+        text,
+        [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} warps={warps}"],
         opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:

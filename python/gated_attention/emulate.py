@@ -318,7 +318,12 @@ class CTA:
         if n == "gpu.shuffle":
             offset = self.uniform(x[1])
             lanes = np.arange(t)
-            src = (lanes & ~31) | ((lanes & 31) ^ offset)
+            if "shuffle_mode idx" in op.attrs:   # every lane reads `offset`
+                src = (lanes & ~31) | offset
+            elif "shuffle_mode xor" in op.attrs:
+                src = (lanes & ~31) | ((lanes & 31) ^ offset)
+            else:
+                raise NotImplementedError(op.attrs)
             return x[0][src], np.ones(t, dtype=bool)
         if n in ("gpu.barrier", "nvgpu.device_async_wait"):
             return None

@@ -70,6 +70,17 @@ assert maps["k"]["box"] == [64, hopper["key_block"], 1]
 assert launch.map_dims(hopper, maps["k"], b=3, sq=40, skv=50) == [64, 50, 6]
 assert launch.map_dims(hopper, maps["q"], b=3, sq=40, skv=50) == [64, 40, 12]
 assert launch.parameter_count(hopper) == 3 + 2 * 5 + 2
+# Warp specialization: a producer warpgroup beside the consumers, which own
+# 64 rows each; cuda.compile_kernel passes the warps option through.
+assert hopper["block"] == [384, 1, 1] and hopper["rows_per_block"] == 128
+_, _, one = cuda.compile_kernel(cfg, chip="sm_90a", kernel="wgmma", warps=4)
+assert one["block"] == [256, 1, 1] and one["rows_per_block"] == 64, one
+for warps in (-1, 2.0, True, "4"):
+    try:
+        cuda.compile_kernel(cfg, chip="sm_90a", kernel="wgmma", warps=warps)
+        raise AssertionError(f"compile_kernel took warps={warps!r}")
+    except ValueError as e:
+        assert "warps" in str(e), e
 bad = copy.deepcopy(hopper)
 bad["arguments"][0]["box"] = [64, 512, 1]
 try:

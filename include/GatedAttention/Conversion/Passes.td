@@ -110,8 +110,9 @@ def ConvertGatedAttentionToNVGPUPass
            "consumer warpgroups, plus the producer's; 4 or 8)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"0",
            "Keys per shared-memory K/V tile (a multiple of 16); 0 picks 128 "
-           "for head dims up to 64, 64 up to 128 and 32 above (mma-sync), "
-           "128 up to 128 and 48 above (wgmma, at most 256)">,
+           "for head dims up to 64, 64 up to 128 and 32 above (mma-sync); "
+           "FlashAttention-3's 128 up to 64, 176 up to 128 and 80 above, "
+           "128 and 64 when causal (wgmma, at most 256)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "Target GPU (sm_80, sm_86, sm_89, sm_90, sm_90a): bounds the "
            "tiles' shared memory">,

@@ -158,14 +158,19 @@ std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
                                                int64_t keyBlock) {
   int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
   if (kind == FlashKernelKind::Wgmma) {
-    // Two consumer warpgroups (128 query rows), as FlashAttention-3; each
-    // thread's S takes key-block / 2 registers and O Dv / 2. Within the
-    // consumers' 240 registers, D = 256 spills from 64 keys on (causal), so
-    // it takes 48 (test/Pipelines/ptxas-wgmma.test).
+    // FlashAttention-3's tiles: two consumer warpgroups (128 query rows);
+    // 176 keys at D = 128 and 80 at D = 256, smaller when causal (less
+    // work above the diagonal wasted, and the mask's registers). Each
+    // thread's S takes key-block / 2 registers, P key-block / 4 and O
+    // Dv / 2: the consumers' 240 hold them without spills
+    // (test/Pipelines/ptxas-wgmma.test checks; causal D = 256 spills at 80).
+    bool causal = op.getCausal();
     if (!warps)
       warps = 8;
     if (!keyBlock)
-      keyBlock = d <= 128 ? 128 : 48;
+      keyBlock = d <= 64    ? 128
+                 : d <= 128 ? (causal ? 128 : 176)
+                            : (causal ? 64 : 80);
     return {warps, keyBlock};
   }
   if (!warps)

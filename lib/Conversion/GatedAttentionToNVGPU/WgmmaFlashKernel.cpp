@@ -275,7 +275,16 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   int64_t dv = cfg.valueHeadDim, rows = cfg.queryBlock();
 
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value warpgroup = div(thread, 128);
+  // Read from lane 0, so that ptxas knows the warpgroup index to be
+  // uniform and keeps what derives from it (the Q descriptor, the barrier
+  // ids) in uniform registers.
+  Value warpgroup = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(
+          b, loc,
+          arith::IndexCastOp::create(b, loc, b.getI32Type(), div(thread, 128)),
+          0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult());
   atom.emplace(b, loc, cfg.elementType);
   FlashTile tile = scheduleTile(*this, rows);
   Value kvHead = div(tile.head, cfg.groupSize());

@@ -25,8 +25,13 @@
 // N-major (V): LBO = 128 rows x 128 B between its two column atoms.
 // CHECK-DAG:   llvm.mlir.constant(4611686293305360384 : i64)
 // CHECK-DAG:   llvm.mlir.constant(4611686293372403712 : i64)
+// The warpgroup index, read from lane 0 so that ptxas keeps what derives
+// from it in uniform registers.
 // CHECK:       %[[TID:.+]] = gpu.thread_id x
-// CHECK:       %[[WG:.+]] = arith.divui %[[TID]], %c128
+// CHECK:       %[[WGT:.+]] = arith.divui %[[TID]], %c128
+// CHECK-NEXT:  %[[WG32:.+]] = arith.index_cast %[[WGT]] : index to i32
+// CHECK-NEXT:  %[[WGS:.+]], %{{.+}} = gpu.shuffle idx %[[WG32]], %c0_i32, %c32_i32 : i32
+// CHECK-NEXT:  %[[WG:.+]] = arith.index_cast %[[WGS]] : i32 to index
 // Thread 0 initializes the full barriers of K and V (1 arrival: the
 // producer's expect_tx), their empty barriers (8: one per consumer warp),
 // and Q's.
@@ -83,10 +88,8 @@
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32
 // CHECK-NEXT:      %[[FIRST:.+]] = arith.cmpi eq, %[[C]], %c0
 // CHECK-NEXT:      scf.if %[[FIRST]] {
-// CHECK-NEXT:        %[[OWN:.+]] = arith.index_cast %[[WG]] : index to i32
-// CHECK-NEXT:        nvvm.barrier.arrive id = %[[OWN]] number_of_threads = %c256_i32
-// CHECK:           %[[MINE:.+]] = arith.index_cast %[[WG]] : index to i32
-// CHECK-NEXT:      nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32
+// CHECK-NEXT:        nvvm.barrier.arrive id = %[[WGS]] number_of_threads = %c256_i32
+// CHECK:           nvvm.barrier id = %[[WGS]] number_of_threads = %c256_i32
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-NEXT:      nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-COUNT-3:   nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
