@@ -476,16 +476,21 @@ class CTA:
                         axis=-1)
 
 
-def launch(kernel, desc, inputs, b, sq, skv):
+def launch(kernel, desc, inputs, b, sq, skv, schedule=None):
     """Runs every CTA; `inputs`: name -> raw uint16 bits (flat). Returns the
-    output's bits."""
+    output's bits. `schedule`: for the sm_90a kernel, a seed that makes the
+    warpgroups' interleaving random (emulate_wgmma.WgmmaCTA); None runs
+    each as far as it can."""
     elem = desc["element_type"]
     out = np.zeros(b * desc["Hq"] * sq * desc["Dv"], dtype=np.uint16)
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
     mems["out"] = Memory(out, elem)
     cta = CTA
     if launch_schema.uses_tensor_maps(desc):
-        from .emulate_wgmma import WgmmaCTA as cta
+        from .emulate_wgmma import WgmmaCTA
+
+        def cta(*a):
+            return WgmmaCTA(*a, schedule=schedule)
     args = []
     for a in desc["arguments"]:
         if a["kind"] == "tensor_map":
@@ -523,14 +528,15 @@ def compile_case(cfg, opt=None, options=""):
     return find_kernel(out, name), desc
 
 
-def run_case(cfg, seed, opt=None, options=""):
-    """(result, reference, kernel name) of `cfg` on cfg.inputs(seed)."""
+def run_case(cfg, seed, opt=None, options="", schedule=None):
+    """(result, reference, kernel name) of `cfg` on cfg.inputs(seed);
+    `schedule` as for launch()."""
     kernel, desc = compile_case(cfg, opt, options)
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
                             ("gate", "gate"))}
-    out = launch(kernel, desc, bits, cfg.b, cfg.sq, cfg.skv)
+    out = launch(kernel, desc, bits, cfg.b, cfg.sq, cfg.skv, schedule)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
     return result, cfg.reference(inputs), desc["kernel"]
@@ -545,6 +551,9 @@ def main(argv=None):
     p.add_argument("--options", default="",
                    help="options of convert-gated-attention-to-nvgpu, "
                    "e.g. 'warps=2 key-block=32'")
+    p.add_argument("--schedule", type=int, metavar="SEED",
+                   help="sm_90a kernel: interleave the warpgroups at random "
+                   "(seeded) instead of running each as far as it can")
     args = p.parse_args(argv)
     try:
         cfgs = [c for s in args.case for c in config.parse_cases(s)]
@@ -555,7 +564,8 @@ def main(argv=None):
     failures = 0
     for i, cfg in enumerate(cfgs):
         seed = args.seed * 1000 + i
-        out, ref, name = run_case(cfg, seed, args.opt, args.options)
+        out, ref, name = run_case(cfg, seed, args.opt, args.options,
+                                  args.schedule)
         result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
         failures += not result.ok
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name}] "

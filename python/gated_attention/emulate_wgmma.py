@@ -20,8 +20,11 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   (an interpreter of its own), one warpgroup at a time, each until it waits
   on an mbarrier phase or a CTA barrier that has not completed; then the
   next. A producer thus runs as far ahead as its barriers let it, which is
-  the schedule that exposes a missing wait. When no warpgroup can move, the
-  kernel would hang on a GPU: MbarrierHang names the waits.
+  the schedule that exposes a missing wait. With a `schedule` seed, the
+  order of the warpgroups is shuffled every round and a warpgroup also
+  gives way at random after its waits and arrivals: other interleavings,
+  reproducibly. When no warpgroup can move, the kernel would hang on a
+  GPU: MbarrierHang names the waits.
 - Named barriers (bar.sync / bar.arrive with an id and a thread count)
   complete when that many threads have arrived; bar.sync waits for it.
 - setmaxnreg is checked against the register file: multiples of 8 in
@@ -40,6 +43,7 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   accumulators are distributed in wgmma's D layout.
 """
 
+import random
 import re
 import threading
 
@@ -150,7 +154,11 @@ class WgmmaCTA:
     """A CTA of the sm_90a kernel: shared memory, mbarriers and the CTA
     barrier, shared by its warpgroups, which run as coroutines."""
 
-    def __init__(self, kernel, threads, block_id, grid, args, smem_bytes):
+    def __init__(self, kernel, threads, block_id, grid, args, smem_bytes,
+                 schedule=None):
+        # A random interleaving, seeded by the schedule and the CTA.
+        self.rng = (None if schedule is None else
+                    random.Random(f"{schedule}/{block_id}"))
         if threads % 128:
             raise ValueError(f"{threads} threads: not whole warpgroups")
         self.smem = np.zeros(smem_bytes, dtype=np.uint8)
@@ -177,7 +185,10 @@ class WgmmaCTA:
         try:
             while live:
                 version = self.version
-                for wg in list(live):
+                order = list(live)
+                if self.rng:
+                    self.rng.shuffle(order)
+                for wg in order:
                     self.back.clear()
                     wg.go.set()
                     self.back.wait()
@@ -260,6 +271,12 @@ class Warpgroup(CTA):
             self.cta.back.set()
             self.resume()
         self.blocked = False
+        self.maybe_yield()
+
+    def maybe_yield(self):
+        """With a random schedule: sometimes let the others run first."""
+        if self.cta.rng and self.cta.rng.random() < 0.3:
+            self.yield_now()
 
     def yield_now(self):
         """Lets the other warpgroups run first (as far as they can)."""
@@ -400,6 +417,8 @@ class Warpgroup(CTA):
                 # A release: the warpgroups waiting for it run first, which
                 # exposes a stage released before its last read.
                 self.yield_now()
+            else:
+                self.maybe_yield()
             return None
         # try_wait.parity: returns once the phase of that parity completed.
         # (Under a branch, the warpgroup's other threads wait too: fine

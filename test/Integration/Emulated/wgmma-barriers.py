@@ -29,12 +29,12 @@ gpu.module @m {
 """
 
 
-def run(body, threads=256):
+def run(body, threads=256, schedule=None):
     text = runner.compile_module(TEMPLATE.replace("BODY", body),
                                  ["--mlir-print-op-generic"])
     kernel = emulate.find_kernel(text, "k")
     emulate_wgmma.WgmmaCTA(kernel, threads, (0, 0, 0), (1, 1, 1), [],
-                           1024).run()
+                           1024, schedule=schedule).run()
 
 
 def error(body, words, threads=256, kind=AssertionError):
@@ -54,6 +54,14 @@ run("""scf.if %first {
     } else {
       nvvm.barrier id = %id number_of_threads = %n
     }""")
+# The same under random interleavings (a waiter that is scheduled first,
+# or last, or gives way).
+for seed in range(8):
+    run("""scf.if %first {
+      nvvm.barrier.arrive id = %id number_of_threads = %n
+    } else {
+      nvvm.barrier id = %id number_of_threads = %n
+    }""", schedule=seed)
 # Only warpgroup 0 waits: 128 of 256 threads, forever.
 error("""scf.if %first {
       nvvm.barrier id = %id number_of_threads = %n
