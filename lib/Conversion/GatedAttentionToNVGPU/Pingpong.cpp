@@ -16,10 +16,12 @@ Value Pingpong::barrierOf(Value c) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, 1));
 }
 
+Value Pingpong::threads() {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kThreads));
+}
+
 void Pingpong::arrive(Value barrier) {
-  NVVM::BarrierArriveOp::create(
-      b, loc, barrier,
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kThreads)));
+  NVVM::BarrierArriveOp::create(b, loc, barrier, threads());
 }
 
 void Pingpong::start() {
@@ -34,10 +36,10 @@ void Pingpong::start() {
 void Pingpong::waitTurn() {
   if (!enabled)
     return;
-  NVVM::BarrierOp::create(
-      b, loc, /*res=*/Type(), barrierOf(consumer),
-      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kThreads)),
-      /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+  Value barrier = barrierOf(consumer);
+  NVVM::BarrierOp::create(b, loc, /*res=*/Type(), barrier, threads(),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
 }
 
 void Pingpong::passTurn(bool last) {

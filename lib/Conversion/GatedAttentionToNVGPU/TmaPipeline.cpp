@@ -50,6 +50,10 @@ TmaPipeline::TmaPipeline(OpBuilder &b, Location loc,
     : KernelBuilder(b, loc), cfg(cfg), layout(TmaSharedLayout::get(cfg)),
       queryMap(maps[0]), keyMap(maps[1]), valueMap(maps[2]) {}
 
+// Builder calls that make ops are sequenced in statements, never two in
+// one argument list: the order C++ evaluates arguments in differs between
+// compilers, and with it the order of the ops (and the tests that see it).
+
 Value TmaPipeline::i32(Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
 }
@@ -98,7 +102,8 @@ void TmaPipeline::initBarriers(Value lead) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     auto init = [&](int64_t offset, int64_t arrivals) {
-      NVVM::MBarrierInitOp::create(b, loc, pointer(offset), i32(arrivals),
+      Value bar = pointer(offset);
+      NVVM::MBarrierInitOp::create(b, loc, bar, i32(arrivals),
                                    /*predicate=*/Value());
     };
     // Full barriers: the producer's arrival; empty ones: every consumer
@@ -151,12 +156,15 @@ void TmaPipeline::loadQuery(Value rowBase, Value slab) {
            bar);
 }
 
-void TmaPipeline::waitQuery() { wait(pointer(layout.queryBarrier), i32(0)); }
+void TmaPipeline::waitQuery() {
+  Value bar = pointer(layout.queryBarrier);
+  wait(bar, i32(0));
+}
 
 void TmaPipeline::waitEmpty(KeyValue which, Value block) {
   // The release of block - 2 completed the phase before this block's.
-  Value parity =
-      arith::XOrIOp::create(b, loc, phaseOf(block), i32(1)).getResult();
+  Value phase = phaseOf(block);
+  Value parity = arith::XOrIOp::create(b, loc, phase, i32(1)).getResult();
   wait(barrier(/*full=*/false, which, block), parity);
 }
 
@@ -167,13 +175,15 @@ void TmaPipeline::load(KeyValue which, Value block, Value slab) {
       b, loc, Type(), bar,
       i32(isKey ? layout.keyStageBytes : layout.valueStageBytes),
       /*scope=*/nullptr, /*relaxed=*/nullptr, Value());
-  loadTile(isKey ? keyMap : valueMap, isKey ? keyTile(block) : valueTile(block),
-           mul(block, cfg.keyBlock), slab, cfg.keyBlock,
+  Value tile = isKey ? keyTile(block) : valueTile(block);
+  Value firstKey = mul(block, cfg.keyBlock);
+  loadTile(isKey ? keyMap : valueMap, tile, firstKey, slab, cfg.keyBlock,
            isKey ? cfg.headDim : cfg.valueHeadDim, bar);
 }
 
 void TmaPipeline::waitFull(KeyValue which, Value block) {
-  wait(barrier(/*full=*/true, which, block), phaseOf(block));
+  Value parity = phaseOf(block);
+  wait(barrier(/*full=*/true, which, block), parity);
 }
 
 void TmaPipeline::release(KeyValue which, Value block) {

@@ -214,7 +214,8 @@ void WgmmaFlashKernel::produce(Value thread, Value rowBase, Value querySlab,
                   NVVM::SetMaxRegisterAction::decrease);
   when(eq(thread, idx(0)), [&] {
     pipeline->loadQuery(rowBase, querySlab);
-    auto loop = scf::ForOp::create(b, loc, idx(0), range->numBlocks(), idx(1));
+    Value first = idx(0), step = idx(1);
+    auto loop = scf::ForOp::create(b, loc, first, range->numBlocks(), step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value j = loop.getInductionVar();
@@ -236,12 +237,11 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer,
   pipeline->waitQuery();
   // The consumer's 64 rows of the Q tile start 64 x 128 bytes further into
   // each column atom: a whole number of swizzle atoms.
-  Value rows = LLVM::GEPOp::create(
-      b, loc, pipeline->queryTile().getType(), b.getI8Type(),
-      pipeline->queryTile(),
-      ValueRange{arith::IndexCastOp::create(
-          b, loc, b.getI32Type(),
-          mul(consumer, WgmmaAtom::kM * kSwizzleSpanBytes))});
+  Value queryTile = pipeline->queryTile();
+  Value offset = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(), mul(consumer, WgmmaAtom::kM * kSwizzleSpanBytes));
+  Value rows = LLVM::GEPOp::create(b, loc, queryTile.getType(), b.getI8Type(),
+                                   queryTile, ValueRange{offset});
   queryDescriptor = atom->kMajorDescriptor(rows);
 
   laneZero = eq(lanes.lane, idx(0));

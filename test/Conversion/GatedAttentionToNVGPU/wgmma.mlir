@@ -61,7 +61,7 @@
 // CHECK:           arith.addi %{{.+}}, %c114720
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.+}}, %[[FREE]]
 // CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
-// CHECK-NEXT:      arith.muli %[[J]], %c128
+// CHECK:           arith.muli %[[J]], %c128
 // CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[KMAP]]
 // CHECK:           arith.addi %{{.+}}, %c114736
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.+}}, %[[FREE]]

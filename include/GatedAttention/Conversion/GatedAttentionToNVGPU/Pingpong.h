@@ -44,6 +44,8 @@ private:
   /// Consumer c's barrier, 1 + c (0 is the CTA-wide one).
   Value barrierOf(Value c);
   void arrive(Value barrier);
+  /// The thread count of each barrier, as an i32.
+  Value threads();
 
   Value consumer;
   bool enabled;
