@@ -163,8 +163,8 @@ class WgmmaCTA:
             raise ValueError(f"{threads} threads: not whole warpgroups")
         self.smem = np.zeros(smem_bytes, dtype=np.uint8)
         self.barriers = {}
-        self.bar_sync = {"arrived": 0, "generation": 0}
-        # Named barriers: id -> threads arrived, phases completed.
+        # Barriers (0: the CTA's, then named ones): id -> threads arrived,
+        # phases completed.
         self.named = {}
         # The registers per thread at entry, what ptxas gives a kernel of
         # one CTA per SM: the file split over the threads, in multiples of
@@ -316,28 +316,24 @@ class Warpgroup(CTA):
                               else pending.value[:, v.index])
 
     def cta_barrier(self):
-        """bar.sync 0: every warpgroup of the CTA must arrive."""
-        if not self.mask.all():
-            raise AssertionError("bar.sync under a divergent branch")
-        sync = self.cta.bar_sync
-        generation = sync["generation"]
-        sync["arrived"] += 1
-        self.cta.version += 1
-        if sync["arrived"] == len(self.cta.warpgroups):
-            sync["arrived"], sync["generation"] = 0, generation + 1
-        self.wait_until(lambda: sync["generation"] != generation,
-                        lambda: f"bar.sync 0 (generation {generation})")
+        """bar.sync 0: every thread of the CTA must arrive."""
+        self.meet("bar.sync", 0, 128 * len(self.cta.warpgroups))
 
     def named_barrier(self, n, x):
         """bar.sync (`nvvm.barrier`) or bar.arrive on barrier x[0] of x[1]
-        threads: the warpgroup's threads arrive; bar.sync waits for the
-        phase to complete."""
-        if not self.mask.all():
-            raise AssertionError(f"{n} under a divergent branch")
+        threads."""
         ident, count = self.uniform(x[0]), self.uniform(x[1])
         if ident == 0 or count % 32 or count > 128 * len(self.cta.warpgroups):
             raise AssertionError(f"{n} {ident}, {count}: not a named barrier "
                                  "of whole warps of this CTA")
+        self.meet("bar.sync" if n == "nvvm.barrier" else "bar.arrive", ident,
+                  count)
+
+    def meet(self, kind, ident, count):
+        """The warpgroup's threads arrive at barrier `ident` of `count`
+        threads; bar.sync also waits for the phase to complete."""
+        if not self.mask.all():
+            raise AssertionError(f"{kind} {ident} under a divergent branch")
         bar = self.cta.named.setdefault(
             ident, {"count": count, "arrived": 0, "generation": 0})
         if bar["count"] != count:
@@ -351,7 +347,7 @@ class Warpgroup(CTA):
                                  "arrived")
         if bar["arrived"] == count:
             bar["arrived"], bar["generation"] = 0, generation + 1
-        if n == "nvvm.barrier":
+        if kind == "bar.sync":
             self.wait_until(
                 lambda: bar["generation"] != generation,
                 lambda: f"bar.sync {ident}, {count} ({bar['arrived']} "
