@@ -100,6 +100,18 @@ if ptxas and not ptxas.endswith("-NOTFOUND") and os.path.exists(ptxas):
             os.path.join(toolkit, "nvvm", "libdevice")):
         config.environment["CUDA_HOME"] = toolkit
 
+# `torch`: %PYTHON imports torch (scripts/setup installs it into .venv).
+try:
+    if subprocess.run([config.python_executable, "-c", "import torch"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("torch")
+except (OSError, subprocess.SubprocessError):
+    pass
+# Kernels the torch op compiles are shared by the tests in one directory
+# of the build (the cache is safe for concurrent processes).
+config.environment["GATED_ATTENTION_CACHE_DIR"] = os.path.join(
+    config.gated_attention_obj_root, "test", "kernel-cache")
+
 # `cuda-gpu`: a CUDA device is present and usable.
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi:

@@ -81,6 +81,10 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 
+  // A result stored into a caller's buffer (materialize_in_destination, as
+  // the torch op's functions do) is computed in it: no result-sized
+  // allocation and copy.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addFunctionBoundaryBufferization(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones buffers it cannot prove unaliased (a returned

@@ -195,11 +195,20 @@ def config_for(q, k, v, g=None, *, causal=False, gate=None, combine=None,
     say how g is applied. Raises ValueError on arrays or arguments the op
     does not take."""
     arrays = [_array(n, x) for n, x in (("q", q), ("k", k), ("v", v))]
-    shapes = [a.shape for a in arrays]
-    for n, a in zip("qkv", arrays):
-        if a.ndim != 4:
+    gshape = None if g is None else _array("g", g).shape
+    return config_for_shapes(*[a.shape for a in arrays], gshape,
+                             causal=causal, gate=gate, combine=combine,
+                             scale=scale, dtype=dtype)
+
+
+def config_for_shapes(qshape, kshape, vshape, gshape=None, *, causal=False,
+                      gate=None, combine=None, scale=None, dtype="f32"):
+    """config_for on the shapes of q, k, v and g (None: no gate)."""
+    shapes = [tuple(s) for s in (qshape, kshape, vshape)]
+    for n, shape in zip("qkv", shapes):
+        if len(shape) != 4:
             raise ValueError(f"q, k, v must be 4-D [B, H, S, D], got "
-                             f"{n} of shape {a.shape}")
+                             f"{n} of shape {shape}")
     (b, hq, sq, d), (bk, hkv, skv, dk), (bv, hv, sv, dv) = shapes
     if (bk, dk) != (b, d) or (bv, hv, sv) != (b, hkv, skv):
         raise ValueError(f"k, v do not match q: q [B, Hq, Sq, D], "
@@ -211,14 +220,14 @@ def config_for(q, k, v, g=None, *, causal=False, gate=None, combine=None,
                              f"and a non-empty head dim, got {shapes}")
     if hq % hkv:
         raise ValueError(f"Hq = {hq} is not a multiple of Hkv = {hkv}")
-    gate, combine = _gate_kind(g, gate, combine)
+    gate, combine = _gate_kind(gshape, gate, combine)
     heads, width = "per_head", "elementwise"
-    if g is not None:
-        g = _array("g", g)
-        gb, hg, gs, dg = (g.shape + (None,) * 4)[:4]
-        if g.ndim != 4 or gb != b or gs != sq or hg not in (hq, 1) or \
+    if gshape is not None:
+        gshape = tuple(gshape)
+        gb, hg, gs, dg = (gshape + (None,) * 4)[:4]
+        if len(gshape) != 4 or gb != b or gs != sq or hg not in (hq, 1) or \
                 dg not in (dv, 1):
-            raise ValueError(f"gate of shape {g.shape} does not fit "
+            raise ValueError(f"gate of shape {gshape} does not fit "
                              f"[{b}, {hq} or 1, {sq}, {dv} or 1]")
         heads = "per_head" if hg == hq else "shared"
         width = "elementwise" if dg == dv else "headwise"

@@ -253,7 +253,8 @@ def _write_cache(stem, ptx, desc):
     ptx_tools.write_atomically(stem + ".json", json.dumps(entry))
 
 
-def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0):
+def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
+                   cache=None):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
     runner.load_plugin; `opt` overrides the tool; `kernel` is the
@@ -267,7 +268,9 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0):
     compiled: compile on one machine, run on another that has no MLIR. Any
     number of processes may share the directory: entries are written by
     atomic renames and checked when read, and a reader never sees a partial
-    one."""
+    one. `cache` (a directory) overrides the variable; kernel_cache's log
+    line reports every compile."""
+    from . import kernel_cache
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
@@ -275,7 +278,8 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0):
         raise ValueError(f"warps must be a non-negative int (0: the "
                          f"default), got {warps!r}")
     text = mlir.attention_function(cfg, "case")
-    cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
+    if cache is None:
+        cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
         key = hashlib.sha256(
             f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{warps}\n{text}".encode()
@@ -284,10 +288,11 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0):
         entry = _read_cache(stem)
         if entry:
             return entry
-    lowered = runner.compile_module(
-        text,
-        [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} warps={warps}"],
-        opt=opt)
+    with kernel_cache.compile_logged(f"{kernel_cache.variant(cfg)} for {chip}",
+                                     cache or None):
+        lowered = runner.compile_module(
+            text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
+                   f"warps={warps}"], opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
         reason = tensor_core_unsupported(cfg) or (

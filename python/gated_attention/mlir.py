@@ -54,6 +54,44 @@ def attention_function(cfg, name, c_interface=False):
         f"}}\n")
 
 
+def strided_type(tensor_type):
+    """The memref type viewing any buffer of `tensor_type`'s shape whose
+    innermost dim is contiguous: `memref<...,  strided<[?, ?, ?, 1],
+    offset: ?>>` (strides in elements, passed at run time)."""
+    body = tensor_type[len("tensor<"):-1]
+    rank = body.count("x")
+    strides = ", ".join(["?"] * (rank - 1) + ["1"])
+    return f"memref<{body}, strided<[{strides}], offset: ?>>"
+
+
+def destination_function(cfg, name):
+    """func.func @name(q, k, v[, g], out) on strided buffers (views of
+    other frameworks' tensors: any strides but a contiguous innermost dim),
+    computing the op into `out`; C interface. With --gated-attention-to-llvm
+    the result is computed in `out` (no result-sized buffer, no copy)."""
+    cfg.check_static_sizes()
+    t = cfg.types()
+    names = [o[0] for o in cfg.operands] + ["o"]
+    kinds = list(cfg.operands) + ["result"]
+    args = ", ".join(f"%{n}: {strided_type(t[k])}"
+                     for n, k in zip(names, kinds))
+    lines = [f"func.func @{name}({args}) attributes "
+             f"{{llvm.emit_c_interface}} {{\n"]
+    for n, k in zip(names[:-1], kinds[:-1]):
+        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
+                     f"{strided_type(t[k])} to {t[k]}\n")
+    operands = ", ".join(f"%{n}t" for n in names[:-1])
+    in_types = ", ".join(t[k] for k in kinds[:-1])
+    lines.append(f"  %r = gated_attention.attention {operands} "
+                 f"{attention_attributes(cfg)}\n"
+                 f"      : ({in_types}) -> {t['result']}\n")
+    lines.append(f"  bufferization.materialize_in_destination %r in restrict "
+                 f"writable %o : ({t['result']}, "
+                 f"{strided_type(t['result'])}) -> ()\n")
+    lines.append("  return\n}\n")
+    return "".join(lines)
+
+
 def dense_constant(ssa, values, dtype, type_str):
     data = dtypes.to_bytes(values, dtype).hex().upper()
     return f'  {ssa} = arith.constant dense<"0x{data}"> : {type_str}\n'

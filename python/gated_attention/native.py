@@ -18,8 +18,6 @@ import numpy as np
 
 from . import runner
 
-_LLVM_BIN = "/usr/lib/llvm-22/bin"
-_LLVM_LIB = "/usr/lib/llvm-22/lib"
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
@@ -55,10 +53,10 @@ def _run(cmd, stdin=None):
     return proc.stdout
 
 
-def _compiler_rt_builtins():
+def _compiler_rt_builtins(llvm_lib):
     """LLVM's compiler-rt builtins archive for this machine, if installed."""
     found = sorted(glob.glob(os.path.join(
-        _LLVM_LIB, "clang", "*", "lib", "linux",
+        llvm_lib, "clang", "*", "lib", "linux",
         f"libclang_rt.builtins-{platform.machine()}.a")))
     return found[-1:]
 
@@ -71,22 +69,23 @@ class SharedLibrary:
         self._dir = tempfile.TemporaryDirectory(prefix="gated-attention-")
         d = self._dir.name
         llvm_dialect = runner.compile_module(mlir_text, list(pipeline))
+        llvm_bin, llvm_lib = runner.llvm_dirs()
         ll = os.path.join(d, "module.ll")
         obj = os.path.join(d, "module.o")
         self.path = os.path.join(d, "module.so")
         with open(ll, "w") as f:
-            f.write(_run([os.path.join(_LLVM_BIN, "mlir-translate"),
+            f.write(_run([os.path.join(llvm_bin, "mlir-translate"),
                           "--mlir-to-llvmir"], llvm_dialect))
-        _run([os.path.join(_LLVM_BIN, "llc"), "-O3", "-mcpu=native",
+        _run([os.path.join(llvm_bin, "llc"), "-O3", "-mcpu=native",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
         # The pipeline turns copies into loops, so no MLIR runtime library is
         # linked; only libomp for the parallel loop.
-        libs = [f"-L{_LLVM_LIB}", f"-Wl,-rpath,{_LLVM_LIB}", "-lm"]
+        libs = [f"-L{llvm_lib}", f"-Wl,-rpath,{llvm_lib}", "-lm"]
         if openmp:
             libs.insert(2, "-lomp")
         # LLVM lowers some conversions (f32 -> bf16 outside vector code) to
         # compiler-rt calls that GCC 12's libgcc lacks.
-        libs += _compiler_rt_builtins()
+        libs += _compiler_rt_builtins(llvm_lib)
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
         try:
             self.lib = ctypes.CDLL(self.path)

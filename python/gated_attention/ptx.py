@@ -118,15 +118,15 @@ def check_resolved(name, ptx):
 
 
 def write_atomically(path, text):
-    """Writes `text` to `path` through a temporary file in the same
-    directory and a rename, so that readers see the old file or the whole
-    new one, never a partial one."""
+    """Writes `text` (str or bytes) to `path` through a temporary file in
+    the same directory and a rename, so that readers see the old file or
+    the whole new one, never a partial one."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory,
                                prefix="." + os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

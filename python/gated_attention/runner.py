@@ -1,5 +1,6 @@
 """Compile with gated-attention-opt, run with mlir-runner, parse the prints."""
 
+import json
 import os
 import re
 import shutil
@@ -8,7 +9,6 @@ import subprocess
 import numpy as np
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_LLVM = "/usr/lib/llvm-22"
 
 
 def _default_opt():
@@ -21,20 +21,58 @@ def _default_opt():
     return shutil.which("gated-attention-opt") or "gated-attention-opt"
 
 
+def llvm_dirs(opt=None):
+    """(tools dir, library dir) of the LLVM that gated-attention-opt (or
+    `opt`) was built with, from the llvm-paths.json CMake writes beside it
+    (<bin>/../share/gated-attention/); GATED_ATTENTION_LLVM_DIR (an LLVM
+    prefix with bin/ and lib/) overrides it."""
+    prefix = os.environ.get("GATED_ATTENTION_LLVM_DIR")
+    if prefix:
+        return os.path.join(prefix, "bin"), os.path.join(prefix, "lib")
+    opt = shutil.which(opt or opt_path())
+    if opt:
+        path = os.path.join(os.path.dirname(os.path.realpath(opt)), "..",
+                            "share", "gated-attention", "llvm-paths.json")
+        try:
+            with open(path) as f:
+                found = json.load(f)
+            return found["llvm_tools_dir"], found["llvm_library_dir"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    raise ToolError(
+        f"cannot tell which LLVM gated-attention-opt was built with: no "
+        f"share/gated-attention/llvm-paths.json beside "
+        f"{opt or 'gated-attention-opt (not found)'}; set "
+        f"GATED_ATTENTION_LLVM_DIR to its LLVM prefix (e.g. /usr/lib/llvm-22)")
+
+
+def opt_path():
+    """gated-attention-opt: GATED_ATTENTION_OPT, else the default."""
+    return os.environ.get("GATED_ATTENTION_OPT") or _default_opt()
+
+
 def tool_paths():
-    """Tools from the environment (lit sets these), else the defaults."""
-    return {
-        "opt": os.environ.get("GATED_ATTENTION_OPT") or _default_opt(),
-        "runner": os.environ.get("MLIR_RUNNER",
-                                 os.path.join(_LLVM, "bin", "mlir-runner")),
-        # The runner utilities (printMemrefF32) and the OpenMP runtime that
-        # the parallel loops of --gated-attention-to-llvm call into.
-        "libs": [os.environ.get("MLIR_RUNNER_UTILS",
-                                os.path.join(_LLVM, "lib", "libmlir_runner_utils.so")),
-                 os.environ.get("MLIR_C_RUNNER_UTILS",
-                                os.path.join(_LLVM, "lib", "libmlir_c_runner_utils.so")),
-                 os.environ.get("LIBOMP", os.path.join(_LLVM, "lib", "libomp.so"))],
-    }
+    """Tools from the environment (lit sets these), else those of the LLVM
+    the tool was built with (llvm_dirs)."""
+    opt = opt_path()
+    paths = {"opt": opt}
+    names = {"runner": ("MLIR_RUNNER", "bin", "mlir-runner"),
+             # The runner utilities (printMemrefF32) and the OpenMP runtime
+             # that the parallel loops of --gated-attention-to-llvm call into.
+             "runner_utils": ("MLIR_RUNNER_UTILS", "lib",
+                              "libmlir_runner_utils.so"),
+             "c_runner_utils": ("MLIR_C_RUNNER_UTILS", "lib",
+                                "libmlir_c_runner_utils.so"),
+             "libomp": ("LIBOMP", "lib", "libomp.so")}
+    for key, (env, kind, name) in names.items():
+        value = os.environ.get(env)
+        if not value:
+            tools, libs = llvm_dirs(opt)
+            value = os.path.join(tools if kind == "bin" else libs, name)
+        paths[key] = value
+    paths["libs"] = [paths.pop("runner_utils"), paths.pop("c_runner_utils"),
+                     paths.pop("libomp")]
+    return paths
 
 
 # Dialect plugins (gate variants) every gated-attention-opt call loads:
@@ -54,7 +92,7 @@ def load_plugin(path):
 
 def opt_command(*args, opt=None):
     """gated-attention-opt (or `opt`) with the loaded plugins and `args`."""
-    return [opt or tool_paths()["opt"],
+    return [opt or opt_path(),
             *[f"--load-dialect-plugin={p}" for p in PLUGINS], *args]
 
 

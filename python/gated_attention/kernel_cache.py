@@ -1,0 +1,156 @@
+"""Compiled kernels kept on disk across processes.
+
+A compile (gated-attention-opt, then llc or ptxas) takes seconds; a serving
+process must not pay it on every start. Entries live in one directory:
+
+- ``GATED_ATTENTION_CACHE_DIR`` if set (``off``: no disk cache),
+- else ``$XDG_CACHE_HOME/gated-attention``, else ``~/.cache/gated-attention``;
+- :func:`set_directory` overrides both for this process.
+
+An entry's name is a hash of what the artifact depends on (the MLIR, the
+pipeline, the tool binary and the plugins it loads, the package version and,
+for host code, the CPU), so a rebuilt tool or another machine's CPU is a
+miss, never a stale kernel. Writers put files in place by atomic renames
+and a sidecar ``.json`` (written last) holds the artifact's hash: readers
+see a whole entry or none, and any number of processes may share the
+directory. Every compile logs one line on the ``gated_attention`` logger.
+"""
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import time
+
+from . import _version, ptx, runner
+
+log = logging.getLogger("gated_attention")
+
+_FORMAT = 1
+_override = None   # (True, path or None) once set_directory was called
+
+
+def set_directory(path):
+    """Keeps entries in `path` (created on first write) for the rest of this
+    process; None keeps no disk cache (compiles stay in memory)."""
+    global _override
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"cache directory must be a path or None, "
+                         f"not {path!r}")
+    _override = (True, None if path is None else os.fspath(path))
+
+
+def directory():
+    """The cache directory (see the module docstring), or None when off."""
+    if _override is not None:
+        return _override[1]
+    env = os.environ.get("GATED_ATTENTION_CACHE_DIR")
+    if env is not None:
+        return None if env in ("", "off") else env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gated-attention")
+
+
+def _file_identity(path):
+    st = os.stat(path)
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+_HOST_CPU = None
+
+
+def host_cpu():
+    """The CPU llc's -mcpu=native means (its 'Host CPU' line)."""
+    global _HOST_CPU
+    if _HOST_CPU is None:
+        out = subprocess.run(
+            [os.path.join(runner.llvm_dirs()[0], "llc"), "--version"],
+            capture_output=True, text=True).stdout
+        _HOST_CPU = next((line.split(":", 1)[1].strip()
+                          for line in out.splitlines()
+                          if "Host CPU" in line), "unknown")
+    return _HOST_CPU
+
+
+def key(*parts):
+    """The entry name for an artifact depending on `parts` (strings) and on
+    the tool, its plugins and the package version."""
+    opt = shutil.which(runner.opt_path()) or runner.opt_path()
+    tool = [_file_identity(opt) if os.path.exists(opt) else opt]
+    tool += [_file_identity(p) for p in runner.PLUGINS if os.path.exists(p)]
+    text = "\n".join([str(_FORMAT), _version.__version__, *tool, *parts])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def lookup(name, suffix):
+    """The path of the intact entry `name` + `suffix`, else None."""
+    cache = directory()
+    if cache is None:
+        return None
+    path = os.path.join(cache, name + suffix)
+    try:
+        with open(path + ".json") as f:
+            meta = json.load(f)
+        if meta.get("format") == _FORMAT and meta.get("sha256") == _sha256(
+                path):
+            return path
+    except (OSError, ValueError, AttributeError):
+        pass   # absent, being replaced, or damaged: a miss
+    return None
+
+
+def store(name, suffix, src):
+    """Puts the file `src` into the cache as entry `name` + `suffix`;
+    returns its path there (`src` itself when the cache is off or cannot
+    be written: the compile is not lost, only not kept)."""
+    cache = directory()
+    if cache is None:
+        return src
+    path = os.path.join(cache, name + suffix)
+    try:
+        os.makedirs(cache, exist_ok=True)
+        with open(src, "rb") as f:
+            data = f.read()
+        ptx.write_atomically(path, data)
+        # Last: marks the entry whole.
+        ptx.write_atomically(path + ".json", json.dumps(
+            {"format": _FORMAT, "sha256": hashlib.sha256(data).hexdigest()}))
+    except OSError as e:
+        log.warning("cannot write the kernel cache %s "
+                    "(%s); kernels are compiled in every process", cache, e)
+        return src
+    return path
+
+
+def variant(cfg):
+    """`cfg` described without the sizes a kernel takes at run time."""
+    dynamic = set(cfg.dynamic) | {"dyn"}
+    return ",".join(p for p in cfg.describe().split(",")
+                    if p.split("=")[0] not in dynamic)
+
+
+class compile_logged:
+    """Context manager logging one line per compile, with its duration."""
+
+    def __init__(self, what, cache=False):
+        # `cache`: where the result is kept (False: this module's directory).
+        self.what, self.cache = what, cache
+
+    def __enter__(self):
+        self.start = time.monotonic()
+        log.info("compiling %s", self.what)
+
+    def __exit__(self, kind, *_):
+        if kind is None:
+            cache = directory() if self.cache is False else self.cache
+            log.info("compiled %s in %.1f s (%s)", self.what,
+                     time.monotonic() - self.start,
+                     f"cached in {cache}" if cache else "disk cache off")

@@ -1,0 +1,84 @@
+"""Gated attention as a PyTorch op: ``torch.ops.gated_attention.attention``.
+
+    import torch
+    import gated_attention.torch as gat     # registers the op
+
+    y = gat.attention(q, k, v, g, causal=True)                   # [B, H, S, D]
+    y = gat.attention(q, k, v, g, causal=True, layout="bshd")    # [B, S, H, D]
+    y = torch.ops.gated_attention.attention(q, k, v, g, causal=True)
+
+q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], g [B, Hg, Sq, Dg]
+(Hg in {Hq, 1}, Dg in {Dv, 1}) or None, in "bhsd" (above) or "bshd"
+([B, S, H, D]; FlashAttention's) layout; float32, float16 or bfloat16, one
+dtype for all, on the CPU or a CUDA GPU (f16 / bf16 there). The result has
+q's dtype, device and layout: ``SDPA(q, k, v) * act(g)`` (``combine="mul"``)
+or ``+ act(g)`` (``"add"``), act one of sigmoid, silu, ns_sigmoid or a
+plugin's gate attribute; grouped-query when Hkv < Hq; ``scale`` defaults to
+D^-1/2.
+
+``causal=True`` is bottom-right aligned (FlashAttention's rule): query i
+sees keys j <= i + Skv - Sq. SDPA's ``is_causal`` is top-left aligned
+(j <= i): the two agree when Sq == Skv and differ otherwise (a decode step,
+Sq = 1, sees every key here and only the first under ``is_causal``). A row
+that sees no key is 0 before the gate.
+
+Memory: on the CPU the kernel reads every input through its strides (a
+``[B, S, H, D]`` tensor, q and gate as the two halves of one projection)
+and writes the result in place: no copies. On CUDA the kernel reads
+[B, H, S, D]-contiguous tensors and copies others first (see
+``gated_attention.torch._cuda``); it launches on torch's current stream, with
+no host synchronization and no allocation besides the output, so it can be
+captured in a CUDA graph.
+
+Kernels are compiled once per configuration (head counts, head dims, dtype,
+variant; not B or the lengths), logged on the ``gated_attention`` logger,
+and kept on disk (:func:`set_cache_dir`, ``GATED_ATTENTION_CACHE_DIR``); a
+later process loads them. :func:`warmup` compiles ahead of time.
+
+No backward yet: calling ``.backward()`` through the op raises
+NotImplementedError.
+"""
+
+import torch
+
+from .. import kernel_cache
+from . import _args, _op
+
+__all__ = ["attention", "warmup", "set_cache_dir", "cache_dir"]
+
+LAYOUTS = _args.LAYOUTS
+
+
+def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
+              combine="mul", layout="bhsd"):
+    """torch.ops.gated_attention.attention (see the module docstring)."""
+    for name, x in zip(_args.NAMES, (q, k, v, g)):
+        if not isinstance(x, torch.Tensor) and (name != "g" or x is not None):
+            raise TypeError(f"gated_attention: {name} must be a tensor, not "
+                            f"{type(x).__name__}")
+    return torch.ops.gated_attention.attention(
+        q, k, v, g, causal=causal, scale=scale, gate=gate, combine=combine,
+        layout=layout)
+
+
+def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
+           combine="mul", layout="bhsd", device=None):
+    """Compiles (or loads from the disk cache) the kernel that `attention`
+    would run for these arguments, without running it. Tensors may be on
+    the "meta" device (only shapes, dtypes matter; B and the lengths do
+    not): pass `device` ("cpu", "cuda", "cuda:1") for them."""
+    cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+    device = torch.device(device) if device is not None else q.device
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    _op.kernel_for(cfg, device)
+
+
+def set_cache_dir(path):
+    """Keeps compiled kernels in `path` (None: no disk cache)."""
+    kernel_cache.set_directory(path)
+
+
+def cache_dir():
+    """Where compiled kernels are kept (None: no disk cache)."""
+    return kernel_cache.directory()

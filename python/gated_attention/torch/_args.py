@@ -1,0 +1,98 @@
+"""The torch op's arguments: checks, the configuration they make, views.
+
+The op takes tensors in one of two layouts: "bhsd" ([B, H, S, D], SDPA's)
+or "bshd" ([B, S, H, D], FlashAttention's, what model code has right after
+the projections). Kernels see [B, H, S, D] views of either (a transpose is
+a view: no copy); wrong-layout shapes are errors, never transposed.
+"""
+
+import dataclasses
+
+import torch
+
+from .. import compiler
+
+LAYOUTS = ("bhsd", "bshd")
+DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+NAMES = ("q", "k", "v", "g")
+
+
+def as_bhsd(x, layout):
+    """[B, H, S, D] view of a tensor in `layout`."""
+    return x if layout == "bhsd" else x.transpose(1, 2)
+
+
+def check(q, k, v, g, causal, scale, gate, combine, layout):
+    """The AttentionConfig of the op's arguments (B, Sq, Skv dynamic), or a
+    ValueError (TypeError for non-tensors) naming what is wrong."""
+    compiler.config_mod.check_choice("layout", layout, LAYOUTS)
+    tensors = [(n, x) for n, x in zip(NAMES, (q, k, v, g)) if x is not None]
+    for name, x in tensors:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"gated_attention: {name} must be a tensor, not "
+                            f"{type(x).__name__}")
+        if x.dtype not in DTYPES:
+            raise ValueError(f"gated_attention: {name} is {x.dtype}; the op "
+                             f"takes float32, float16 or bfloat16")
+    dtype, device = q.dtype, q.device
+    for name, x in tensors[1:]:
+        if x.dtype != dtype:
+            raise ValueError(f"gated_attention: {name} is {x.dtype} but q is "
+                             f"{dtype}: all tensors must have one dtype")
+        if x.device != device:
+            raise ValueError(f"gated_attention: {name} is on {x.device} but "
+                             f"q is on {device}")
+    for name, x in tensors:
+        if x.dim() != 4:
+            raise ValueError(f"gated_attention: {name} must be 4-D "
+                             f"{_axes(layout)} (layout={layout!r}), got "
+                             f"shape {tuple(x.shape)}")
+    shapes = [tuple(as_bhsd(x, layout).shape) if x is not None else None
+              for x in (q, k, v, g)]
+    try:
+        cfg = compiler.config_for_shapes(
+            *shapes, causal=causal, gate=gate, combine=combine, scale=scale,
+            dtype=DTYPES[dtype])
+    except ValueError as e:
+        given = ", ".join(f"{n} {tuple(x.shape)}" for n, x in tensors)
+        raise ValueError(f"gated_attention (layout={layout!r}, tensors "
+                         f"{_axes(layout)}; got {given}): {e}") from None
+    return cfg
+
+
+def check_symbolic(q, k, v, g, layout):
+    """What the fake kernel checks (sizes may be symbolic there): layout,
+    ranks, dtypes, devices. The real kernel checks the rest."""
+    compiler.config_mod.check_choice("layout", layout, LAYOUTS)
+    tensors = [(n, x) for n, x in zip(NAMES, (q, k, v, g)) if x is not None]
+    for name, x in tensors:
+        torch._check(x.dim() == 4, lambda: (
+            f"gated_attention: {name} must be 4-D {_axes(layout)}"))
+        torch._check(x.dtype == q.dtype and x.device == q.device, lambda: (
+            f"gated_attention: {name} must have q's dtype and device"))
+
+
+def _axes(layout):
+    return "[B, H, S, D]" if layout == "bhsd" else "[B, S, H, D]"
+
+
+def compile_key(cfg):
+    """`cfg` with B, Sq, Skv dynamic (`?` in the IR, run-time values of the
+    kernel): what a compiled kernel depends on."""
+    return dataclasses.replace(cfg, b=1, sq=1, skv=1,
+                               dynamic=("b", "sq", "skv"))
+
+
+def output_shape(q, v, layout):
+    """The result's shape in `layout`: q's with v's head dim."""
+    return (*q.shape[:3], v.shape[3])
+
+
+def new_output(q, v, layout, contiguous_bhsd=False):
+    """The result tensor in `layout` (contiguous in it), or with
+    `contiguous_bhsd` a [B, H, S, D]-contiguous buffer seen in `layout`."""
+    shape = output_shape(q, v, layout)
+    if layout == "bhsd" or not contiguous_bhsd:
+        return q.new_empty(shape)
+    b, s, h, d = shape
+    return q.new_empty((b, h, s, d)).transpose(1, 2)
