@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from gated_attention import config, mlir, native  # noqa: E402
+import cpu_peers  # noqa: E402
 
 H, D = 8, 128
 # Qwen3-Next's full-attention layer: 16 query heads over 2 KV heads, D 256.
@@ -174,6 +175,21 @@ def gflops(cfg, seconds):
     return useful_flops(cfg) / seconds / 1e9 if seconds else float("nan")
 
 
+def ratio(peer, ours):
+    """How many times faster ours is than `peer` (None if it did not run)."""
+    return peer / ours if peer else None
+
+
+def peers(args, s, hq, hkv, d, causal, dtype):
+    """Seconds per call of torch and IREE (None: not run), pinned to the
+    cores this process runs on."""
+    if args.no_peers:
+        return None, None
+    cpus = os.sched_getaffinity(0)
+    return tuple(cpu_peers.run(p, s, hq, hkv, d, args.repeat, causal, dtype,
+                               cpus) for p in ("torch", "iree"))
+
+
 def print_row(cells):
     print("| " + " | ".join(cells) + " |", flush=True)
 
@@ -198,7 +214,8 @@ def write_csv(path, machine, header, rows):
 def throughput(args):
     """The main table: tiled, reference, numpy (two kernels), non-causal."""
     print_header(["S", "tiled GFLOP/s", "reference GFLOP/s", "numpy GFLOP/s",
-                  "numpy SkylakeX GFLOP/s", "tiled / numpy"])
+                  "numpy SkylakeX GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
+                  "tiled / numpy", "tiled / torch", "tiled / IREE"])
     rows = []
     for s in (int(x) for x in args.sizes.split(",") if x):
         cfg = attention_config(s)
@@ -213,14 +230,17 @@ def throughput(args):
         t_np = numpy_child(s, args.repeat)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
                  if has_avx512() else None)
+        t_torch, t_iree = peers(args, s, H, H, D, False, "float32")
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
                gflops(cfg, t_np), gflops(cfg, t_skx) if t_skx else None,
-               t_np / t_tiled)
+               gflops(cfg, t_torch), gflops(cfg, t_iree),
+               t_np / t_tiled, ratio(t_torch, t_tiled), ratio(t_iree, t_tiled))
         rows.append(row)
-        print_row([str(s)] + [fmt(c) for c in row[1:5]] +
-                  [fmt(row[5], "{:.2f}x")])
+        print_row([str(s)] + [fmt(c) for c in row[1:7]] +
+                  [fmt(c, "{:.2f}x") for c in row[7:]])
     return ["S", "tiled_gflops", "reference_gflops", "numpy_gflops",
-            "numpy_skylakex_gflops", "tiled_over_numpy"], rows
+            "numpy_skylakex_gflops", "torch_gflops", "iree_gflops",
+            "tiled_over_numpy", "tiled_over_torch", "tiled_over_iree"], rows
 
 
 def qwen3next(args):
@@ -228,7 +248,8 @@ def qwen3next(args):
     print("Qwen3-Next shape: Hq 16, Hkv 2, D 256, causal, f32 "
           "(GFLOP/s count the causal half)")
     print_header(["S", "tiled GFLOP/s", "numpy GFLOP/s",
-                  "numpy SkylakeX GFLOP/s", "tiled / numpy"])
+                  "numpy SkylakeX GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
+                  "tiled / numpy", "tiled / torch", "tiled / IREE"])
     rows = []
     for s in (int(x) for x in args.qwen_sizes.split(",") if x):
         cfg = attention_config(s, causal=True, **QWEN)
@@ -240,13 +261,49 @@ def qwen3next(args):
         t_np = numpy_child(s, args.repeat, **kw)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
                  if has_avx512() else None)
+        t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
+                                True, "float32")
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np),
-               gflops(cfg, t_skx) if t_skx else None, t_np / t_tiled)
+               gflops(cfg, t_skx) if t_skx else None, gflops(cfg, t_torch),
+               gflops(cfg, t_iree), t_np / t_tiled, ratio(t_torch, t_tiled),
+               ratio(t_iree, t_tiled))
+        rows.append(row)
+        print_row([str(s)] + [fmt(c) for c in row[1:6]] +
+                  [fmt(c, "{:.2f}x") for c in row[6:]])
+    return ["S", "tiled_gflops", "numpy_gflops", "numpy_skylakex_gflops",
+            "torch_gflops", "iree_gflops", "tiled_over_numpy",
+            "tiled_over_torch", "tiled_over_iree"], rows
+
+
+def qwen3next_bf16(args):
+    """Qwen3-Next's shape in bf16, causal: the torch op on bf16 tensors
+    (the kernel reads and writes them in place) vs torch and IREE."""
+    import torch
+    import gated_attention.torch as gat
+    print("Qwen3-Next shape in bf16: Hq 16, Hkv 2, D 256, causal "
+          "(GFLOP/s count the causal half)")
+    print_header(["S", "ours GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
+                  "ours / torch", "ours / IREE"])
+    rows = []
+    for s in (int(x) for x in args.qwen_sizes.split(",") if x):
+        cfg = attention_config(s, causal=True, **QWEN)
+        torch.manual_seed(0)
+        q, g = (torch.randn(1, QWEN["hq"], s, QWEN["d"]).bfloat16()
+                for _ in range(2))
+        k, v = (torch.randn(1, QWEN["hkv"], s, QWEN["d"]).bfloat16()
+                for _ in range(2))
+        t_ours = time_calls(lambda: gat.attention(q, k, v, g, causal=True),
+                            args.repeat)
+        t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
+                                True, "bfloat16")
+        row = (s, gflops(cfg, t_ours), gflops(cfg, t_torch),
+               gflops(cfg, t_iree), ratio(t_torch, t_ours),
+               ratio(t_iree, t_ours))
         rows.append(row)
         print_row([str(s)] + [fmt(c) for c in row[1:4]] +
-                  [fmt(row[4], "{:.2f}x")])
-    return ["S", "tiled_gflops", "numpy_gflops", "numpy_skylakex_gflops",
-            "tiled_over_numpy"], rows
+                  [fmt(c, "{:.2f}x") for c in row[4:]])
+    return ["S", "ours_gflops", "torch_gflops", "iree_gflops",
+            "ours_over_torch", "ours_over_iree"], rows
 
 
 def memory(args):
@@ -280,18 +337,36 @@ def main():
     p.add_argument("--numpy-mem-max", type=int, default=4096,
                    help="largest S for numpy's peak memory (it holds S x S scores)")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--no-peers", action="store_true",
+                   help="skip torch and IREE (they need the .venv's packages)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(),
+                   help="cores every implementation runs on (pinned: the "
+                   "first N the process may use)")
     args = p.parse_args()
+    # One pinning for all: this process (our kernel's OpenMP threads, set
+    # before libomp loads) and the children it starts (numpy, torch, IREE).
+    cpus = sorted(os.sched_getaffinity(0))[:args.threads]
+    os.sched_setaffinity(0, cpus)
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = \
+        str(len(cpus))
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%d")
     machine = f"{cpu_name()}, {os.cpu_count()} cores"
     os.makedirs(args.out, exist_ok=True)
-    print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, {stamp}")
-    for name, table in (("throughput", throughput), ("qwen3next", qwen3next),
-                        ("memory", memory)):
+    print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, "
+          f"{len(cpus)} threads pinned, {stamp}")
+    tables = [("throughput", throughput), ("qwen3next", qwen3next)]
+    if not args.no_peers:
+        tables.append(("qwen3next-bf16", qwen3next_bf16))
+    tables.append(("memory", memory))
+    for name, table in tables:
         header, rows = table(args)
         write_csv(os.path.join(args.out, f"cpu-{name}-{stamp}.csv"), machine,
                   header, rows)
         print()
+    if not args.no_peers:
+        import cpu_report
+        print(cpu_report.plot(args.out, stamp))
 
 
 if __name__ == "__main__":

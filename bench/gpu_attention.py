@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
 
 from gated_attention import config, cuda  # noqa: E402
-from gated_attention.check import compare  # noqa: E402
+from gated_attention.testing.check import compare  # noqa: E402
 
 # The chip, kernel option and warps of each kind of kernel. wgmma-1wg, the
 # Hopper kernel with one consumer warpgroup (no pingpong), is only checked:

@@ -5,7 +5,7 @@
 //
 // Compile for the CPU and run against the float64 reference (from the
 // repository root, after ./scripts/setup):
-//   PYTHONPATH=python /usr/bin/python3 -m gated_attention.run_example examples/qwen3_next_attention.mlir
+//   PYTHONPATH=python /usr/bin/python3 -m gated_attention.testing.run_example examples/qwen3_next_attention.mlir
 // or lower it by hand:
 //   build/bin/gated-attention-opt examples/qwen3_next_attention.mlir --gated-attention-to-llvm
 

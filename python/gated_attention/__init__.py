@@ -22,11 +22,12 @@ MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
 - ``ptx``: PTX and launch descriptions out of ``gpu.binary`` ops (and
   ptxas reports and checks);
 - ``cuda``: runs those kernels on a CUDA GPU through the driver API;
-- ``emulate``: runs the tensor-core kernel's IR on the CPU, warp by warp;
+- ``kernel_cache``: compiled kernels kept on disk across processes;
 - ``models.qwen3_next``: the Qwen3-Next attention block as a graph, and its
   reference;
-- ``check``: the command line harness the integration tests use;
-- ``run_example``: the README's main job.
+- ``torch``: the op for PyTorch tensors (``torch.ops.gated_attention``;
+  needs torch, imported only there);
+- ``testing``: the project's test and emulation tools (not the user API).
 """
 
 from ._version import __version__

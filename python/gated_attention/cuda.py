@@ -309,7 +309,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--case", action="append", default=[],
-                   help="configuration spec as for gated_attention.check")
+                   help="configuration spec as for gated_attention.testing.check")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--chip", default="sm_90")
     p.add_argument("--kernel", default="auto",

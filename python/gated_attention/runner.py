@@ -11,12 +11,27 @@ import numpy as np
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _recorded_opt():
+    """The build tree's tool that `pip install ./python` recorded."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "_build_tree.json")) as f:
+            return json.load(f)["opt"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _default_opt():
-    """gated-attention-opt of the source tree's build/, else of the install
-    this package is part of (<prefix>/lib/python3.X/dist-packages), else PATH."""
+    """gated-attention-opt of the source tree's build/ (this package run
+    from the repository, or pip-installed from it), else of the install
+    this package is part of (`cmake --install`: <prefix>/lib/python3.X/
+    dist-packages; pip: <venv>/bin), else PATH."""
+    import sys
     for path in (os.path.join(_REPO, "build", "bin", "gated-attention-opt"),
-                 os.path.join(_REPO, "..", "..", "bin", "gated-attention-opt")):
-        if os.path.exists(path):
+                 _recorded_opt(),
+                 os.path.join(_REPO, "..", "..", "bin", "gated-attention-opt"),
+                 os.path.join(sys.prefix, "bin", "gated-attention-opt")):
+        if path and os.path.exists(path):
             return os.path.normpath(path)
     return shutil.which("gated-attention-opt") or "gated-attention-opt"
 

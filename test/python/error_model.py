@@ -11,7 +11,8 @@ import dataclasses
 
 import numpy as np
 
-from gated_attention import accuracy, config, dtypes, emulate, reference
+from gated_attention import accuracy, config, dtypes, reference
+from gated_attention.testing import emulate
 
 cases = config.parse_cases(
     "hq=16,hkv=2,d=256,dv=256,sq=80,skv=80,causal=1,dtype=bf16,gate=silu")

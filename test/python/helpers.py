@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from gated_attention import config, dtypes, runner
-from gated_attention.check import compare
+from gated_attention.testing.check import compare
 from gated_attention.reference import gated_attention_reference
 
 

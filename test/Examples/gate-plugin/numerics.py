@@ -73,7 +73,8 @@ for name, gated in forms.items():
 
 # The tensor-core kernel's IR with the variants, run by the warp-level
 # emulator (bf16 and f16, causal, GQA, tails).
-from gated_attention import accuracy, check, config, emulate  # noqa: E402
+from gated_attention import accuracy, config  # noqa: E402
+from gated_attention.testing import check, emulate  # noqa: E402
 
 for i, cfg in enumerate(config.parse_cases(
         "dtype=bf16|f16,d=64,dv=64,hq=4,hkv=2,sq=40,skv=70,causal=1,"

@@ -5,7 +5,8 @@
 # with a barrier phase begun, and setmaxnreg must fit the register file.
 import numpy as np
 
-from gated_attention import emulate, emulate_wgmma, runner
+from gated_attention import runner
+from gated_attention.testing import emulate, emulate_wgmma
 
 TEMPLATE = """
 gpu.module @m {

@@ -5,7 +5,8 @@
 # the error model's bound or as a hang.
 import re
 
-from gated_attention import accuracy, config, emulate, emulate_wgmma, mlir
+from gated_attention import accuracy, config, mlir
+from gated_attention.testing import emulate, emulate_wgmma
 from gated_attention import ptx, runner
 from gated_attention.dtypes import from_bits, to_bits
 

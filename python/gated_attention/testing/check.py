@@ -5,7 +5,7 @@ gated-attention-opt (by default `--gated-attention-to-llvm`), runs it with
 mlir-runner and compares every printed result with the float64 numpy
 reference on the same (rounded) inputs:
 
-    python3 -m gated_attention.check \\
+    python3 -m gated_attention.testing.check \\
         --case 'hq=8,hkv=2,gate=sigmoid|silu,causal=0|1' --random 10 --seed 7
 
 A case is 'key=value,...'; 'a|b' in a value expands into the cross product.
@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from . import accuracy, config, mlir, runner
+from .. import accuracy, config, mlir, runner
 
 
 def compare(cfg, out, ref, inputs=None):

@@ -49,7 +49,7 @@ import threading
 
 import numpy as np
 
-from .dtypes import from_bits
+from ..dtypes import from_bits
 from .emulate import CTA, _attr_int, _positions
 
 SMEM_BASE = 1024

@@ -1,7 +1,7 @@
 """Compile a function holding one gated_attention.attention op for the CPU,
 run it on random inputs and print its error against the float64 reference.
 
-    python3 -m gated_attention.run_example examples/qwen3_next_attention.mlir \\
+    python3 -m gated_attention.testing.run_example examples/qwen3_next_attention.mlir \\
         [--entry NAME] [--batch 1] [--seq 128] [--kv-seq N] [--seed 0]
 
 The entry function takes (query, key, value, gate) and returns the result;
@@ -14,7 +14,7 @@ import re
 import sys
 import time
 
-from . import accuracy, config, mlir, runner
+from .. import accuracy, config, mlir, runner
 
 _FUNC = re.compile(r"func\.func @([\w$.]+)\s*\(([^)]*)\)", re.S)
 _TENSOR = re.compile(r"tensor<([0-9?x]+)x(f32|f16|bf16)>")

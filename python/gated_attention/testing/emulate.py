@@ -15,7 +15,7 @@ So the kernel's index arithmetic, fragment bookkeeping, masking, online
 softmax and epilogue are tested without a GPU, against the float64
 reference:
 
-    python3 -m gated_attention.emulate --case 'dtype=bf16,d=64,dv=64,sq=70,causal=0|1' \
+    python3 -m gated_attention.testing.emulate --case 'dtype=bf16,d=64,dv=64,sq=70,causal=0|1' \
         [--options 'warps=2 key-block=32']
 
 The sm_90a kernel (--options 'chip=sm_90a kernel=wgmma') runs on the
@@ -32,8 +32,8 @@ import sys
 
 import numpy as np
 
-from . import accuracy, config, launch as launch_schema, mlir, ptx as ptx_tools, runner
-from .dtypes import from_bits, to_bits
+from .. import accuracy, config, launch as launch_schema, mlir, ptx as ptx_tools, runner
+from ..dtypes import from_bits, to_bits
 
 # ---------------------------------------------------------------------------
 # Parsing the generic form
