@@ -28,6 +28,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
 
@@ -42,6 +43,42 @@ static void addFunctionBoundaryBufferization(OpPassManager &pm) {
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(options));
+}
+
+/// The widest vector registers of this host: 512 with AVX-512, 256 with
+/// AVX2 (x86), else 128 (SSE, NEON).
+static int64_t hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx2") || features.lookup("avx"))
+    return 256;
+  return 128;
+}
+
+/// The contractions' register tile: one accumulator row is 2 vector
+/// registers wide, and the tile holds half the register file (16 of
+/// AVX-512's 32 registers, 8 of AVX2's 16), leaving room for the operands;
+/// a tile larger than the register file spills in every FMA.
+static GatedAttentionVectorizeTilesPassOptions
+registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
+  int64_t bits = options.vectorBits ? options.vectorBits : hostVectorBits();
+  int64_t lanes = bits / 32;
+  // A tile that does not divide its block leaves a remainder the
+  // vectorizer handles element by element (50x slower): halve until it does.
+  auto dividing = [](int64_t size, int64_t block) {
+    while (block % size)
+      size /= 2;
+    return size;
+  };
+  GatedAttentionVectorizeTilesPassOptions tile;
+  tile.registerCols = options.registerCols
+                          ? options.registerCols
+                          : dividing(2 * lanes, options.keyBlock);
+  tile.registerRows =
+      options.registerRows ? options.registerRows
+                           : dividing(bits >= 512 ? 8 : 4, options.queryBlock);
+  return tile;
 }
 
 /// Graph level, shared by both pipelines: unfused attention written by
@@ -75,7 +112,8 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     funcPm.addPass(createGatedAttentionTilePass(tileOptions));
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
-    funcPm.addPass(createGatedAttentionVectorizeTilesPass());
+    funcPm.addPass(
+        createGatedAttentionVectorizeTilesPass(registerTileFor(options)));
   }
   funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
@@ -204,10 +242,32 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     const GatedAttentionToLLVMPipelineOptions &options, ErrorHandler error) {
   // Query and key blocks are register/cache tiles: a few hundred rows at
   // most pay off, and larger ones make the vectorizer build huge vectors.
-  return success(succeeded(checkRange("query-block", options.queryBlock, 1,
-                                      kMaxCPUBlock, error)) &&
-                 succeeded(checkRange("key-block", options.keyBlock, 1,
-                                      kMaxCPUBlock, error)));
+  bool ok = succeeded(checkRange("query-block", options.queryBlock, 1,
+                                 kMaxCPUBlock, error));
+  ok &= succeeded(
+      checkRange("key-block", options.keyBlock, 1, kMaxCPUBlock, error));
+  // 0 picks by the vector width; explicit tiles stay within what the
+  // vectorizer unrolls into registers and divide their blocks.
+  ok &= succeeded(checkRange("register-rows", options.registerRows, 0, 64,
+                             error));
+  ok &= succeeded(checkRange("register-cols", options.registerCols, 0, 256,
+                             error));
+  if (ok && options.registerRows && options.queryBlock % options.registerRows)
+    ok &= succeeded(error(llvm::formatv(
+        "option 'register-rows' ({0}) must divide 'query-block' ({1})",
+        static_cast<int64_t>(options.registerRows),
+        static_cast<int64_t>(options.queryBlock))));
+  if (ok && options.registerCols && options.keyBlock % options.registerCols)
+    ok &= succeeded(error(llvm::formatv(
+        "option 'register-cols' ({0}) must divide 'key-block' ({1})",
+        static_cast<int64_t>(options.registerCols),
+        static_cast<int64_t>(options.keyBlock))));
+  if (options.vectorBits != 0 && options.vectorBits != 128 &&
+      options.vectorBits != 256 && options.vectorBits != 512)
+    ok &= succeeded(error(llvm::formatv(
+        "option 'vector-bits' must be 0 (this host), 128, 256 or 512, got {0}",
+        static_cast<int64_t>(options.vectorBits))));
+  return success(ok);
 }
 
 std::optional<std::string>

@@ -1,9 +1,15 @@
 // The CPU pipeline leaves only the LLVM (and OpenMP) dialects.
-// RUN: gated-attention-opt %s --gated-attention-to-llvm | FileCheck %s --check-prefix=LLVM \
+// RUN: gated-attention-opt %s --gated-attention-to-llvm=vector-bits=512 | FileCheck %s --check-prefix=LLVM \
 // RUN:   --implicit-check-not=gated_attention. --implicit-check-not=linalg. \
 // RUN:   --implicit-check-not=tensor. --implicit-check-not=memref. \
 // RUN:   '--implicit-check-not== vector.' --implicit-check-not=vector.transfer \
 // RUN:   --implicit-check-not=scf. --implicit-check-not=memrefCopy
+// The register tile follows the vector width: two registers per row.
+// RUN: gated-attention-opt %s --gated-attention-to-llvm=vector-bits=256 | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: llvm.func @structure
+// AVX2: llvm.intr.fmuladd{{.*}}vector<16xf32>
+// AVX2-NOT: llvm.intr.fmuladd{{.*}}vector<32xf32>
+// AVX2-LABEL: llvm.func @main
 // Without OpenMP there is no omp dialect either.
 // RUN: gated-attention-opt %s --gated-attention-to-llvm=openmp=0 | FileCheck %s --check-prefix=SEQ
 // The reference path runs too.

@@ -38,6 +38,22 @@ struct GatedAttentionToLLVMPipelineOptions
       llvm::cl::desc("Run parallel loops on all cores with OpenMP (the code "
                      "then needs libomp.so at run time)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows of a contraction's register tile (0: by the "
+                     "vector width)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> registerCols{
+      *this, "register-cols",
+      llvm::cl::desc("Columns of a contraction's register tile (0: by the "
+                     "vector width)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("The target's vector register width in bits, which "
+                     "sizes the register tiles: 512 (AVX-512), 256 (AVX2), "
+                     "128; 0: this host's"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers a module of `func` + tensor-level upstream ops (linalg, tensor,

@@ -1,0 +1,100 @@
+"""The torch modules the frontend tests export with torch-mlir and raise:
+gated attention as model code writes it.
+
+- `sdpa_gqa`: F.scaled_dot_product_attention(q, k, v, is_causal=True,
+  enable_gqa=True) * torch.sigmoid(g), the elementwise gate of Qwen3-Next;
+- the paper's other gates: `headwise` (one gate value per head and token,
+  g [B, H, S, 1]), `shared` (one gate for all heads, g [B, 1, S, D]),
+  `additive` (SDPA + sigmoid(g)), `silu` (SDPA * silu(g));
+- `qwen3_next`: HF transformers' Qwen3NextAttention (a small random config,
+  no weights downloaded): q_proj gives [q | gate] per head, q/k RMS norms,
+  rotary embeddings, GQA, SDPA, the gate, o_proj.
+
+Each entry: (module, example inputs, whether raising must produce the op
+with a gate). `export(name)` returns linalg-on-tensors MLIR text.
+"""
+
+import torch
+import torch.nn.functional as F
+
+B, S, HQ, HKV, D = 1, 16, 4, 2, 32
+
+
+class Sdpa(torch.nn.Module):
+    def __init__(self, act=torch.sigmoid, combine="mul", gqa=True):
+        super().__init__()
+        self.act, self.combine, self.gqa = act, combine, gqa
+
+    def forward(self, q, k, v, g):
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           enable_gqa=self.gqa)
+        a = self.act(g)
+        return y * a if self.combine == "mul" else y + a
+
+
+def _inputs(gate_shape, hkv=HKV):
+    torch.manual_seed(0)
+    return (torch.randn(B, HQ, S, D), torch.randn(B, hkv, S, D),
+            torch.randn(B, hkv, S, D), torch.randn(*gate_shape))
+
+
+def _qwen3_next():
+    from transformers.models.qwen3_next import modeling_qwen3_next as m
+    config = m.Qwen3NextConfig(
+        hidden_size=64, num_attention_heads=HQ, num_key_value_heads=HKV,
+        head_dim=D, num_hidden_layers=1, vocab_size=32,
+        partial_rotary_factor=0.5)
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    attention = m.Qwen3NextAttention(config, layer_idx=0).eval()
+    # The model computes the rotary tables once for all layers: they are
+    # inputs of the layer's attention (and the rotary module's non-persistent
+    # buffer would not export).
+    x = torch.randn(B, S, 64)
+    cos, sin = m.Qwen3NextRotaryEmbedding(config)(
+        x, torch.arange(S).unsqueeze(0))
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = attention
+
+        def forward(self, x, cos, sin):
+            return self.attention(x, (cos, sin), None)[0]
+
+    return Block().eval(), (x, cos, sin)
+
+
+MODULES = {
+    "sdpa_gqa": lambda: (Sdpa(), _inputs((B, HQ, S, D))),
+    "headwise": lambda: (Sdpa(), _inputs((B, HQ, S, 1))),
+    "shared": lambda: (Sdpa(), _inputs((B, 1, S, D))),
+    "additive": lambda: (Sdpa(combine="add"), _inputs((B, HQ, S, D))),
+    "silu": lambda: (Sdpa(act=F.silu, gqa=False),
+                     _inputs((B, HQ, S, D), hkv=HQ)),
+    "qwen3_next": _qwen3_next,
+}
+
+
+def export(name):
+    """linalg-on-tensors MLIR of module `name` (torch-mlir's FX importer,
+    torch's default decompositions), function @forward."""
+    from torch_mlir import fx
+    module, args = MODULES[name]()
+    with torch.no_grad():
+        return str(fx.export_and_import(module, *args,
+                                        output_type="linalg-on-tensors",
+                                        func_name="forward"))
+
+
+if __name__ == "__main__":
+    import argparse
+    import os
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--out", required=True)
+    p.add_argument("names", nargs="*", default=sorted(MODULES))
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.names:
+        with open(os.path.join(args.out, name + ".mlir"), "w") as f:
+            f.write(export(name))
