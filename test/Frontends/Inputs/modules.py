@@ -6,6 +6,8 @@ gated attention as model code writes it.
 - the paper's other gates: `headwise` (one gate value per head and token,
   g [B, H, S, 1]), `shared` (one gate for all heads, g [B, 1, S, D]),
   `additive` (SDPA + sigmoid(g)), `silu` (SDPA * silu(g));
+- `top_left`: SDPA with Sq < Skv, whose `is_causal` mask (top-left) is not
+  the op's: it must stay unfused;
 - `qwen3_next`: HF transformers' Qwen3NextAttention (a small random config,
   no weights downloaded): q_proj gives [q | gate] per head, q/k RMS norms,
   rotary embeddings, GQA, SDPA, the gate, o_proj.
@@ -73,6 +75,11 @@ MODULES = {
     "silu": lambda: (Sdpa(act=F.silu, gqa=False),
                      _inputs((B, HQ, S, D), hkv=HQ)),
     "qwen3_next": _qwen3_next,
+    # torch's is_causal is top-left aligned; with Sq < Skv that is not the
+    # op's (bottom-right) mask, so this one must not be raised.
+    "top_left": lambda: (Sdpa(), (torch.randn(B, HQ, S // 2, D),
+                                  *_inputs((B, HQ, S // 2, D))[1:3],
+                                  torch.randn(B, HQ, S // 2, D))),
 }
 
 

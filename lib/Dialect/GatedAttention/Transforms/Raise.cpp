@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -53,13 +54,29 @@ using namespace mlir::gated_attention;
 // Scalar bodies
 //===----------------------------------------------------------------------===//
 
-/// Whether `v` is the float constant `c` (an arith.constant, in or out of
-/// the body).
-static bool isConstant(Value v, double c) {
+/// The value of float constant `v` (an arith.constant, in or out of the
+/// body, or one converted by truncf / extf, which frontends leave in
+/// bodies: torch-mlir truncates its f64 scales there).
+static std::optional<double> constantFloat(Value v) {
   FloatAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return false;
-  return attr.getValueAsDouble() == c;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  Operation *op = v.getDefiningOp();
+  if (!op || !isa<arith::TruncFOp, arith::ExtFOp>(op))
+    return std::nullopt;
+  if (!matchPattern(op->getOperand(0), m_Constant(&attr)))
+    return std::nullopt;
+  APFloat value = attr.getValue();
+  bool lost;
+  value.convert(cast<FloatType>(v.getType()).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+  return value.convertToDouble();
+}
+
+/// Whether `v` is the float constant `c`.
+static bool isConstant(Value v, double c) {
+  std::optional<double> value = constantFloat(v);
+  return value && *value == c;
 }
 
 /// Binary op of type OpTy with operands {a, b} in either order; returns the
@@ -150,9 +167,9 @@ static bool isFilledWith(Value v, double c) {
 }
 
 /// A reduction of `x` over its last dimension with body `combine(arg, acc)`
-/// from init `init`: returns x.
+/// from an init that `isInit` accepts: returns x.
 template <typename CombineOp>
-static Value matchLastDimReduction(Value v, double init) {
+static Value matchLastDimReduction(Value v, function_ref<bool(Value)> isInit) {
   auto op = v.getDefiningOp<linalg::GenericOp>();
   if (!op || op.getNumDpsInputs() != 1 || op.getNumResults() != 1)
     return {};
@@ -167,7 +184,7 @@ static Value matchLastDimReduction(Value v, double init) {
       out != AffineMap::getMultiDimIdentityMap(rank, op.getContext())
                  .dropResult(rank - 1))
     return {};
-  if (!isFilledWith(op.getDpsInits()[0], init))
+  if (!isInit(op.getDpsInits()[0]))
     return {};
   Block *body = op.getBody();
   Value result = yielded(op);
@@ -178,6 +195,12 @@ static Value matchLastDimReduction(Value v, double init) {
                      combine.getLhs() == body->getArgument(1))))
     return {};
   return op.getDpsInputs()[0];
+}
+
+template <typename CombineOp>
+static Value matchLastDimReduction(Value v, double init) {
+  return matchLastDimReduction<CombineOp>(
+      v, [&](Value x) { return isFilledWith(x, init); });
 }
 
 /// Whether `op` is an all-parallel generic of `x` (identity map) and a row
@@ -216,15 +239,29 @@ static Value matchSoftmax(Value v) {
     return {};
   if (matchLastDimReduction<arith::AddFOp>(sum, 0.0) != e)
     return {};
+  // exp(x - max) in one generic, or exp of a generic computing x - max.
   auto expOp = e.getDefiningOp<linalg::GenericOp>();
-  Value x, max;
-  if (!expOp || !isRowBroadcastBinary(expOp, x, max))
+  if (!expOp)
     return {};
-  Block *expBody = expOp.getBody();
   auto exp = yielded(expOp).getDefiningOp<math::ExpOp>();
-  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
-  if (!sub || sub.getLhs() != expBody->getArgument(0) ||
-      sub.getRhs() != expBody->getArgument(1))
+  if (!exp)
+    return {};
+  linalg::GenericOp subOp = expOp;
+  if (Value diff; isElementwise(expOp) && expOp.getNumDpsInputs() == 1 &&
+                  exp.getOperand() == expOp.getBody()->getArgument(0)) {
+    diff = expOp.getDpsInputs()[0];
+    subOp = diff.getDefiningOp<linalg::GenericOp>();
+    if (!subOp || !diff.hasOneUse())
+      return {};
+  }
+  Value x, max;
+  if (!isRowBroadcastBinary(subOp, x, max))
+    return {};
+  Block *subBody = subOp.getBody();
+  auto sub = subOp == expOp ? exp.getOperand().getDefiningOp<arith::SubFOp>()
+                            : yielded(subOp).getDefiningOp<arith::SubFOp>();
+  if (!sub || sub.getLhs() != subBody->getArgument(0) ||
+      sub.getRhs() != subBody->getArgument(1))
     return {};
   double negInf = -std::numeric_limits<double>::infinity();
   Value maxIn = matchLastDimReduction<arith::MaximumFOp>(max, negInf);
@@ -244,14 +281,12 @@ static linalg::GenericOp matchUnaryElementwise(Value v, Value &input) {
 
 std::optional<double> mlir::gated_attention::matchConstantScale(Value y,
                                                                 Value x) {
-  FloatAttr c;
   if (Value other =
-          otherOperand<arith::MulFOp>(y, [&](Value a) { return a == x; });
-      other && matchPattern(other, m_Constant(&c)))
-    return c.getValueAsDouble();
-  if (auto div = y.getDefiningOp<arith::DivFOp>();
-      div && div.getLhs() == x && matchPattern(div.getRhs(), m_Constant(&c)))
-    return 1.0 / c.getValueAsDouble();
+          otherOperand<arith::MulFOp>(y, [&](Value a) { return a == x; }))
+    return constantFloat(other);
+  if (auto div = y.getDefiningOp<arith::DivFOp>(); div && div.getLhs() == x)
+    if (std::optional<double> c = constantFloat(div.getRhs()))
+      return 1.0 / *c;
   return std::nullopt;
 }
 
@@ -269,49 +304,157 @@ static Value matchScale(Value v, double &scale) {
   return input;
 }
 
-/// linalg.index `dim` (+ constant): sets `dim`, `offset`.
-static bool matchIndexPlusConstant(Value v, int64_t &dim, int64_t &offset) {
-  offset = 0;
-  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
-    APInt c;
-    if (matchPattern(add.getRhs(), m_ConstantInt(&c)))
-      v = add.getLhs();
-    else if (matchPattern(add.getLhs(), m_ConstantInt(&c)))
-      v = add.getRhs();
-    else
-      return false;
-    offset = c.getSExtValue();
+namespace {
+/// sum_d coeffs[d] * linalg.index(d) + constant, over integers.
+struct IndexForm {
+  llvm::SmallDenseMap<int64_t, int64_t> coeffs;
+  int64_t constant = 0;
+  /// Every term non-negative (an unsigned comparison of it is a signed one).
+  bool nonNegative() const {
+    return constant >= 0 && llvm::all_of(coeffs, [](const auto &kv) {
+             return kv.second >= 0;
+           });
   }
-  auto index = v.getDefiningOp<linalg::IndexOp>();
-  if (!index)
+};
+} // namespace
+
+/// `v` as an IndexForm: linalg.index, integer constants, index_cast /
+/// extsi / trunci, addi, subi and muli by a constant; else nullopt.
+static std::optional<IndexForm> indexForm(Value v, int depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  IndexForm form;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    form.constant = c.getSExtValue();
+    return form;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    form.coeffs[index.getDim()] = 1;
+    return form;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op))
+    return indexForm(op->getOperand(0), depth + 1);
+  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
+    return std::nullopt;
+  std::optional<IndexForm> lhs = indexForm(op->getOperand(0), depth + 1);
+  std::optional<IndexForm> rhs = indexForm(op->getOperand(1), depth + 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (isa<arith::MulIOp>(op)) {
+    // One side must be a constant.
+    if (!lhs->coeffs.empty())
+      std::swap(lhs, rhs);
+    if (!lhs->coeffs.empty())
+      return std::nullopt;
+    for (auto &kv : rhs->coeffs)
+      kv.second *= lhs->constant;
+    rhs->constant *= lhs->constant;
+    return rhs;
+  }
+  int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+  for (auto &kv : rhs->coeffs)
+    lhs->coeffs[kv.first] += sign * kv.second;
+  lhs->constant += sign * rhs->constant;
+  return lhs;
+}
+
+/// For a comparison of linalg indices (key j = dim `rank - 1`, query i =
+/// dim `rank - 2`) that holds exactly when `j <= i + c` ("visible" form), or
+/// exactly when `j > i + c`: sets c and which form it is.
+static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
+                                    bool &visibleForm) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
     return false;
-  dim = index.getDim();
+  std::optional<IndexForm> lhs = indexForm(cmp.getLhs());
+  std::optional<IndexForm> rhs = indexForm(cmp.getRhs());
+  if (!lhs || !rhs)
+    return false;
+  using P = arith::CmpIPredicate;
+  bool less, strict; // e < 0 / e <= 0 (less), else e > 0 / e >= 0
+  switch (cmp.getPredicate()) {
+  case P::slt:
+  case P::ult:
+    less = true, strict = true;
+    break;
+  case P::sle:
+  case P::ule:
+    less = true, strict = false;
+    break;
+  case P::sgt:
+  case P::ugt:
+    less = false, strict = true;
+    break;
+  case P::sge:
+  case P::uge:
+    less = false, strict = false;
+    break;
+  default:
+    return false;
+  }
+  // Unsigned comparisons are signed ones only on non-negative sides.
+  bool isUnsigned = llvm::is_contained({P::ult, P::ule, P::ugt, P::uge},
+                                       cmp.getPredicate());
+  if (isUnsigned && (!lhs->nonNegative() || !rhs->nonNegative()))
+    return false;
+  // e = lhs - rhs = a j + b i + g, compared with 0.
+  IndexForm e = *lhs;
+  for (auto &kv : rhs->coeffs)
+    e.coeffs[kv.first] -= kv.second;
+  e.constant -= rhs->constant;
+  for (auto &kv : e.coeffs)
+    if (kv.second != 0 && kv.first != rank - 1 && kv.first != rank - 2)
+      return false;
+  int64_t a = e.coeffs.lookup(rank - 1), b = e.coeffs.lookup(rank - 2);
+  // Make e = j - i + g by negating it (and the comparison) if needed.
+  if (a == -1 && b == 1) {
+    a = 1, b = -1;
+    e.constant = -e.constant;
+    less = !less;
+  }
+  if (a != 1 || b != -1)
+    return false;
+  // j - i + g < 0 <=> j <= i - g - 1;  j - i + g <= 0 <=> j <= i - g;
+  // > 0 and >= 0 are the negations of <= 0 and < 0.
+  visibleForm = less;
+  c = -e.constant - (less == strict ? 1 : 0);
   return true;
 }
 
-/// The predicate P' with (a P b) == (b P' a).
-static arith::CmpIPredicate swapOperands(arith::CmpIPredicate pred) {
-  using P = arith::CmpIPredicate;
-  switch (pred) {
-  case P::sgt:
-    return P::slt;
-  case P::slt:
-    return P::sgt;
-  case P::sge:
-    return P::sle;
-  case P::sle:
-    return P::sge;
-  case P::ugt:
-    return P::ult;
-  case P::ult:
-    return P::ugt;
-  case P::uge:
-    return P::ule;
-  case P::ule:
-    return P::uge;
-  default:
-    return pred;
-  }
+/// The body of a causal mask: `select(cond, s, -inf)` (or the branches
+/// swapped) or `s + select(cond, 0, -inf)` (torch's additive mask; or
+/// swapped), `arg` being the score s. Sets `cond` and whether the select
+/// keeps the score when it is true.
+static bool matchMaskBody(Value result, Value arg, Value &cond,
+                          bool &keepIfTrue) {
+  double negInf = -std::numeric_limits<double>::infinity();
+  auto pick = [&](arith::SelectOp select, function_ref<bool(Value)> kept) {
+    if (!select)
+      return false;
+    cond = select.getCondition();
+    if (kept(select.getTrueValue()) &&
+        isConstant(select.getFalseValue(), negInf)) {
+      keepIfTrue = true;
+      return true;
+    }
+    if (kept(select.getFalseValue()) &&
+        isConstant(select.getTrueValue(), negInf)) {
+      keepIfTrue = false;
+      return true;
+    }
+    return false;
+  };
+  if (pick(result.getDefiningOp<arith::SelectOp>(),
+           [&](Value v) { return v == arg; }))
+    return true;
+  Value added =
+      otherOperand<arith::AddFOp>(result, [&](Value v) { return v == arg; });
+  return added && pick(added.getDefiningOp<arith::SelectOp>(),
+                       [](Value v) { return isConstant(v, 0.0); });
 }
 
 /// The bottom-right causal mask added as a constant: S + M with M an
@@ -371,7 +514,10 @@ static Value matchAddedCausalTriangle(Value v) {
 }
 
 /// The bottom-right causal mask: S where key j <= query i + (Skv - Sq), -inf
-/// elsewhere, spelled as a select on linalg.index values. Returns S.
+/// elsewhere, as a select on (or an added select of 0 / -inf on) a
+/// comparison of linalg.index values, or an added constant triangle.
+/// (torch's `is_causal` is top-left, j <= i: the same when Sq == Skv, and
+/// not raised otherwise.) Returns S.
 static Value matchCausalMask(Value v) {
   if (Value s = matchAddedCausalTriangle(v))
     return s;
@@ -384,64 +530,60 @@ static Value matchCausalMask(Value v) {
   if (type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
     return {};
   int64_t offset = type.getDimSize(rank - 1) - type.getDimSize(rank - 2);
-  Value arg = op.getBody()->getArgument(0);
-  auto select = yielded(op).getDefiningOp<arith::SelectOp>();
-  if (!select)
+  Value cond;
+  bool keepIfTrue, visibleForm;
+  int64_t c;
+  if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0), cond,
+                     keepIfTrue) ||
+      !matchKeyQueryComparison(cond, rank, c, visibleForm))
     return {};
-  double negInf = -std::numeric_limits<double>::infinity();
-  bool keepIfTrue;
-  if (select.getTrueValue() == arg &&
-      isConstant(select.getFalseValue(), negInf))
-    keepIfTrue = true;
-  else if (select.getFalseValue() == arg &&
-           isConstant(select.getTrueValue(), negInf))
-    keepIfTrue = false;
-  else
-    return {};
-  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp)
-    return {};
-  // Normalize to `lhs pred rhs` with the key index on the left.
-  int64_t lhsDim, lhsOff, rhsDim, rhsOff;
-  if (!matchIndexPlusConstant(cmp.getLhs(), lhsDim, lhsOff) ||
-      !matchIndexPlusConstant(cmp.getRhs(), rhsDim, rhsOff))
-    return {};
-  arith::CmpIPredicate pred = cmp.getPredicate();
-  if (lhsDim == rank - 2 && rhsDim == rank - 1) {
-    std::swap(lhsOff, rhsOff);
-    std::swap(lhsDim, rhsDim);
-    pred = swapOperands(pred);
-  }
-  if (lhsDim != rank - 1 || rhsDim != rank - 2)
-    return {};
-  // j + lhsOff PRED i + rhsOff, i.e. j PRED i + (rhsOff - lhsOff).
-  int64_t c = rhsOff - lhsOff;
-  bool visibleForm; // the condition says "visible" (j <= i + c)
-  switch (pred) {
-  case arith::CmpIPredicate::sle:
-  case arith::CmpIPredicate::ule:
-    visibleForm = true;
-    break;
-  case arith::CmpIPredicate::slt:
-  case arith::CmpIPredicate::ult:
-    visibleForm = true;
-    c -= 1;
-    break;
-  case arith::CmpIPredicate::sgt:
-  case arith::CmpIPredicate::ugt:
-    visibleForm = false;
-    break;
-  case arith::CmpIPredicate::sge:
-  case arith::CmpIPredicate::uge:
-    visibleForm = false;
-    c -= 1;
-    break;
-  default:
-    return {};
-  }
   if (visibleForm != keepIfTrue || c != offset)
     return {};
   return input;
+}
+
+/// torch's guard for rows that see no key: `select(all_j(S == -inf), 0, P)`,
+/// the flag an and-reduction over the keys of `S == -inf` (S perhaps
+/// extended to f64 first). The op gives such rows 0 already: returns P and
+/// sets `scores` to S (which must be the softmax's input).
+static Value matchEmptyRowGuard(Value v, Value &scores) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return {};
+  int64_t rank = op.getNumLoops();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  auto maps = op.getIndexingMapsArray();
+  if (maps[0] != id.dropResult(rank - 1) || maps[1] != id || maps[2] != id)
+    return {};
+  Block *body = op.getBody();
+  auto select = yielded(op).getDefiningOp<arith::SelectOp>();
+  if (!select || select.getCondition() != body->getArgument(0) ||
+      !isConstant(select.getTrueValue(), 0.0) ||
+      select.getFalseValue() != body->getArgument(1))
+    return {};
+  Value masked = matchLastDimReduction<arith::AndIOp>(
+      op.getDpsInputs()[0], [](Value init) {
+        auto fill = init.getDefiningOp<linalg::FillOp>();
+        return fill && matchPattern(fill.value(), m_One());
+      });
+  Value input;
+  linalg::GenericOp isInf =
+      masked ? matchUnaryElementwise(masked, input) : linalg::GenericOp();
+  if (!isInf)
+    return {};
+  auto cmp = yielded(isInf).getDefiningOp<arith::CmpFOp>();
+  double negInf = -std::numeric_limits<double>::infinity();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ ||
+      !isConstant(cmp.getRhs(), negInf))
+    return {};
+  Value x = cmp.getLhs();
+  if (auto ext = x.getDefiningOp<arith::ExtFOp>())
+    x = ext.getIn();
+  if (x != isInf.getBody()->getArgument(0))
+    return {};
+  scores = input;
+  return op.getDpsInputs()[1];
 }
 
 namespace {
@@ -521,10 +663,16 @@ static Value throughRepeat(Value v) {
   auto reassoc = collapse.getReassociationIndices();
   if (reassoc.size() != 4 || reassoc[1] != ReassociationIndices{1, 2})
     return v;
-  auto bcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>();
-  if (!bcast || bcast.getDimensions() != ArrayRef<int64_t>{2})
+  // linalg.broadcast, or a generic that is one (torch-mlir's expand).
+  if (auto bcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>())
+    return bcast.getDimensions() == ArrayRef<int64_t>{2} ? bcast.getInput()
+                                                          : v;
+  auto generic = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  std::optional<SmallVector<int64_t>> dims =
+      generic ? linalg::isaBroadcastOpInterface(generic) : std::nullopt;
+  if (!dims || *dims != SmallVector<int64_t>{2})
     return v;
-  return bcast.getInput();
+  return generic.getDpsInputs()[0];
 }
 
 /// Rank of the unfused tensors must be 3 (heads in the batch) or 4.
@@ -543,6 +691,9 @@ struct GateCombine {
   /// or without the last dimension (headwise) and/or, on [B, H, S, D],
   /// without the heads (shared).
   AffineMap map;
+  /// The combine reads `gate` collapsed this way (the activation computed
+  /// before unit dims were dropped), if not empty.
+  SmallVector<ReassociationIndices> collapse;
 };
 
 /// Q Kᵀ -> [scale] -> [causal mask] -> softmax -> P V, ending at `O`.
@@ -600,15 +751,20 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
     if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
             matcher(act, body->getArgument(other))))
       return GateCombine{attention, root.getDpsInputs()[other], fn, combine,
-                         maps[other]};
+                         maps[other], {}};
     if (act != body->getArgument(other))
       continue;
-    Value input;
-    if (linalg::GenericOp actOp =
-            matchUnaryElementwise(root.getDpsInputs()[other], input))
+    Value input, activated = root.getDpsInputs()[other];
+    SmallVector<ReassociationIndices> collapse;
+    if (auto c = activated.getDefiningOp<tensor::CollapseShapeOp>()) {
+      activated = c.getSrc();
+      collapse = c.getReassociationIndices();
+    }
+    if (linalg::GenericOp actOp = matchUnaryElementwise(activated, input))
       if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
               matcher(yielded(actOp), actOp.getBody()->getArgument(0))))
-        return GateCombine{attention, input, fn, combine, maps[other]};
+        return GateCombine{attention, input,  fn,
+                           combine,   maps[other], collapse};
   }
   return std::nullopt;
 }
@@ -620,21 +776,33 @@ static std::optional<AttentionChain> matchAttentionChain(Value out) {
     return std::nullopt;
   AttentionChain chain;
   chain.value = pv->rhs;
-  Value scores = matchSoftmax(pv->lhs);
-  if (!scores)
+  Value probabilities = pv->lhs, guarded;
+  if (Value p = matchEmptyRowGuard(probabilities, guarded))
+    probabilities = p;
+  Value scores = matchSoftmax(probabilities);
+  if (!scores || (guarded && guarded != scores))
     return std::nullopt;
   if (Value unmasked = matchCausalMask(scores)) {
     chain.causal = true;
     scores = unmasked;
   }
-  if (Value unscaled = matchScale(scores, chain.scale))
-    scores = unscaled;
+  // Constant factors on the scores, on Q, or on K (before or after its
+  // transpose; torch scales Q and Kᵀ by sqrt(scale) each) multiply up.
+  auto unscale = [&](Value v) {
+    double factor;
+    while (Value unscaled = matchScale(v, factor)) {
+      chain.scale *= factor;
+      v = unscaled;
+    }
+    return v;
+  };
+  scores = unscale(scores);
   std::optional<BatchedMatmul> qk = matchBatchedMatmul(scores);
   if (!qk)
     return std::nullopt;
   chain.scores = scores;
-  chain.query = qk->lhs;
-  chain.key = qk->rhs;
+  chain.query = unscale(qk->lhs);
+  chain.key = unscale(qk->rhs);
   if (!qk->rhsTransposed) {
     // Kᵀ made explicitly: a transpose of the last two dimensions.
     auto transpose = chain.key.getDefiningOp<linalg::TransposeOp>();
@@ -643,7 +811,7 @@ static std::optional<AttentionChain> matchAttentionChain(Value out) {
     std::swap(swapLast[rank - 1], swapLast[rank - 2]);
     if (!transpose || transpose.getPermutation() != ArrayRef(swapLast))
       return std::nullopt;
-    chain.key = transpose.getInput();
+    chain.key = unscale(transpose.getInput());
   }
   return chain;
 }
@@ -824,7 +992,11 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(root, "types do not fit the op");
 
     Location loc = root.getLoc();
-    Value g = gateOperand(rewriter, loc, gate->gate, gate->map, resultType);
+    Value read = gate->gate;
+    if (!gate->collapse.empty())
+      read = tensor::CollapseShapeOp::create(rewriter, loc, read,
+                                             gate->collapse);
+    Value g = gateOperand(rewriter, loc, read, gate->map, resultType);
     auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
                                   ungated.getKey(), ungated.getValue(), g,
                                   ungated.getScaleAttr(), ungated.getCausal(),
@@ -846,15 +1018,56 @@ struct GatedAttentionRaisePass
     context->getOrLoadDialect<GatedAttentionDialect>()->populateRaisePatterns(
         set);
     patterns = std::move(set);
+    RewritePatternSet normalize(context);
+    populateRaiseNormalizationPatterns(normalize);
+    normalization = std::move(normalize);
     return success();
   }
 
   void runOnOperation() override {
     if (failed(applyPatternsGreedily(getOperation(), patterns)))
       return signalPassFailure();
+    // What did not raise as written may once normalized: try on a copy of
+    // each function, kept only if it raised more (so that IR without
+    // attention comes out as it went in).
+    SmallVector<FunctionOpInterface> functions;
+    getOperation()->walk([&](FunctionOpInterface fn) {
+      if (!fn.isExternal())
+        functions.push_back(fn);
+    });
+    for (FunctionOpInterface fn : functions)
+      if (failed(raiseNormalized(fn)))
+        return signalPassFailure();
   }
 
-  FrozenRewritePatternSet patterns;
+  LogicalResult raiseNormalized(FunctionOpInterface fn) {
+    auto count = [](Operation *op) {
+      int64_t n = 0;
+      op->walk([&](AttentionOp) { ++n; });
+      return n;
+    };
+    // Only functions with something raising could fold.
+    bool hasSoftmax = false;
+    fn->walk([&](Operation *op) {
+      hasSoftmax |= isa<linalg::SoftmaxOp, math::ExpOp>(op);
+    });
+    if (!hasSoftmax)
+      return success();
+    OwningOpRef<Operation *> copy(fn->clone());
+    // A copy that does not settle is dropped: the function stays as raised
+    // above.
+    if (failed(applyPatternsGreedily(*copy, normalization,
+                                     normalizationConfig(*copy))) ||
+        failed(applyPatternsGreedily(*copy, patterns)))
+      return success();
+    if (count(*copy) <= count(fn))
+      return success();
+    Region &body = fn.getFunctionBody();
+    body.takeBody(cast<FunctionOpInterface>(*copy).getFunctionBody());
+    return success();
+  }
+
+  FrozenRewritePatternSet patterns, normalization;
 };
 } // namespace
 

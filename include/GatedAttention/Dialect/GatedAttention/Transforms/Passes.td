@@ -46,9 +46,25 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
     operand. Gate variants loaded as plugins (`--load-dialect-plugin`, see
     docs/ExtendingGates.md) add folding patterns for their own activations.
 
-    K and V repeated for grouped-query attention (a `linalg.broadcast` to
-    `[B, Hkv, R, S, D]` collapsed to `[B, Hkv·R, S, D]`) are read at their
-    `Hkv` heads. Anything else (a softmax over another dimension, a mask
+    K and V repeated for grouped-query attention (a `linalg.broadcast`, or
+    a generic that is one, to `[B, Hkv, R, S, D]` collapsed to
+    `[B, Hkv·R, S, D]`) are read at their `Hkv` heads. Constant factors on
+    Q, on K (before or after its transpose) and on the scores multiply into
+    the scale (torch-mlir scales Q and Kᵀ by sqrt(scale) each); the causal
+    mask may also be added (`s + select(cond, 0, -inf)`) with the
+    comparison any linear form of the indices (`j - i <= 0`); torch's guard
+    for rows that see no key (`select(all(s == -inf), 0, p)`) is absorbed,
+    since the op gives such rows 0. torch's `is_causal` is top-left
+    aligned: it is the op's mask only when Sq == Skv, and is not raised
+    otherwise.
+
+    What does not match as written is tried again on a copy of each
+    function rewritten by the patterns of `--gated-attention-normalize`
+    (heads folded into the batch around contractions, keepdim unit dims,
+    masks built from iotas, the attention output transposed and reshaped
+    before its gate, activations split over generics); the copy replaces
+    the function only if it raised more, so IR without attention comes out
+    as it went in. Anything else (a softmax over another dimension, a mask
     that is not the causal one, a gate computed from the scores, ...) is
     left as it is; so is a chain whose scores or probabilities have uses
     outside it (raising would compute the attention twice). The replaced ops
@@ -64,7 +80,43 @@ def GatedAttentionRaisePass : Pass<"gated-attention-raise"> {
     ```
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::gated_attention::GatedAttentionDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def GatedAttentionNormalizePass : Pass<"gated-attention-normalize"> {
+  let summary = "Rewrite frontend spellings of attention towards the form raising matches";
+  let description = [{
+    The rewrites `--gated-attention-raise` applies (to a copy of each
+    function, kept only when it raised something) before matching, as a
+    pass of its own to see what they make of a graph:
+
+    - a contraction over heads folded into the batch (`[B·H, M, K]`, e.g.
+      a `linalg.batch_matmul` between a `tensor.collapse_shape` and a
+      `tensor.expand_shape` of the heads, as torch-mlir lowers SDPA)
+      becomes a 4-D `linalg.generic` contraction over `[B, H, ...]`, and
+      the reshapes cancel;
+    - a static unit dimension a `linalg.generic` reads or writes through
+      the constant index 0 (torch's keepdim reductions `[..., 1]`, their
+      broadcasts, a headwise gate `[B, H, S, 1]`) is dropped: the operand
+      collapsed, the result expanded back for its users;
+    - producers computed only from constants and `linalg.index` (a causal
+      mask built from iotas) are fused into their users, splat operands
+      folded to scalars; so is one-input elementwise code used once by
+      elementwise code (torch's SiLU, `x * sigmoid(x)`, in two generics);
+    - a collapse or a transpose of a contraction's result feeding an
+      elementwise combine moves below it (HF transformers reshapes SDPA's
+      output to `[B, S, H·D]` before the gate);
+    - results and operands nobody uses are erased (torch's max reduction
+      also computes an argmax);
+    - the tensor, linalg and arith canonicalizations.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect"
   ];
 }

@@ -8,6 +8,7 @@
 #define GATED_ATTENTION_DIALECT_GATED_ATTENTION_TRANSFORMS_TRANSFORMS_H
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -58,6 +59,16 @@ FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
 /// the attention becomes the op without a gate, then a combine with a
 /// built-in activation is folded in (populateGateFoldingPatterns).
 void populateGatedAttentionRaisePatterns(RewritePatternSet &patterns);
+
+/// Patterns rewriting frontend spellings of attention (heads folded into
+/// the batch around contractions, keepdim unit dims, masks built from
+/// iotas, unused results) towards the form the raising patterns match; see
+/// the gated-attention-normalize pass.
+void populateRaiseNormalizationPatterns(RewritePatternSet &patterns);
+
+/// The greedy driver's configuration for them on `root`: a rewrite budget
+/// proportional to its size, so that no input makes them run forever.
+GreedyRewriteConfig normalizationConfig(Operation *root);
 
 /// Recognizes a gate activation in a linalg body: given the value `act` that
 /// is combined with the attention output and the body's gate argument `x`,

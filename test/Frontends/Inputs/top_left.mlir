@@ -1,0 +1,177 @@
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map1 = affine_map<(d0) -> (d0)>
+#map2 = affine_map<(d0, d1) -> (0, d1)>
+#map3 = affine_map<(d0, d1) -> (d0, 0)>
+#map4 = affine_map<(d0, d1) -> (d0, d1)>
+#map5 = affine_map<(d0, d1) -> ()>
+#map6 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#map7 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#map8 = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#map9 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#map10 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+module {
+  func.func @forward(%arg0: tensor<1x4x8x32xf32>, %arg1: tensor<1x2x16x32xf32>, %arg2: tensor<1x2x16x32xf32>, %arg3: tensor<1x4x8x32xf32>) -> tensor<1x4x8x32xf32> {
+    %c0_i64 = arith.constant 0 : i64
+    %cst = arith.constant 0.000000e+00 : f32
+    %cst_0 = arith.constant 0xFF800000 : f32
+    %true = arith.constant true
+    %cst_1 = arith.constant 1.000000e+00 : f32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<1x4x8x16xf32>
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<f32>
+    %cst_4 = arith.constant dense<0xFF800000> : tensor<f32>
+    %cst_5 = arith.constant dense<true> : tensor<8x16xi1>
+    %cst_6 = arith.constant 0xFFF0000000000000 : f64
+    %cst_7 = arith.constant 0.42044820762685725 : f64
+    %0 = tensor.empty() : tensor<1x4x8x32xf32>
+    %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<1x4x8x32xf32>) outs(%0 : tensor<1x4x8x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %45 = arith.truncf %cst_7 : f64 to f32
+      %46 = arith.mulf %in, %45 : f32
+      linalg.yield %46 : f32
+    } -> tensor<1x4x8x32xf32>
+    %2 = tensor.empty() : tensor<16xi64>
+    %3 = linalg.generic {indexing_maps = [#map1], iterator_types = ["parallel"]} outs(%2 : tensor<16xi64>) {
+    ^bb0(%out: i64):
+      %45 = linalg.index 0 : index
+      %46 = arith.index_cast %45 : index to i64
+      linalg.yield %46 : i64
+    } -> tensor<16xi64>
+    %expanded = tensor.expand_shape %3 [[0, 1]] output_shape [1, 16] : tensor<16xi64> into tensor<1x16xi64>
+    %4 = tensor.empty() : tensor<8xi64>
+    %5 = linalg.generic {indexing_maps = [#map1], iterator_types = ["parallel"]} outs(%4 : tensor<8xi64>) {
+    ^bb0(%out: i64):
+      %45 = linalg.index 0 : index
+      %46 = arith.index_cast %45 : index to i64
+      linalg.yield %46 : i64
+    } -> tensor<8xi64>
+    %expanded_8 = tensor.expand_shape %5 [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+    %6 = tensor.empty() : tensor<8x16xi64>
+    %7 = linalg.generic {indexing_maps = [#map2, #map3, #map4], iterator_types = ["parallel", "parallel"]} ins(%expanded, %expanded_8 : tensor<1x16xi64>, tensor<8x1xi64>) outs(%6 : tensor<8x16xi64>) {
+    ^bb0(%in: i64, %in_16: i64, %out: i64):
+      %45 = arith.subi %in, %in_16 : i64
+      linalg.yield %45 : i64
+    } -> tensor<8x16xi64>
+    %8 = tensor.empty() : tensor<8x16xi1>
+    %9 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel"]} ins(%7 : tensor<8x16xi64>) outs(%8 : tensor<8x16xi1>) {
+    ^bb0(%in: i64, %out: i1):
+      %45 = arith.cmpi sle, %in, %c0_i64 : i64
+      linalg.yield %45 : i1
+    } -> tensor<8x16xi1>
+    %10 = linalg.generic {indexing_maps = [#map4, #map4, #map4], iterator_types = ["parallel", "parallel"]} ins(%9, %cst_5 : tensor<8x16xi1>, tensor<8x16xi1>) outs(%8 : tensor<8x16xi1>) {
+    ^bb0(%in: i1, %in_16: i1, %out: i1):
+      %45 = arith.andi %in, %in_16 : i1
+      linalg.yield %45 : i1
+    } -> tensor<8x16xi1>
+    %11 = tensor.empty() : tensor<8x16xf32>
+    %12 = linalg.generic {indexing_maps = [#map4, #map5, #map5, #map4], iterator_types = ["parallel", "parallel"]} ins(%10, %cst_3, %cst_4 : tensor<8x16xi1>, tensor<f32>, tensor<f32>) outs(%11 : tensor<8x16xf32>) {
+    ^bb0(%in: i1, %in_16: f32, %in_17: f32, %out: f32):
+      %45 = arith.select %in, %in_16, %in_17 : f32
+      linalg.yield %45 : f32
+    } -> tensor<8x16xf32>
+    %13 = tensor.empty() : tensor<1x2x2x16x32xf32>
+    %14 = linalg.generic {indexing_maps = [#map6, #map7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg1 : tensor<1x2x16x32xf32>) outs(%13 : tensor<1x2x2x16x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x2x2x16x32xf32>
+    %collapsed = tensor.collapse_shape %14 [[0], [1, 2], [3], [4]] : tensor<1x2x2x16x32xf32> into tensor<1x4x16x32xf32>
+    %15 = linalg.generic {indexing_maps = [#map6, #map7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg2 : tensor<1x2x16x32xf32>) outs(%13 : tensor<1x2x2x16x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x2x2x16x32xf32>
+    %16 = tensor.empty() : tensor<1x4x32x16xf32>
+    %transposed = linalg.transpose ins(%collapsed : tensor<1x4x16x32xf32>) outs(%16 : tensor<1x4x32x16xf32>) permutation = [0, 1, 3, 2] 
+    %17 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%transposed : tensor<1x4x32x16xf32>) outs(%16 : tensor<1x4x32x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %45 = arith.truncf %cst_7 : f64 to f32
+      %46 = arith.mulf %in, %45 : f32
+      linalg.yield %46 : f32
+    } -> tensor<1x4x32x16xf32>
+    %collapsed_9 = tensor.collapse_shape %1 [[0, 1], [2], [3]] : tensor<1x4x8x32xf32> into tensor<4x8x32xf32>
+    %collapsed_10 = tensor.collapse_shape %17 [[0, 1], [2], [3]] : tensor<1x4x32x16xf32> into tensor<4x32x16xf32>
+    %18 = tensor.empty() : tensor<4x8x16xf32>
+    %19 = linalg.fill ins(%cst : f32) outs(%18 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %20 = linalg.batch_matmul ins(%collapsed_9, %collapsed_10 : tensor<4x8x32xf32>, tensor<4x32x16xf32>) outs(%19 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+    %expanded_11 = tensor.expand_shape %20 [[0, 1], [2], [3]] output_shape [1, 4, 8, 16] : tensor<4x8x16xf32> into tensor<1x4x8x16xf32>
+    %21 = tensor.empty() : tensor<1x4x8x16xf32>
+    %22 = linalg.generic {indexing_maps = [#map, #map8, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_11, %12 : tensor<1x4x8x16xf32>, tensor<8x16xf32>) outs(%21 : tensor<1x4x8x16xf32>) {
+    ^bb0(%in: f32, %in_16: f32, %out: f32):
+      %45 = arith.addf %in, %in_16 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x16xf32>
+    %23 = tensor.empty() : tensor<1x4x8xi64>
+    %24 = linalg.fill ins(%c0_i64 : i64) outs(%23 : tensor<1x4x8xi64>) -> tensor<1x4x8xi64>
+    %25 = tensor.empty() : tensor<1x4x8xf32>
+    %26 = linalg.fill ins(%cst_0 : f32) outs(%25 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+    %27:2 = linalg.generic {indexing_maps = [#map, #map9, #map9], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%22 : tensor<1x4x8x16xf32>) outs(%26, %24 : tensor<1x4x8xf32>, tensor<1x4x8xi64>) {
+    ^bb0(%in: f32, %out: f32, %out_16: i64):
+      %45 = linalg.index 3 : index
+      %46 = arith.index_cast %45 : index to i64
+      %47 = arith.maximumf %in, %out : f32
+      %48 = arith.cmpf ogt, %in, %out : f32
+      %49 = arith.select %48, %46, %out_16 : i64
+      linalg.yield %47, %49 : f32, i64
+    } -> (tensor<1x4x8xf32>, tensor<1x4x8xi64>)
+    %expanded_12 = tensor.expand_shape %27#0 [[0], [1], [2, 3]] output_shape [1, 4, 8, 1] : tensor<1x4x8xf32> into tensor<1x4x8x1xf32>
+    %28 = linalg.generic {indexing_maps = [#map, #map10, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%22, %expanded_12 : tensor<1x4x8x16xf32>, tensor<1x4x8x1xf32>) outs(%21 : tensor<1x4x8x16xf32>) {
+    ^bb0(%in: f32, %in_16: f32, %out: f32):
+      %45 = arith.subf %in, %in_16 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x16xf32>
+    %29 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%28 : tensor<1x4x8x16xf32>) outs(%21 : tensor<1x4x8x16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %45 = math.exp %in : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x16xf32>
+    %30 = tensor.empty() : tensor<1x4x8x1xf32>
+    %31 = linalg.fill ins(%cst : f32) outs(%30 : tensor<1x4x8x1xf32>) -> tensor<1x4x8x1xf32>
+    %32 = linalg.generic {indexing_maps = [#map, #map10], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%29 : tensor<1x4x8x16xf32>) outs(%31 : tensor<1x4x8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %45 = arith.addf %in, %out : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x1xf32>
+    %33 = linalg.generic {indexing_maps = [#map, #map10, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%29, %32 : tensor<1x4x8x16xf32>, tensor<1x4x8x1xf32>) outs(%21 : tensor<1x4x8x16xf32>) {
+    ^bb0(%in: f32, %in_16: f32, %out: f32):
+      %45 = arith.divf %in, %in_16 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x16xf32>
+    %34 = tensor.empty() : tensor<1x4x8x16xi1>
+    %35 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%22 : tensor<1x4x8x16xf32>) outs(%34 : tensor<1x4x8x16xi1>) {
+    ^bb0(%in: f32, %out: i1):
+      %45 = arith.extf %in : f32 to f64
+      %46 = arith.cmpf oeq, %45, %cst_6 : f64
+      linalg.yield %46 : i1
+    } -> tensor<1x4x8x16xi1>
+    %36 = tensor.empty() : tensor<1x4x8x1xi1>
+    %37 = linalg.fill ins(%true : i1) outs(%36 : tensor<1x4x8x1xi1>) -> tensor<1x4x8x1xi1>
+    %38 = linalg.generic {indexing_maps = [#map, #map10], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%35 : tensor<1x4x8x16xi1>) outs(%37 : tensor<1x4x8x1xi1>) {
+    ^bb0(%in: i1, %out: i1):
+      %45 = arith.andi %in, %out : i1
+      linalg.yield %45 : i1
+    } -> tensor<1x4x8x1xi1>
+    %39 = linalg.generic {indexing_maps = [#map10, #map, #map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%38, %cst_2, %33 : tensor<1x4x8x1xi1>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%21 : tensor<1x4x8x16xf32>) {
+    ^bb0(%in: i1, %in_16: f32, %in_17: f32, %out: f32):
+      %45 = arith.select %in, %in_16, %in_17 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x16xf32>
+    %collapsed_13 = tensor.collapse_shape %39 [[0, 1], [2], [3]] : tensor<1x4x8x16xf32> into tensor<4x8x16xf32>
+    %collapsed_14 = tensor.collapse_shape %15 [[0, 1, 2], [3], [4]] : tensor<1x2x2x16x32xf32> into tensor<4x16x32xf32>
+    %40 = tensor.empty() : tensor<4x8x32xf32>
+    %41 = linalg.fill ins(%cst : f32) outs(%40 : tensor<4x8x32xf32>) -> tensor<4x8x32xf32>
+    %42 = linalg.batch_matmul ins(%collapsed_13, %collapsed_14 : tensor<4x8x16xf32>, tensor<4x16x32xf32>) outs(%41 : tensor<4x8x32xf32>) -> tensor<4x8x32xf32>
+    %expanded_15 = tensor.expand_shape %42 [[0, 1], [2], [3]] output_shape [1, 4, 8, 32] : tensor<4x8x32xf32> into tensor<1x4x8x32xf32>
+    %43 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg3 : tensor<1x4x8x32xf32>) outs(%0 : tensor<1x4x8x32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %45 = arith.negf %in : f32
+      %46 = math.exp %45 : f32
+      %47 = arith.addf %46, %cst_1 : f32
+      %48 = arith.divf %cst_1, %47 : f32
+      linalg.yield %48 : f32
+    } -> tensor<1x4x8x32xf32>
+    %44 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded_15, %43 : tensor<1x4x8x32xf32>, tensor<1x4x8x32xf32>) outs(%0 : tensor<1x4x8x32xf32>) {
+    ^bb0(%in: f32, %in_16: f32, %out: f32):
+      %45 = arith.mulf %in, %in_16 : f32
+      linalg.yield %45 : f32
+    } -> tensor<1x4x8x32xf32>
+    return %44 : tensor<1x4x8x32xf32>
+  }
+}
