@@ -40,6 +40,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <map>
 #include <optional>
 
 namespace mlir::gated_attention {
@@ -307,7 +308,13 @@ static Value matchScale(Value v, double &scale) {
 namespace {
 /// sum_d coeffs[d] * linalg.index(d) + constant, over integers.
 struct IndexForm {
-  llvm::SmallDenseMap<int64_t, int64_t> coeffs;
+  // (A std::map: GCC 12 warns, wrongly, of an uninitialized SmallDenseMap
+  // inside a returned std::optional.)
+  std::map<int64_t, int64_t> coeffs;
+  int64_t coeff(int64_t dim) const {
+    auto it = coeffs.find(dim);
+    return it == coeffs.end() ? 0 : it->second;
+  }
   int64_t constant = 0;
   /// Every term non-negative (an unsigned comparison of it is a signed one).
   bool nonNegative() const {
@@ -409,7 +416,7 @@ static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
   for (auto &kv : e.coeffs)
     if (kv.second != 0 && kv.first != rank - 1 && kv.first != rank - 2)
       return false;
-  int64_t a = e.coeffs.lookup(rank - 1), b = e.coeffs.lookup(rank - 2);
+  int64_t a = e.coeff(rank - 1), b = e.coeff(rank - 2);
   // Make e = j - i + g by negating it (and the comparison) if needed.
   if (a == -1 && b == 1) {
     a = 1, b = -1;
