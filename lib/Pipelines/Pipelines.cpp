@@ -75,9 +75,9 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
   tile.registerCols = options.registerCols
                           ? options.registerCols
                           : dividing(2 * lanes, options.keyBlock);
-  tile.registerRows =
-      options.registerRows ? options.registerRows
-                           : dividing(bits >= 512 ? 8 : 4, options.queryBlock);
+  tile.registerRows = options.registerRows
+                          ? options.registerRows
+                          : dividing(bits >= 512 ? 8 : 4, options.queryBlock);
   return tile;
 }
 
@@ -242,16 +242,16 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     const GatedAttentionToLLVMPipelineOptions &options, ErrorHandler error) {
   // Query and key blocks are register/cache tiles: a few hundred rows at
   // most pay off, and larger ones make the vectorizer build huge vectors.
-  bool ok = succeeded(checkRange("query-block", options.queryBlock, 1,
-                                 kMaxCPUBlock, error));
+  bool ok = succeeded(
+      checkRange("query-block", options.queryBlock, 1, kMaxCPUBlock, error));
   ok &= succeeded(
       checkRange("key-block", options.keyBlock, 1, kMaxCPUBlock, error));
   // 0 picks by the vector width; explicit tiles stay within what the
   // vectorizer unrolls into registers and divide their blocks.
-  ok &= succeeded(checkRange("register-rows", options.registerRows, 0, 64,
-                             error));
-  ok &= succeeded(checkRange("register-cols", options.registerCols, 0, 256,
-                             error));
+  ok &= succeeded(
+      checkRange("register-rows", options.registerRows, 0, 64, error));
+  ok &= succeeded(
+      checkRange("register-cols", options.registerCols, 0, 256, error));
   if (ok && options.registerRows && options.queryBlock % options.registerRows)
     ok &= succeeded(error(llvm::formatv(
         "option 'register-rows' ({0}) must divide 'query-block' ({1})",

@@ -318,9 +318,8 @@ struct IndexForm {
   int64_t constant = 0;
   /// Every term non-negative (an unsigned comparison of it is a signed one).
   bool nonNegative() const {
-    return constant >= 0 && llvm::all_of(coeffs, [](const auto &kv) {
-             return kv.second >= 0;
-           });
+    return constant >= 0 &&
+           llvm::all_of(coeffs, [](const auto &kv) { return kv.second >= 0; });
   }
 };
 } // namespace
@@ -404,8 +403,8 @@ static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
     return false;
   }
   // Unsigned comparisons are signed ones only on non-negative sides.
-  bool isUnsigned = llvm::is_contained({P::ult, P::ule, P::ugt, P::uge},
-                                       cmp.getPredicate());
+  bool isUnsigned =
+      llvm::is_contained({P::ult, P::ule, P::ugt, P::uge}, cmp.getPredicate());
   if (isUnsigned && (!lhs->nonNegative() || !rhs->nonNegative()))
     return false;
   // e = lhs - rhs = a j + b i + g, compared with 0.
@@ -672,8 +671,7 @@ static Value throughRepeat(Value v) {
     return v;
   // linalg.broadcast, or a generic that is one (torch-mlir's expand).
   if (auto bcast = collapse.getSrc().getDefiningOp<linalg::BroadcastOp>())
-    return bcast.getDimensions() == ArrayRef<int64_t>{2} ? bcast.getInput()
-                                                          : v;
+    return bcast.getDimensions() == ArrayRef<int64_t>{2} ? bcast.getInput() : v;
   auto generic = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   std::optional<SmallVector<int64_t>> dims =
       generic ? linalg::isaBroadcastOpInterface(generic) : std::nullopt;
@@ -757,8 +755,8 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
     Value attention = root.getDpsInputs()[arg.getArgNumber()];
     if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
             matcher(act, body->getArgument(other))))
-      return GateCombine{attention, root.getDpsInputs()[other], fn, combine,
-                         maps[other], {}};
+      return GateCombine{
+          attention, root.getDpsInputs()[other], fn, combine, maps[other], {}};
     if (act != body->getArgument(other))
       continue;
     Value input, activated = root.getDpsInputs()[other];
@@ -770,7 +768,7 @@ matchGateCombine(linalg::GenericOp root, const GateActivationMatcher &matcher) {
     if (linalg::GenericOp actOp = matchUnaryElementwise(activated, input))
       if (auto fn = dyn_cast_or_null<GateFunctionAttrInterface>(
               matcher(yielded(actOp), actOp.getBody()->getArgument(0))))
-        return GateCombine{attention, input,  fn,
+        return GateCombine{attention, input,       fn,
                            combine,   maps[other], collapse};
   }
   return std::nullopt;
@@ -1001,8 +999,8 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
     Location loc = root.getLoc();
     Value read = gate->gate;
     if (!gate->collapse.empty())
-      read = tensor::CollapseShapeOp::create(rewriter, loc, read,
-                                             gate->collapse);
+      read =
+          tensor::CollapseShapeOp::create(rewriter, loc, read, gate->collapse);
     Value g = gateOperand(rewriter, loc, read, gate->map, resultType);
     auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
                                   ungated.getKey(), ungated.getValue(), g,
