@@ -31,6 +31,7 @@
 
 namespace mlir::gated_attention::test {
 void registerTestOnlineSoftmaxPass();
+void registerTestRaiseMatchersPass();
 } // namespace mlir::gated_attention::test
 
 namespace {
@@ -74,6 +75,7 @@ int main(int argc, char **argv) {
   mlir::gated_attention::registerAllPasses();
   mlir::gated_attention::registerAllPipelines();
   mlir::gated_attention::test::registerTestOnlineSoftmaxPass();
+  mlir::gated_attention::test::registerTestRaiseMatchersPass();
 
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "gated-attention optimizer driver\n", registry);

@@ -21,6 +21,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"

@@ -26,6 +26,7 @@
 
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -252,13 +253,6 @@ struct ExpandHeadsOfContraction : OpRewritePattern<tensor::ExpandShapeOp> {
     return success();
   }
 };
-/// An elementwise generic: all loops parallel, every map the identity.
-static bool isElementwise(linalg::GenericOp op) {
-  return op.getNumParallelLoops() == op.getNumLoops() &&
-         llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); });
-}
-
 /// Whether `v` is computed by a contraction (a linalg op with a reduction).
 static bool isContractionResult(Value v) {
   auto op = v.getDefiningOp<linalg::LinalgOp>();

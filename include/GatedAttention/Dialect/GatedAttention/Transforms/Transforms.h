@@ -86,14 +86,6 @@ void populateGateFoldingPatterns(RewritePatternSet &patterns,
                                  GateActivationMatcher matcher,
                                  PatternBenefit benefit = 1);
 
-/// If `v` is sigmoid(y) spelled with arith/math (`1 / (1 + exp(-y))`, with
-/// -y as negf, 0 - y or y * -1), returns y; else null. For gate matchers.
-Value matchSigmoid(Value v);
-
-/// If `y` is `x * c`, `c * x` or `x / c` with a constant c, returns the
-/// factor (c or 1 / c); for gate matchers (and the raise's scale).
-std::optional<double> matchConstantScale(Value y, Value x);
-
 } // namespace gated_attention
 } // namespace mlir
 

@@ -1,0 +1,303 @@
+//===- MaskMatchers.cpp - causal masks and the empty-row guard ------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Frontends write the causal mask many ways: a select on a comparison of
+// linalg.index values (any linear form of i and j that means j <= i + c),
+// an added select of 0 / -inf (torch), or an added constant triangle. All
+// reduce to the offset c, which must be the bottom-right Skv - Sq.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+namespace {
+/// sum_d coeffs[d] * linalg.index(d) + constant, over integers.
+struct IndexForm {
+  // (A std::map: GCC 12 warns, wrongly, of an uninitialized SmallDenseMap
+  // inside a returned std::optional.)
+  std::map<int64_t, int64_t> coeffs;
+  int64_t coeff(int64_t dim) const {
+    auto it = coeffs.find(dim);
+    return it == coeffs.end() ? 0 : it->second;
+  }
+  int64_t constant = 0;
+  /// Every term non-negative (an unsigned comparison of it is a signed one).
+  bool nonNegative() const {
+    return constant >= 0 &&
+           llvm::all_of(coeffs, [](const auto &kv) { return kv.second >= 0; });
+  }
+};
+} // namespace
+
+/// `v` as an IndexForm: linalg.index, integer constants, index_cast /
+/// extsi / trunci, addi, subi and muli by a constant; else nullopt.
+static std::optional<IndexForm> indexForm(Value v, int depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  IndexForm form;
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    form.constant = c.getSExtValue();
+    return form;
+  }
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    form.coeffs[index.getDim()] = 1;
+    return form;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op))
+    return indexForm(op->getOperand(0), depth + 1);
+  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
+    return std::nullopt;
+  std::optional<IndexForm> lhs = indexForm(op->getOperand(0), depth + 1);
+  std::optional<IndexForm> rhs = indexForm(op->getOperand(1), depth + 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (isa<arith::MulIOp>(op)) {
+    // One side must be a constant.
+    if (!lhs->coeffs.empty())
+      std::swap(lhs, rhs);
+    if (!lhs->coeffs.empty())
+      return std::nullopt;
+    for (auto &kv : rhs->coeffs)
+      kv.second *= lhs->constant;
+    rhs->constant *= lhs->constant;
+    return rhs;
+  }
+  int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+  for (auto &kv : rhs->coeffs)
+    lhs->coeffs[kv.first] += sign * kv.second;
+  lhs->constant += sign * rhs->constant;
+  return lhs;
+}
+
+/// For a comparison of linalg indices (key j = dim `rank - 1`, query i =
+/// dim `rank - 2`) that holds exactly when `j <= i + c` ("visible" form), or
+/// exactly when `j > i + c`: sets c and which form it is.
+static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
+                                    bool &visibleForm) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  std::optional<IndexForm> lhs = indexForm(cmp.getLhs());
+  std::optional<IndexForm> rhs = indexForm(cmp.getRhs());
+  if (!lhs || !rhs)
+    return false;
+  using P = arith::CmpIPredicate;
+  bool less, strict; // e < 0 / e <= 0 (less), else e > 0 / e >= 0
+  switch (cmp.getPredicate()) {
+  case P::slt:
+  case P::ult:
+    less = true, strict = true;
+    break;
+  case P::sle:
+  case P::ule:
+    less = true, strict = false;
+    break;
+  case P::sgt:
+  case P::ugt:
+    less = false, strict = true;
+    break;
+  case P::sge:
+  case P::uge:
+    less = false, strict = false;
+    break;
+  default:
+    return false;
+  }
+  // Unsigned comparisons are signed ones only on non-negative sides.
+  bool isUnsigned =
+      llvm::is_contained({P::ult, P::ule, P::ugt, P::uge}, cmp.getPredicate());
+  if (isUnsigned && (!lhs->nonNegative() || !rhs->nonNegative()))
+    return false;
+  // e = lhs - rhs = a j + b i + g, compared with 0.
+  IndexForm e = *lhs;
+  for (auto &kv : rhs->coeffs)
+    e.coeffs[kv.first] -= kv.second;
+  e.constant -= rhs->constant;
+  for (auto &kv : e.coeffs)
+    if (kv.second != 0 && kv.first != rank - 1 && kv.first != rank - 2)
+      return false;
+  int64_t a = e.coeff(rank - 1), b = e.coeff(rank - 2);
+  // Make e = j - i + g by negating it (and the comparison) if needed.
+  if (a == -1 && b == 1) {
+    a = 1, b = -1;
+    e.constant = -e.constant;
+    less = !less;
+  }
+  if (a != 1 || b != -1)
+    return false;
+  // j - i + g < 0 <=> j <= i - g - 1;  j - i + g <= 0 <=> j <= i - g;
+  // > 0 and >= 0 are the negations of <= 0 and < 0.
+  visibleForm = less;
+  c = -e.constant - (less == strict ? 1 : 0);
+  return true;
+}
+
+/// The body of a causal mask: `select(cond, s, -inf)` (or the branches
+/// swapped) or `s + select(cond, 0, -inf)` (torch's additive mask; or
+/// swapped), `arg` being the score s. Sets `cond` and whether the select
+/// keeps the score when it is true.
+static bool matchMaskBody(Value result, Value arg, Value &cond,
+                          bool &keepIfTrue) {
+  double negInf = -std::numeric_limits<double>::infinity();
+  auto pick = [&](arith::SelectOp select, function_ref<bool(Value)> kept) {
+    if (!select)
+      return false;
+    cond = select.getCondition();
+    if (kept(select.getTrueValue()) &&
+        isConstant(select.getFalseValue(), negInf)) {
+      keepIfTrue = true;
+      return true;
+    }
+    if (kept(select.getFalseValue()) &&
+        isConstant(select.getTrueValue(), negInf)) {
+      keepIfTrue = false;
+      return true;
+    }
+    return false;
+  };
+  if (pick(result.getDefiningOp<arith::SelectOp>(),
+           [&](Value v) { return v == arg; }))
+    return true;
+  Value added =
+      otherOperand<arith::AddFOp>(result, [&](Value v) { return v == arg; });
+  return added && pick(added.getDefiningOp<arith::SelectOp>(),
+                       [](Value v) { return isConstant(v, 0.0); });
+}
+
+/// The bottom-right causal mask added as a constant: S + M with M an
+/// [Sq, Skv] (or full-shape) constant that is 0 where j <= i + (Skv - Sq)
+/// and -inf elsewhere. Returns S.
+static Value matchAddedCausalTriangle(Value v) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return {};
+  int64_t rank = op.getNumLoops();
+  auto type = cast<ShapedType>(op.getResult(0).getType());
+  if (type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
+    return {};
+  int64_t sq = type.getDimSize(rank - 2), skv = type.getDimSize(rank - 1);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  auto maps = op.getIndexingMapsArray();
+  if (maps[2] != id)
+    return {};
+  auto add = yielded(op).getDefiningOp<arith::AddFOp>();
+  Block *body = op.getBody();
+  if (!add)
+    return {};
+  for (int side = 0; side < 2; ++side) {
+    Value scoresArg = body->getArgument(side);
+    Value maskArg = body->getArgument(1 - side);
+    if (!((add.getLhs() == scoresArg && add.getRhs() == maskArg) ||
+          (add.getRhs() == scoresArg && add.getLhs() == maskArg)))
+      continue;
+    if (maps[side] != id)
+      continue;
+    // The mask: indexed by (i, j) only, or the full identity.
+    AffineMap maskMap = maps[1 - side];
+    bool lastTwo = maskMap == id.getSubMap({static_cast<unsigned>(rank - 2),
+                                            static_cast<unsigned>(rank - 1)});
+    if (!lastTwo && maskMap != id)
+      continue;
+    DenseElementsAttr mask;
+    if (!matchPattern(op.getDpsInputs()[1 - side], m_Constant(&mask)))
+      continue;
+    auto values = llvm::to_vector(mask.getValues<APFloat>());
+    int64_t slices = static_cast<int64_t>(values.size()) / (sq * skv);
+    if (slices * sq * skv != static_cast<int64_t>(values.size()))
+      continue;
+    bool causal = true;
+    for (int64_t n = 0; n < slices && causal; ++n)
+      for (int64_t i = 0; i < sq && causal; ++i)
+        for (int64_t j = 0; j < skv && causal; ++j) {
+          const APFloat &x = values[(n * sq + i) * skv + j];
+          causal = j <= i + (skv - sq) ? x.isZero()
+                                       : (x.isInfinity() && x.isNegative());
+        }
+    if (causal)
+      return op.getDpsInputs()[side];
+  }
+  return {};
+}
+
+Value mlir::gated_attention::matchCausalMask(Value v) {
+  if (Value s = matchAddedCausalTriangle(v))
+    return s;
+  Value input;
+  linalg::GenericOp op = matchUnaryElementwise(v, input);
+  if (!op)
+    return {};
+  auto type = cast<ShapedType>(input.getType());
+  int64_t rank = type.getRank();
+  if (type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
+    return {};
+  int64_t offset = type.getDimSize(rank - 1) - type.getDimSize(rank - 2);
+  Value cond;
+  bool keepIfTrue, visibleForm;
+  int64_t c;
+  if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0), cond,
+                     keepIfTrue) ||
+      !matchKeyQueryComparison(cond, rank, c, visibleForm))
+    return {};
+  if (visibleForm != keepIfTrue || c != offset)
+    return {};
+  return input;
+}
+
+Value mlir::gated_attention::matchEmptyRowGuard(Value v, Value &scores) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return {};
+  int64_t rank = op.getNumLoops();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, op.getContext());
+  auto maps = op.getIndexingMapsArray();
+  if (maps[0] != id.dropResult(rank - 1) || maps[1] != id || maps[2] != id)
+    return {};
+  Block *body = op.getBody();
+  auto select = yielded(op).getDefiningOp<arith::SelectOp>();
+  if (!select || select.getCondition() != body->getArgument(0) ||
+      !isConstant(select.getTrueValue(), 0.0) ||
+      select.getFalseValue() != body->getArgument(1))
+    return {};
+  Value masked = matchLastDimReduction(
+      op.getDpsInputs()[0],
+      [](Operation *combine) { return isa<arith::AndIOp>(combine); },
+      [](Value init) {
+        auto fill = init.getDefiningOp<linalg::FillOp>();
+        return fill && matchPattern(fill.value(), m_One());
+      });
+  Value input;
+  linalg::GenericOp isInf =
+      masked ? matchUnaryElementwise(masked, input) : linalg::GenericOp();
+  if (!isInf)
+    return {};
+  auto cmp = yielded(isInf).getDefiningOp<arith::CmpFOp>();
+  double negInf = -std::numeric_limits<double>::infinity();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ ||
+      !isConstant(cmp.getRhs(), negInf))
+    return {};
+  Value x = cmp.getLhs();
+  if (auto ext = x.getDefiningOp<arith::ExtFOp>())
+    x = ext.getIn();
+  if (x != isInf.getBody()->getArgument(0))
+    return {};
+  scores = input;
+  return op.getDpsInputs()[1];
+}
