@@ -148,10 +148,15 @@ class Kernel:
         """Grid dims from the description: (ceildiv(Sq, rows), Hq, B)."""
         return launch.grid(self.desc, b, sq)
 
-    def launch(self, buffers, b, sq, skv, stream=None):
+    def launch(self, buffers, b, sq, skv, stream=None, strides=None):
         """`buffers`: name -> (device pointer, number of elements), for the
         description's memref and tensor-map arguments; Sq and Skv are the
-        index ones."""
+        index ones. `strides`: name -> {"B", "H", "S"} strides in elements
+        of the buffers that are not [B, H, S, D]-contiguous (a tensor map
+        operand must be)."""
+        layouts = launch.layouts(self.desc, b, sq, skv, strides or {})
+        for name, layout in layouts.items():
+            launch.check_layout(self.desc, name, buffers[name][0], layout)
         values = []
         for arg in self.desc["arguments"]:
             if arg["kind"] == "tensor_map":
@@ -170,6 +175,9 @@ class Kernel:
                 values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
                            ctypes.c_int64(0), ctypes.c_int64(n),
                            ctypes.c_int64(1)]
+            elif arg["kind"] == "stride":
+                values.append(
+                    ctypes.c_int64(layouts[arg["of"][0]][arg["dim"]]))
             else:
                 values.append(ctypes.c_int64({"Sq": sq, "Skv": skv}[arg["name"]]))
         params = (ctypes.c_void_p * len(values))(
@@ -254,12 +262,14 @@ def _write_cache(stem, ptx, desc):
 
 
 def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
-                   cache=None):
+                   cache=None, row_strides=None):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
     runner.load_plugin; `opt` overrides the tool; `kernel` is the
     pipeline's kernel option: auto, mma-sync, or wgmma with chip sm_90a;
-    `warps` its warps option, 0 for the default). Raises ValueError when
+    `warps` its warps option, 0 for the default; `row_strides` the
+    elements between rows of the buffers it will be given, {name: n} for
+    some of q, k, v, gate, out: mlir.attention_attributes). Raises ValueError when
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
@@ -277,7 +287,7 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     if isinstance(warps, bool) or not isinstance(warps, int) or warps < 0:
         raise ValueError(f"warps must be a non-negative int (0: the "
                          f"default), got {warps!r}")
-    text = mlir.attention_function(cfg, "case")
+    text = mlir.attention_function(cfg, "case", row_strides=row_strides)
     if cache is None:
         cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
@@ -288,8 +298,10 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
         entry = _read_cache(stem)
         if entry:
             return entry
-    with kernel_cache.compile_logged(f"{kernel_cache.variant(cfg)} for {chip}",
-                                     cache or None):
+    rows = "" if not row_strides else " rows " + ",".join(
+        f"{n}={s}" for n, s in sorted(row_strides.items()))
+    with kernel_cache.compile_logged(
+            f"{kernel_cache.variant(cfg)}{rows} for {chip}", cache or None):
         lowered = runner.compile_module(
             text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
                    f"warps={warps}"], opt=opt)

@@ -6,7 +6,8 @@ JSON object (the `gated_attention.kernels` attribute of the module;
 <kernel>.json). Everything outside MLIR that launches or checks a kernel
 (the CUDA runner, the emulator, `gated_attention.ptx --check`) reads it
 through `validate`, so a description of another version is an error that
-names the field, not a wrong launch. Version 1:
+names the field, not a wrong launch. Version 2 (version 1 had no strides:
+every buffer was [B, H, S, D]-contiguous):
 
   schema, version        "gated-attention.launch", 1
   kernel, module         the PTX entry and its binary
@@ -27,9 +28,17 @@ names the field, not a wrong launch. Version 1:
                          "tensor_map": "pointer" (one parameter: the
                          address of the map in device memory),
                          "alignment": bytes the aligned pointer needs}
-  arguments              [{"name", "kind": "memref" | "index" |
+  arguments              [{"name", "kind": "memref" | "index" | "stride" |
                          "tensor_map", "element_type"?, "shape"?}] in
-                         parameter order. A tensor_map argument (the sm_90a
+                         parameter order. An index argument is Sq or Skv.
+                         A stride argument (one i64) has "of", the memref
+                         arguments it lays out (several share it: K and V
+                         when D = Dv), and "dim", "B" or "H"; such a memref
+                         has "row_stride" (the kernel is compiled for it)
+                         and "row_alignment", the bytes that its pointer and
+                         every row start must be aligned to: element
+                         [b, h, s, d] of the buffer is at b * B + h * H +
+                         s * row_stride + d. A tensor_map argument (the sm_90a
                          kernel's Q, K and V) also has "dims": the tensor's
                          three dims innermost first, each a symbol or a
                          product "B*Hq" of symbols (D, Dv, Sq, Skv, B, Hq,
@@ -38,7 +47,7 @@ names the field, not a wrong launch. Version 1:
 """
 
 SCHEMA = "gated-attention.launch"
-VERSION = 1
+VERSION = 2
 
 _MEMREF_ABI = ["allocated", "aligned", "offset", "size", "stride"]
 _FIELDS = {
@@ -49,6 +58,7 @@ _FIELDS = {
     "arguments": list,
 }
 _SYMBOLS = ("B", "Sq", "Skv", "Hq")
+_DIMS = ("B", "H")
 _MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
 
 
@@ -93,14 +103,32 @@ def validate(desc):
             or abi.get("tensor_map") != "pointer"):
         _fail(desc, f"field 'abi' {abi!r} is not the calling convention "
               f"this package passes ({_MEMREF_ABI}, i64, pointer)")
+    memrefs = set()
     for arg in desc["arguments"]:
         if not isinstance(arg, dict) or arg.get("kind") not in (
-                "memref", "index", "tensor_map") or not isinstance(
+                "memref", "index", "stride", "tensor_map") or not isinstance(
                     arg.get("name"), str):
             _fail(desc, f"argument {arg!r} needs a name and a kind "
-                  "(memref, index or tensor_map)")
+                  "(memref, index, stride or tensor_map)")
         if arg["kind"] == "tensor_map":
             _check_map(desc, arg)
+        elif arg["kind"] == "memref":
+            memrefs.add(arg["name"])
+        elif arg["kind"] == "index" and arg["name"] not in ("Sq", "Skv"):
+            _fail(desc, f"index argument {arg['name']!r}: expected Sq or Skv")
+        elif arg["kind"] == "stride":
+            of = arg.get("of")
+            if not isinstance(of, list) or not of or any(
+                    n not in memrefs for n in of) or arg.get("dim") not in _DIMS:
+                _fail(desc, f"stride argument {arg!r}: 'of' must list memref "
+                      f"arguments before it and 'dim' be one of {_DIMS}")
+            for n in of:
+                m = next(a for a in desc["arguments"] if a["name"] == n)
+                stride = m.get("row_stride")
+                if not isinstance(stride, int) or isinstance(stride, bool) \
+                        or stride < 1:
+                    _fail(desc, f"memref {n!r} has strides but no positive "
+                          f"int 'row_stride', got {stride!r}")
     return desc
 
 
@@ -144,6 +172,86 @@ def grid(desc, b, sq, skv=0):
     values = {"B": b, "Sq": sq, "Skv": skv, "Hq": desc["Hq"]}
     return tuple(-(-values[symbol] // divisor)
                  for symbol, divisor in desc["grid"])
+
+
+def contiguous_strides(shape):
+    """{"B", "H", "S"} strides (elements) of a [B, H, S, D]-contiguous
+    buffer of `shape`."""
+    _, h, s, d = shape
+    return {"B": h * s * d, "H": s * d, "S": d}
+
+
+def shape_of(desc, name, b, sq, skv):
+    """The [B, H, S, D] shape of memref argument `name` in a launch."""
+    hq, hkv, dv = desc["Hq"], desc["Hkv"], desc["Dv"]
+    return {"q": (b, hq, sq, desc["D"]), "k": (b, hkv, skv, desc["D"]),
+            "v": (b, hkv, skv, dv),
+            "gate": (b, desc["Hg"], sq, desc["gate_width"]),
+            "out": (b, hq, sq, dv)}[name]
+
+
+def row_strides(desc):
+    """{name: row stride} of the memref arguments laid out by strides."""
+    return {a["name"]: a["row_stride"] for a in desc["arguments"]
+            if a["kind"] == "memref" and "row_stride" in a}
+
+
+def default_strides(desc, name, b, sq, skv):
+    """The strides of operand `name` that a launch assumes when given none:
+    [B, H, S, D] with the kernel's row stride (row-major when that is the
+    row's width)."""
+    _, h, s, d = shape_of(desc, name, b, sq, skv)
+    row = row_strides(desc).get(name, d)
+    return {"B": h * s * row, "H": s * row, "S": row}
+
+
+def layouts(desc, b, sq, skv, strides):
+    """{name: {"B", "H", "S"}} of every strided memref argument of a
+    launch: those given in `strides`, else default_strides. Raises
+    ValueError for strides the kernel cannot take: another row stride than
+    it was compiled for, a tensor-map operand (read through a map of the
+    [B, H, S, D] layout) not so laid out, or operands that share their
+    strides given different ones."""
+    rows = row_strides(desc)
+    kernel = desc["kernel"]
+    for name, given in strides.items():
+        if name not in rows:
+            contiguous = contiguous_strides(shape_of(desc, name, b, sq, skv))
+            if given != contiguous:
+                raise ValueError(f"{kernel}: operand {name!r} must be "
+                                 f"[B, H, S, D]-contiguous {contiguous}, got "
+                                 f"strides {given}")
+        elif given["S"] != rows[name]:
+            raise ValueError(f"{kernel}: operand {name!r} has rows "
+                             f"{given['S']} elements apart; the kernel was "
+                             f"compiled for {rows[name]} (compile one with "
+                             f"row_strides)")
+    out = {name: dict(strides.get(name) or
+                      default_strides(desc, name, b, sq, skv))
+           for name in rows}
+    for arg in desc["arguments"]:
+        if arg["kind"] == "stride" and len({out[n][arg["dim"]]
+                                            for n in arg["of"]}) > 1:
+            raise ValueError(
+                f"{kernel}: operands {' and '.join(arg['of'])} share their "
+                f"{arg['dim']} stride in this kernel, got "
+                + ", ".join(f"{n}: {out[n][arg['dim']]}" for n in arg["of"]))
+    return out
+
+
+def check_layout(desc, name, ptr, strides, element_bytes=2):
+    """Raises ValueError when a buffer at address `ptr` laid out by
+    `strides` ({"B", "H", "S"}, elements) breaks the kernel's alignment of
+    memref argument `name`."""
+    arg = next((a for a in desc["arguments"] if a["name"] == name), None)
+    align = arg.get("row_alignment", 1) if arg else 1
+    bad = [f"{d} = {strides[d]}" for d in ("B", "H", "S")
+           if (strides[d] * element_bytes) % align]
+    if ptr % align or bad:
+        raise ValueError(
+            f"{desc['kernel']}: operand {name!r} needs its address and row "
+            f"starts aligned to {align} bytes; got address {ptr:#x}"
+            + (f", strides {', '.join(bad)} elements" if bad else ""))
 
 
 def parameter_count(desc):

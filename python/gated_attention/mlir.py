@@ -21,7 +21,14 @@ def f32_literal(value):
     return f"0x{int(bits):08X}"
 
 
-def attention_attributes(cfg):
+ROW_STRIDE_OPERANDS = ("q", "k", "v", "gate", "out")
+
+
+def attention_attributes(cfg, row_strides=None):
+    """The op's attribute dictionary; `row_strides` ({name: elements} for
+    some of ROW_STRIDE_OPERANDS, the rest row-major) becomes
+    gated_attention.row_strides, the layout of the buffers a kernel
+    launched outside MLIR is given."""
     attrs = []
     if cfg.causal:
         attrs.append("causal")
@@ -33,18 +40,30 @@ def attention_attributes(cfg):
         attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
     if cfg.scale is not None:
         attrs.append(f"scale = {f32_literal(cfg.scale)} : f32")
+    if row_strides:
+        unknown = set(row_strides) - set(ROW_STRIDE_OPERANDS)
+        if unknown:
+            raise ValueError(f"row_strides: unknown operands {sorted(unknown)};"
+                             f" expected some of {ROW_STRIDE_OPERANDS}")
+        widths = {"q": cfg.d, "k": cfg.d, "v": cfg.dv,
+                  "gate": cfg.dg if cfg.gate != "none" else 1,
+                  "out": cfg.dv}
+        values = ", ".join(str(int(row_strides.get(n, widths[n])))
+                           for n in ROW_STRIDE_OPERANDS)
+        attrs.append(f"gated_attention.row_strides = array<i64: {values}>")
     return "{" + ", ".join(attrs) + "}" if attrs else ""
 
 
-def attention_function(cfg, name, c_interface=False):
+def attention_function(cfg, name, c_interface=False, row_strides=None):
     """func.func @name(q, k, v, g) -> result holding one attention op;
-    `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes."""
+    `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes;
+    `row_strides` as for attention_attributes."""
     cfg.check_static_sizes()
     t = cfg.types()
     args = ", ".join(f"%{o[0]}: {t[o]}" for o in cfg.operands)
     in_types = ", ".join(t[o] for o in cfg.operands)
     operands = ", ".join(f"%{o[0]}" for o in cfg.operands)
-    attrs = attention_attributes(cfg)
+    attrs = attention_attributes(cfg, row_strides)
     fattrs = " attributes {llvm.emit_c_interface}" if c_interface else ""
     return (
         f"func.func @{name}({args}) -> {t['result']}{fattrs} {{\n"

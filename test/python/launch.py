@@ -1,6 +1,6 @@
 # RUN: %PYTHON %s
 # The launch-description schema (gated_attention.launch): what the tool
-# writes is version 1 and valid, the grid follows from it, and every way a
+# writes is version 2 and valid, the grid follows from it, and every way a
 # description can be unusable is an error that names the field.
 import copy
 
@@ -16,8 +16,41 @@ rows = desc["rows_per_block"]
 assert desc["grid"] == [["Sq", rows], ["Hq", 1], ["B", 1]], desc["grid"]
 assert launch.grid(desc, b=3, sq=2 * rows + 1) == (3, 4, 3)
 assert launch.grid(desc, b=2, sq=0) == (0, 4, 2)
-# 5 parameters per memref (q, k, v, gate, out), one per index (Sq, Skv).
-assert launch.parameter_count(desc) == 27
+# 5 parameters per memref (q, k, v, gate, out), one per index (Sq, Skv)
+# and one per stride: (B, H) of q, of k and v together (D = Dv), of the
+# gate and of out; rows are the kernel's constants.
+assert launch.parameter_count(desc) == 27 + 8
+strides = [(a["of"], a["dim"]) for a in desc["arguments"]
+           if a["kind"] == "stride"]
+assert strides == [(n, d) for n in (["q"], ["k", "v"], ["gate"], ["out"])
+                   for d in ("B", "H")], strides
+memrefs = {a["name"]: a for a in desc["arguments"] if a["kind"] == "memref"}
+assert {n: a["row_alignment"] for n, a in memrefs.items()} == \
+    {"q": 16, "k": 16, "v": 16, "gate": 4, "out": 4}
+assert {n: a["row_stride"] for n, a in memrefs.items()} == \
+    {"q": 64, "k": 64, "v": 64, "gate": 64, "out": 64}
+# Layouts: row-major unless given; rows other than the kernel's, K and V
+# apart, misaligned rows or addresses rejected with what broke them.
+kv = {"B": 9 * 8, "H": 8 * 64 * 50, "S": 64}
+lay = launch.layouts(desc, 2, 40, 50, {"k": kv, "v": kv})
+assert lay["q"] == {"B": 4 * 40 * 64, "H": 40 * 64, "S": 64}, lay
+assert lay["k"] == lay["v"] == kv, lay
+for given, words in (({"q": {"B": 0, "H": 0, "S": 128}},
+                      "rows 128 elements apart; the kernel was compiled for 64"),
+                     ({"k": kv}, "operands k and v share their B stride")):
+    try:
+        launch.layouts(desc, 2, 40, 50, given)
+        raise AssertionError(f"accepted {given}")
+    except ValueError as e:
+        assert words in str(e), e
+for ptr, strides_, words in ((0, {"B": 0, "H": 68, "S": 64}, "H = 68"),
+                             (8, {"B": 0, "H": 64, "S": 64}, "0x8")):
+    try:
+        launch.check_layout(desc, "v", ptr, strides_)
+        raise AssertionError(f"accepted {ptr}, {strides_}")
+    except ValueError as e:
+        assert "'v'" in str(e) and "16 bytes" in str(e) and words in str(e), e
+launch.check_layout(desc, "gate", 4, {"B": 0, "H": 66, "S": 2})
 
 
 def rejected(change, words):
@@ -31,7 +64,16 @@ def rejected(change, words):
     raise AssertionError(f"accepted a description without {words}")
 
 
-rejected(lambda d: d.update(version=2), "version 2")
+rejected(lambda d: d.update(version=1), "version 1")
+rejected(lambda d: d["arguments"].append({"name": "x.B", "kind": "stride",
+                                          "of": ["x"], "dim": "B"}), "'of'")
+rejected(lambda d: d["arguments"].append({"name": "q.B", "kind": "stride",
+                                          "of": "q", "dim": "B"}), "'of'")
+rejected(lambda d: d["arguments"].append({"name": "q.S", "kind": "stride",
+                                          "of": ["q"], "dim": "S"}), "'dim'")
+rejected(lambda d: d["arguments"][0].pop("row_stride"), "'row_stride'")
+rejected(lambda d: d["arguments"].append({"name": "N", "kind": "index"}),
+         "'N'")
 rejected(lambda d: d.pop("schema"), "schema None")
 rejected(lambda d: d.pop("block"), "'block'")
 rejected(lambda d: d.update(Hq=True), "'Hq'")
@@ -69,7 +111,13 @@ assert maps["q"]["box"] == [64, hopper["rows_per_block"], 1]
 assert maps["k"]["box"] == [64, hopper["key_block"], 1]
 assert launch.map_dims(hopper, maps["k"], b=3, sq=40, skv=50) == [64, 50, 6]
 assert launch.map_dims(hopper, maps["q"], b=3, sq=40, skv=50) == [64, 40, 12]
-assert launch.parameter_count(hopper) == 3 + 2 * 5 + 2
+assert launch.parameter_count(hopper) == 3 + 2 * 5 + 2 + 2 * 2
+# Its Q, K and V are read through maps of the contiguous layout.
+try:
+    launch.layouts(hopper, 1, 40, 40, {"q": {"B": 0, "H": 128, "S": 256}})
+    raise AssertionError("strided Q accepted for the sm_90a kernel")
+except ValueError as e:
+    assert "'q' must be [B, H, S, D]-contiguous" in str(e), e
 # Warp specialization: a producer warpgroup beside the consumers, which own
 # 64 rows each; cuda.compile_kernel passes the warps option through.
 assert hopper["block"] == [384, 1, 1] and hopper["rows_per_block"] == 128

@@ -86,7 +86,8 @@ name, ptx_text, desc = kernels[0]
 assert ".entry " + name in ptx_text and "mma.sync" in ptx_text, name
 assert desc["kernel"] == name and desc["Hq"] == 16 and desc["Hkv"] == 2
 assert [a["name"] for a in desc["arguments"]] == \
-    ["q", "k", "v", "gate", "out", "Sq", "Skv"], desc["arguments"]
+    ["q", "k", "v", "gate", "out", "Sq", "Skv", "q.B", "q.H", "k+v.B",
+     "k+v.H", "gate.B", "gate.H", "out.B", "out.H"], desc["arguments"]
 print(f"PASS compile_ptx {name} grid={desc['grid']} block={desc['block']}")
 
 # The kernel cache: a kernel compiled once is read back (here with a tool

@@ -10,7 +10,7 @@ import tempfile
 
 from gated_attention import config, cuda, launch, ptx
 
-DESC = {"schema": "gated-attention.launch", "version": 1, "kernel": "k",
+DESC = {"schema": "gated-attention.launch", "version": 2, "kernel": "k",
         "module": "k", "element_type": "bf16", "Hq": 16, "Hkv": 2, "Hg": 16,
         "D": 128, "Dv": 128, "gate_width": 128, "causal": False,
         "gated": True, "rows_per_block": 64, "key_block": 64,
@@ -111,11 +111,11 @@ text = (f'module attributes {{gated_attention.kernels = {{a = "{attr(DESC)}", '
 assert ptx.launch_descriptions(text) == {"a": DESC,
                                          "b_1": dict(DESC, kernel="b_1")}
 try:
-    ptx.launch_descriptions(text.replace("\\22version\\22:1",
-                                         "\\22version\\22:2"))
+    ptx.launch_descriptions(text.replace("\\22version\\22:2",
+                                         "\\22version\\22:1"))
     raise AssertionError("a description of another version is an error")
 except launch.LaunchDescriptionError as e:
-    assert "version 2" in str(e), e
+    assert "version 1" in str(e), e
 assert ptx.launch_descriptions("module {\n}") == {}
 
 

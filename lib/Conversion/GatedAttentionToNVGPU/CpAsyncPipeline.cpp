@@ -49,7 +49,7 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
     Value row = add(row0, r);
     Value valid = lt(row, limit);
     Value srcRow = select(valid, row, zero);
-    Value srcIndex = add(add(src.base, mul(srcRow, width)),
+    Value srcIndex = add(add(src.base, mul(srcRow, src.rowStride)),
                          mul(chunk, ChunkSwizzle::kChunkElements));
     SmallVector<Value> dstIndices(prefix);
     dstIndices.push_back(r);

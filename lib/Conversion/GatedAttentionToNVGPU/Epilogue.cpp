@@ -26,7 +26,6 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     const EpilogueOperands &operands) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  int64_t dv = cfg.valueHeadDim;
   bool headwise = cfg.headwiseGate();
   auto gateFn = cast<GateFunctionAttrInterface>(cfg.gate);
   Type f32 = b.getF32Type();
@@ -42,8 +41,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value headwiseGate;
     if (headwise) {
-      Value x =
-          memref::LoadOp::create(b, loc, g, kb.add(operands.gateBase, row));
+      Value x = memref::LoadOp::create(
+          b, loc, g,
+          kb.add(operands.gateBase, kb.mul(row, operands.gateRowStride)));
       headwiseGate =
           gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
     }
@@ -54,7 +54,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     if (cfg.hasGate && !headwise)
       for (int64_t t = 0; t < out.numTiles(); ++t) {
         Value col = kb.add(lanes.columnPair(kb), t * 8);
-        Value gi = kb.add(kb.add(operands.gateBase, kb.mul(row, dv)), col);
+        Value gi = kb.add(
+            kb.add(operands.gateBase, kb.mul(row, operands.gateRowStride)),
+            col);
         gatePairs.push_back(
             vector::LoadOp::create(b, loc, pairType, g, ValueRange{gi},
                                    /*nontemporal=*/false, kPairAlignment));
@@ -83,7 +85,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
           vector::FromElementsOp::create(b, loc, f32PairType, y));
       vector::StoreOp::create(
           b, loc, packed, operands.out,
-          ValueRange{kb.add(kb.add(operands.outBase, kb.mul(row, dv)), col)},
+          ValueRange{kb.add(
+              kb.add(operands.outBase, kb.mul(row, operands.outRowStride)),
+              col)},
           /*nontemporal=*/false, kPairAlignment);
     }
   }

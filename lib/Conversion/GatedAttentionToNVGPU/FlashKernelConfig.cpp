@@ -9,6 +9,7 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,7 +35,16 @@ FlashKernelConfig FlashKernelConfig::get(AttentionOp op, FlashKernelKind kind,
   cfg.warps = warps;
   cfg.keyBlock = keyBlock;
   cfg.hasGate = op.hasGate();
+  cfg.rowStrides = op.getRowStrides();
   return cfg;
+}
+
+static constexpr StringLiteral kOperandNames[] = {"q", "k", "v", "gate", "out"};
+
+int64_t FlashKernelConfig::rowStride(StringRef operand) const {
+  auto *it = llvm::find(kOperandNames, operand);
+  assert(it != std::end(kOperandNames) && "unknown operand");
+  return rowStrides[std::distance(std::begin(kOperandNames), it)];
 }
 
 int64_t FlashKernelConfig::sharedMemoryBytes() const {
@@ -68,17 +78,49 @@ std::string FlashKernelConfig::uniqueKey() const {
      << numGateHeads << ' ' << gateWidth << ' ' << headDim << ' '
      << valueHeadDim << ' ' << causal << ' ' << llvm::format("%a", scale) << ' '
      << gate << ' ' << stringifyCombineKind(combine) << ' ' << warps << ' '
-     << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "");
+     << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "") << " rows "
+     << llvm::interleaved(rowStrides, ",");
   return s;
+}
+
+SmallVector<SmallVector<StringRef, 2>> FlashKernelConfig::strideGroups() const {
+  if (isWgmma())
+    return {{"gate"}, {"out"}};
+  if (headDim == valueHeadDim)
+    return {{"q"}, {"k", "v"}, {"gate"}, {"out"}};
+  return {{"q"}, {"k"}, {"v"}, {"gate"}, {"out"}};
+}
+
+bool FlashKernelConfig::isStrided(StringRef operand) const {
+  return llvm::any_of(strideGroups(), [&](ArrayRef<StringRef> group) {
+    return llvm::is_contained(group, operand);
+  });
+}
+
+/// The bytes that the start of each row of `operand` must be aligned to: Q,
+/// K and V rows are copied in 16-byte cp.async chunks; the gate and the
+/// output are read and written in pairs of elements (a headwise gate one at
+/// a time).
+static int64_t rowAlignment(const FlashKernelConfig &cfg, StringRef operand) {
+  if (operand == "gate")
+    return cfg.gateWidth == 1 ? cfg.elementBytes() : 2 * cfg.elementBytes();
+  if (operand == "out")
+    return 2 * cfg.elementBytes();
+  return 16;
 }
 
 std::string FlashKernelConfig::describeLaunch(StringRef name) const {
   llvm::json::Array args;
   auto buffer = [&](StringRef name, StringRef shape) {
-    args.push_back(llvm::json::Object{{"name", name},
-                                      {"kind", "memref"},
-                                      {"element_type", typeName()},
-                                      {"shape", shape}});
+    llvm::json::Object arg{{"name", name},
+                           {"kind", "memref"},
+                           {"element_type", typeName()},
+                           {"shape", shape}};
+    if (isStrided(name)) {
+      arg["row_stride"] = rowStride(name);
+      arg["row_alignment"] = rowAlignment(*this, name);
+    }
+    args.push_back(std::move(arg));
   };
   // The wgmma kernel reads Q, K and V through TMA maps (pointers to them in
   // global memory): 3-D, (width, S, B x H) innermost first, boxes one
@@ -108,11 +150,24 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
   buffer("out", "B x Hq x Sq x Dv");
   args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
   args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
-  // Version 1 of the schema that python/gated_attention/launch.py reads
+  for (ArrayRef<StringRef> group : strideGroups()) {
+    for (StringRef dim : {"B", "H"}) {
+      llvm::json::Array of;
+      for (StringRef name : group)
+        of.push_back(name);
+      llvm::json::Object arg;
+      arg["name"] = llvm::join(group, "+") + "." + dim.str();
+      arg["kind"] = "stride";
+      arg["of"] = std::move(of);
+      arg["dim"] = dim;
+      args.push_back(std::move(arg));
+    }
+  }
+  // Version 2 of the schema that python/gated_attention/launch.py reads
   // (and documents): a change of meaning bumps the version.
   llvm::json::Object desc{
       {"schema", "gated-attention.launch"},
-      {"version", 1},
+      {"version", 2},
       {"module", name},
       {"kernel", name},
       {"element_type", typeName()},
@@ -133,7 +188,7 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
       {"block", llvm::json::Array{threads(), 1, 1}},
       {"dynamic_shared_memory", sharedMemoryBytes()},
       // A memref<?xT> argument is five kernel parameters (MLIR's default
-      // memref calling convention), an index argument one i64.
+      // memref calling convention), an index or stride argument one i64.
       {"abi",
        llvm::json::Object{
            {"memref", llvm::json::Array{"allocated", "aligned", "offset",
@@ -238,5 +293,32 @@ std::string flash::tileError(AttentionOp op, FlashKernelKind kind,
                          "more than the {1} a CTA may use on this chip; use "
                          "fewer warps or a smaller key-block",
                          cfg.sharedMemoryBytes(), maxSharedMemory);
+  return "";
+}
+
+std::string flash::layoutError(AttentionOp op, FlashKernelKind kind) {
+  FlashKernelConfig cfg = FlashKernelConfig::get(op, kind, 0, 0);
+  for (auto [name, stride] : llvm::zip_equal(kOperandNames, cfg.rowStrides)) {
+    bool strided = cfg.isStrided(name);
+    int64_t width = name == "v" ? cfg.valueHeadDim : cfg.headDim;
+    if (!strided && stride != width)
+      return llvm::formatv("kernel=wgmma reads {0} through a TMA map of a "
+                           "[B, H, S, D] buffer: its row stride must be {1}, "
+                           "got {2}",
+                           name, width, stride);
+    int64_t align = rowAlignment(cfg, name);
+    if (strided && (stride * cfg.elementBytes()) % align)
+      return llvm::formatv("the {0} row stride {1} must be a multiple of {2} "
+                           "elements ({3}-byte aligned rows)",
+                           name, stride, align / cfg.elementBytes(), align);
+  }
+  // K and V share their batch and head strides (strideGroups): with rows of
+  // one width their layouts are one.
+  if (!cfg.isWgmma() && cfg.headDim == cfg.valueHeadDim &&
+      cfg.rowStride("k") != cfg.rowStride("v"))
+    return llvm::formatv("key and value share their batch and head strides "
+                         "(D = Dv): their row strides must agree, got {0} "
+                         "and {1}",
+                         cfg.rowStride("k"), cfg.rowStride("v"));
   return "";
 }

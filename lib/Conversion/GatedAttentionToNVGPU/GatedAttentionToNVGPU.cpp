@@ -34,6 +34,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/StringMap.h"
+
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_CONVERTGATEDATTENTIONTONVGPUPASS
 #include "GatedAttention/Conversion/Passes.h.inc"
@@ -79,10 +81,12 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   Type input = buffer;
   if (cfg.isWgmma())
     input = LLVM::LLVMPointerType::get(ctx);
-  auto func = gpu::GPUFuncOp::create(
-      b, loc, name,
-      b.getFunctionType({input, input, input, buffer, buffer, index, index},
-                        {}));
+  SmallVector<Type> arguments = {input,  input, input, buffer,
+                                 buffer, index, index};
+  arguments.append(
+      FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.threads()), 1, 1}));
@@ -134,6 +138,8 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
         chooseTiles(op, kind, options.warps, options.keyBlock);
     reason =
         tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
+    if (reason.empty())
+      reason = layoutError(op, kind);
     if (!reason.empty())
       return rewriter.notifyMatchFailure(op, reason);
     auto module = op->getParentOfType<ModuleOp>();
@@ -153,12 +159,69 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
         return collapsed;
       return memref::CastOp::create(rewriter, loc, type, collapsed);
     };
-    auto flat = [&](Value tensor, bool readOnly) {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    // The kernel takes each buffer with its (batch, head) strides and rows
+    // cfg.rowStride apart. Buffers here are row-major (bufferization copies
+    // what is not), so the strides launchers outside MLIR use for views
+    // (gated_attention.row_strides) mean a copy into a buffer laid out so:
+    // returns the flat buffer and its 4-D view, and notes the view's
+    // strides as those of `name`.
+    llvm::StringMap<ValueRange> stridesOf;
+    auto kernelBuffer = [&](StringRef name, Value buffer,
+                            bool copyIn) -> std::pair<Value, Value> {
+      int64_t rowStride = cfg.rowStride(name);
+      auto type = cast<MemRefType>(buffer.getType());
+      Value view = buffer, flatBuffer;
+      if (rowStride == type.getDimSize(3)) {
+        flatBuffer = flatten(buffer);
+      } else {
+        SmallVector<OpFoldResult> sizes;
+        for (int64_t i = 0; i < 4; ++i)
+          sizes.push_back(memref::getMixedSize(rewriter, loc, buffer, i));
+        auto mulIndex = [&](Value a, Value b) -> Value {
+          return arith::MulIOp::create(rewriter, loc, a, b);
+        };
+        Value rows =
+            mulIndex(getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]),
+                     c(rowStride));
+        Value headStride = rows;
+        Value batchStride = mulIndex(
+            getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]), rows);
+        Value total =
+            mulIndex(getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]),
+                     batchStride);
+        flatBuffer = memref::AllocOp::create(
+            rewriter, loc,
+            MemRefType::get({ShapedType::kDynamic}, cfg.elementType),
+            ValueRange{total});
+        auto viewType = MemRefType::get(
+            type.getShape(), cfg.elementType,
+            StridedLayoutAttr::get(
+                rewriter.getContext(), 0,
+                {ShapedType::kDynamic, ShapedType::kDynamic, rowStride, 1}));
+        view = memref::ReinterpretCastOp::create(
+            rewriter, loc, viewType, flatBuffer, rewriter.getIndexAttr(0),
+            sizes,
+            SmallVector<OpFoldResult>{batchStride, headStride,
+                                      rewriter.getIndexAttr(rowStride),
+                                      rewriter.getIndexAttr(1)});
+        if (copyIn)
+          memref::CopyOp::create(rewriter, loc, buffer, view);
+      }
+      auto metadata =
+          memref::ExtractStridedMetadataOp::create(rewriter, loc, view);
+      stridesOf[name] = metadata.getStrides().take_front(2);
+      return {flatBuffer, view};
+    };
+    auto flat = [&](StringRef name, Value tensor) {
       auto type = cast<RankedTensorType>(tensor.getType());
-      return flatten(bufferization::ToBufferOp::create(
+      Value buffer = bufferization::ToBufferOp::create(
           rewriter, loc,
           MemRefType::get(type.getShape(), type.getElementType()), tensor,
-          readOnly));
+          /*readOnly=*/true);
+      return kernelBuffer(name, buffer, /*copyIn=*/true).first;
     };
     auto dim = [&](Value tensor, int64_t i) -> Value {
       return tensor::DimOp::create(rewriter, loc, tensor, i);
@@ -168,10 +231,6 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     Value numKeys = dim(op.getKey(), 2);
     RankedTensorType resultType = op.getResultType();
     Value outBuffer = allocateResultBuffer(rewriter, op, numBatches, numRows);
-    Value outFlat = flatten(outBuffer);
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
     // A TMA map of a [B, H, S, width] operand viewed as (B x H, S, width),
     // boxes of `rows` x 64 elements, made on the host (the runtime's
     // cuTensorMapEncodeTiled) and passed as a pointer to the map.
@@ -205,17 +264,31 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
           .getResult(0);
     };
     SmallVector<Value> args;
-    if (cfg.isWgmma())
+    if (cfg.isWgmma()) {
       args = {tensorMap(op.getQuery(), cfg.queryBlock()),
               tensorMap(op.getKey(), cfg.keyBlock),
               tensorMap(op.getValue(), cfg.keyBlock)};
-    else
-      args = {flat(op.getQuery(), true), flat(op.getKey(), true),
-              flat(op.getValue(), true)};
+    } else {
+      // (Separate statements: one order of the ops for every compiler.)
+      Value q = flat("q", op.getQuery());
+      Value k = flat("k", op.getKey());
+      Value v = flat("v", op.getValue());
+      args = {q, k, v};
+    }
     // Without a gate the kernel never reads its gate argument: pass the
     // output.
-    args.append({op.hasGate() ? flat(op.getGateInput(), true) : outFlat,
-                 outFlat, numRows, numKeys});
+    Value gate = op.hasGate() ? flat("gate", op.getGateInput()) : Value();
+    std::pair<Value, Value> out =
+        kernelBuffer("out", outBuffer, /*copyIn=*/false);
+    if (!gate) {
+      gate = out.first;
+      stridesOf["gate"] = stridesOf["out"];
+    }
+    args.append({gate, out.first, numRows, numKeys});
+    // Each group's strides are those of its first buffer: row-major K and V
+    // of one width (or laid out alike) have the same.
+    for (ArrayRef<StringRef> group : cfg.strideGroups())
+      llvm::append_range(args, stridesOf[group.front()]);
     Value gridX =
         arith::CeilDivUIOp::create(rewriter, loc, numRows, c(cfg.queryBlock()));
     // CUDA rejects empty grids: launch only when there is a row to compute.
@@ -236,6 +309,8 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
           gpu::KernelDim3{gridX, c(cfg.numQueryHeads), numBatches},
           gpu::KernelDim3{c(cfg.threads()), c(1), c(1)}, smem, args);
     }
+    if (out.second != outBuffer)
+      memref::CopyOp::create(rewriter, loc, out.second, outBuffer);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));
@@ -297,6 +372,8 @@ struct ConvertGatedAttentionToNVGPUPass
       auto [numWarps, numKeysPerBlock] = chooseTiles(op, kind, warps, keyBlock);
       std::string error = tileError(op, kind, numWarps, numKeysPerBlock,
                                     options.maxSharedMemory);
+      if (error.empty())
+        error = layoutError(op, kind);
       if (!error.empty()) {
         op.emitError() << "tensor-core kernel for " << chip << ": " << error;
         fits = false;

@@ -90,16 +90,13 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
   // The (batch, head) slabs of the flat operands; GQA heads share K/V.
   Value kvHead = div(tile.head, cfg.groupSize());
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
-  auto slab = [&](Value buffer, Value h, int64_t heads, Value len,
-                  int64_t width) {
-    return GlobalSlab{buffer, tile.slabOffset(*this, h, heads, len, width)};
+  auto slab = [&](Value buffer, Value h, StringRef name) {
+    OperandStrides strides = operandStrides(*this, entry, cfg, name);
+    return GlobalSlab{buffer, tile.slabOffset(*this, h, strides), strides.row};
   };
-  GlobalSlab qSlab = slab(q, tile.head, cfg.numQueryHeads, numRows, d);
-  GlobalSlab kSlab = slab(k, kvHead, cfg.numKeyValueHeads, numKeys, d);
-  GlobalSlab vSlab = slab(v, kvHead, cfg.numKeyValueHeads, numKeys, dv);
-  GlobalSlab gSlab =
-      slab(g, gateHead, cfg.numGateHeads, numRows, cfg.gateWidth);
-  GlobalSlab oSlab = slab(out, tile.head, cfg.numQueryHeads, numRows, dv);
+  GlobalSlab qSlab = slab(q, tile.head, "q");
+  GlobalSlab kSlab = slab(k, kvHead, "k");
+  GlobalSlab vSlab = slab(v, kvHead, "v");
 
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
@@ -128,9 +125,14 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
       [&](Value j, bool masked, MutableArrayRef<Value> values) {
         keyBlock(j, buffer, masked, SoftmaxState(values));
       });
+  // The gate's and the output's slabs only now: at D = 256 no register is
+  // left to carry them through the loop.
+  GlobalSlab gSlab = slab(g, gateHead, "gate");
+  GlobalSlab oSlab = slab(out, tile.head, "out");
   emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow,
                     EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
-                                     oSlab.base, numRows});
+                                     oSlab.base, numRows, gSlab.rowStride,
+                                     oSlab.rowStride});
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -56,7 +56,7 @@ private:
   /// Consumer warpgroup `consumer`: its 64 rows, through every key block,
   /// and the epilogue.
   void consume(Value thread, Value consumer, const FlashTile &tile,
-               const EpilogueOperands &epilogue);
+               function_ref<EpilogueOperands()> epilogue);
   /// Issues S = Q K^T of key block `block`.
   Value issueScores(Value block);
   /// Waits for V of key block `block`, issues O += P V with the O and P of
@@ -228,7 +228,7 @@ void WgmmaFlashKernel::produce(Value thread, Value rowBase, Value querySlab,
 
 void WgmmaFlashKernel::consume(Value thread, Value consumer,
                                const FlashTile &tile,
-                               const EpilogueOperands &epilogue) {
+                               function_ref<EpilogueOperands()> epilogue) {
   setMaxRegisters(cfg.consumerRegisters(),
                   NVVM::SetMaxRegisterAction::increase);
   // Threads, warps and rows counted from the first consumer's.
@@ -262,7 +262,10 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer,
   state = ifAnyBlock(state, [&](MutableArrayRef<Value> v) {
     lastValues(sub(range->numBlocks(), 1), v);
   });
-  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow, epilogue);
+  // The gate's and the output's slabs only now: no register carries them
+  // through the loop.
+  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow,
+                    epilogue());
 }
 
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
@@ -272,7 +275,7 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
         valueMap = entry.getArgument(2), g = entry.getArgument(3),
         out = entry.getArgument(4), numRows = entry.getArgument(5),
         numKeys = entry.getArgument(6);
-  int64_t dv = cfg.valueHeadDim, rows = cfg.queryBlock();
+  int64_t rows = cfg.queryBlock();
 
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   // Read from lane 0, so that ptxas knows the warpgroup index to be
@@ -292,12 +295,17 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   // Slabs: the TMA maps are 3-D (D, S, B x H).
   Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
   Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
-  EpilogueOperands epilogue{
-      g, out,
-      tile.slabOffset(*this, gateHead, cfg.numGateHeads, numRows,
-                      cfg.gateWidth),
-      tile.slabOffset(*this, tile.head, cfg.numQueryHeads, numRows, dv),
-      numRows};
+  auto epilogue = [&] {
+    OperandStrides gateStrides = operandStrides(*this, entry, cfg, "gate");
+    OperandStrides outStrides = operandStrides(*this, entry, cfg, "out");
+    return EpilogueOperands{g,
+                            out,
+                            tile.slabOffset(*this, gateHead, gateStrides),
+                            tile.slabOffset(*this, tile.head, outStrides),
+                            numRows,
+                            gateStrides.row,
+                            outStrides.row};
+  };
 
   pipeline.emplace(b, loc, cfg, ValueRange{queryMap, keyMap, valueMap});
   range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,

@@ -476,13 +476,29 @@ class CTA:
                         axis=-1)
 
 
-def launch(kernel, desc, inputs, b, sq, skv, schedule=None):
-    """Runs every CTA; `inputs`: name -> raw uint16 bits (flat). Returns the
-    output's bits. `schedule`: for the sm_90a kernel, a seed that makes the
+def extent(shape, strides):
+    """Elements a [B, H, S, D] buffer laid out by `strides` spans."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * strides[d]
+                   for n, d in zip(shape[:3], ("B", "H", "S"))) + shape[3] - 1
+
+
+def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
+    """Runs every CTA; `inputs`: name -> raw uint16 bits (flat storage).
+    Returns the output's storage bits. `strides`: name -> {"B", "H", "S"}
+    for buffers that are not [B, H, S, D]-contiguous (as cuda.Kernel.launch;
+    "out" too). `schedule`: for the sm_90a kernel, a seed that makes the
     warpgroups' interleaving random (emulate_wgmma.WgmmaCTA); None runs
     each as far as it can."""
     elem = desc["element_type"]
-    out = np.zeros(b * desc["Hq"] * sq * desc["Dv"], dtype=np.uint16)
+    layouts = launch_schema.layouts(desc, b, sq, skv, strides or {})
+    out_shape = launch_schema.shape_of(desc, "out", b, sq, skv)
+    out = np.zeros(extent(out_shape, layouts["out"]), dtype=np.uint16)
+    for name, layout in layouts.items():
+        # Element offsets stand in for addresses: the alignment of the
+        # strides is what the emulator can check.
+        launch_schema.check_layout(desc, name, 0, layout)
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
     mems["out"] = Memory(out, elem)
     cta = CTA
@@ -500,6 +516,9 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None):
                                   a["box"], a["swizzle"]))
         elif a["kind"] == "memref":
             args.append(mems[a["name"]])
+        elif a["kind"] == "stride":
+            args.append(np.full(desc["block"][0],
+                                layouts[a["of"][0]][a["dim"]], np.int64))
         else:
             args.append(np.full(desc["block"][0],
                                 {"Sq": sq, "Skv": skv}[a["name"]], np.int64))
@@ -512,11 +531,12 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None):
     return mems["out"].bits
 
 
-def compile_case(cfg, opt=None, options=""):
+def compile_case(cfg, opt=None, options="", row_strides=None):
     """(kernel op, launch description) of the tensor-core kernel of `cfg`;
-    `options` are those of convert-gated-attention-to-nvgpu. The tool loads
-    the plugins of runner.load_plugin; `opt` overrides it."""
-    module = mlir.attention_function(cfg, "case")
+    `options` are those of convert-gated-attention-to-nvgpu, `row_strides`
+    those of mlir.attention_attributes. The tool loads the plugins of
+    runner.load_plugin; `opt` overrides it."""
+    module = mlir.attention_function(cfg, "case", row_strides=row_strides)
     out = runner.compile_module(
         module, [f"--convert-gated-attention-to-nvgpu={options}",
                  "--canonicalize", "--cse", "--mlir-print-op-generic"],

@@ -24,9 +24,11 @@ that sees no key is 0 before the gate.
 
 Memory: on the CPU the kernel reads every input through its strides (a
 ``[B, S, H, D]`` tensor, q and gate as the two halves of one projection)
-and writes the result in place: no copies. On CUDA the kernel reads
-[B, H, S, D]-contiguous tensors and copies others first (see
-``gated_attention.torch._cuda``); it launches on torch's current stream, with
+and writes the result in place: no copies. On CUDA too (a kernel compiled
+once per layout of the rows), except for a tensor whose last dim is
+strided, whose rows overlap or are not 16-byte aligned, which is copied
+first (see ``gated_attention.torch._cuda``); it launches on torch's current
+stream, with
 no host synchronization and no allocation besides the output, so it can be
 captured in a CUDA graph.
 
@@ -62,16 +64,34 @@ def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
 
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
-           combine="mul", layout="bhsd", device=None):
+           combine="mul", layout="bhsd", device=None, chip=None):
     """Compiles (or loads from the disk cache) the kernel that `attention`
     would run for these arguments, without running it. Tensors may be on
-    the "meta" device (only shapes, dtypes matter; B and the lengths do
-    not): pass `device` ("cpu", "cuda", "cuda:1") for them."""
+    the "meta" device (only shapes, dtypes and strides matter; B and the
+    lengths do not): pass `device` ("cpu", "cuda", "cuda:1") for them.
+
+    With `chip` ("sm_80", "sm_86", "sm_89", "sm_90") the CUDA kernels are
+    compiled ahead of time into the disk cache (cache_dir(), which must be
+    set) for a GPU of that chip, on a machine that need not have one: copy
+    the directory there and set GATED_ATTENTION_CACHE_DIR to it."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+    views = [None if x is None else _args.as_bhsd(x, layout)
+             for x in (q, k, v, g)]
+    out = _args.as_bhsd(_args.new_output(q, v, layout), layout)
+    if chip is not None:
+        from . import _cuda
+        if kernel_cache.directory() is None:
+            raise ValueError("gated_attention.warmup(chip=...) compiles into "
+                             "the disk cache: set_cache_dir() or "
+                             "GATED_ATTENTION_CACHE_DIR first")
+        _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out)
+        return
     device = torch.device(device) if device is not None else q.device
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    _op.kernel_for(cfg, device)
+    kernel = _op.kernel_for(cfg, device)
+    if device.type == "cuda":
+        kernel.prepare(*views, out)
 
 
 def set_cache_dir(path):

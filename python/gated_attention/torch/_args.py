@@ -88,11 +88,7 @@ def output_shape(q, v, layout):
     return (*q.shape[:3], v.shape[3])
 
 
-def new_output(q, v, layout, contiguous_bhsd=False):
-    """The result tensor in `layout` (contiguous in it), or with
-    `contiguous_bhsd` a [B, H, S, D]-contiguous buffer seen in `layout`."""
-    shape = output_shape(q, v, layout)
-    if layout == "bhsd" or not contiguous_bhsd:
-        return q.new_empty(shape)
-    b, s, h, d = shape
-    return q.new_empty((b, h, s, d)).transpose(1, 2)
+def new_output(q, v, layout):
+    """The result tensor in `layout`, contiguous in it (the kernels write
+    through its strides)."""
+    return q.new_empty(output_shape(q, v, layout))

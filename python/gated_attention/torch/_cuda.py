@@ -7,16 +7,25 @@ driver API on `torch.cuda.current_stream()` with the tensors' pointers. A
 call allocates nothing but the output (torch's caching allocator) and never
 synchronizes with the host, so it can be captured in a CUDA graph.
 
-The kernel reads [B, H, S, D]-contiguous buffers: q, k, v, g that are not
-(a [B, S, H, D] layout, q and gate as strided halves of one projection) are
-made contiguous first, one copy each on the stream; the result of a
-"bshd" call is a transposed view of the [B, H, S, D] buffer the kernel
-writes (calling `.contiguous()` or `.reshape(B, S, H * D)` on it copies).
+The kernel reads q, k, v and the gate and writes the output through their
+(batch, head, row) strides, so [B, S, H, D] tensors, q and the gate as the
+strided halves of one projection (Qwen3-Next's [q | gate]) and the output
+in the caller's layout need no copies. Row strides are constants of a
+kernel (gated_attention.row_strides): each layout of the rows compiles its
+own kernel once (logged, kept in the disk cache); batch and head strides
+are launch arguments. What the kernel cannot take is copied first, one
+`.contiguous()` on the stream: a tensor whose last dim is strided, whose
+rows overlap, or whose address or row starts are not aligned as the
+kernel's loads need (16 bytes for q, k and v: strides a multiple of 8
+elements; the gate 4 bytes, 2 when headwise); with D = Dv, K and V that are
+laid out differently (one stride pair serves both).
 """
+
+import threading
 
 import torch
 
-from .. import compiler, cuda, kernel_cache
+from .. import compiler, cuda, kernel_cache, launch
 
 # Compute capabilities -> the chip the kernel is compiled for.
 _CHIPS = {(8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89", (9, 0): "sm_90"}
@@ -33,28 +42,131 @@ def chip_of(device):
     return chip
 
 
+def strides_of(x):
+    """{"B", "H", "S"} strides of a [B, H, S, D] view. A dim of size 1 is
+    never stepped over, so its stride is free (torch may leave any value
+    there): 0 for B and H, the row's width for S."""
+    b, h, s, d = x.shape
+    sb, sh, ss, _ = x.stride()
+    return {"B": 0 if b == 1 else sb, "H": 0 if h == 1 else sh,
+            "S": d if s == 1 else ss}
+
+
+def _readable(desc, name, x):
+    """Whether the kernel can read operand `name` from `x` in place: rows
+    contiguous, not overlapping, aligned as the kernel's loads need."""
+    if x.shape[-1] != 1 and x.stride(-1) != 1:
+        return False
+    strides = strides_of(x)
+    if strides["S"] < x.shape[-1]:
+        return False
+    try:
+        launch.check_layout(desc, name, x.data_ptr(), strides,
+                            x.element_size())
+    except ValueError:
+        return False
+    return True
+
+
+def _copy(x):
+    # (A fresh buffer: a contiguous but misaligned x is no better.)
+    return x.clone(memory_format=torch.contiguous_format)
+
+
+def readable(desc, name, x):
+    """`x` as the kernel can read it for operand `name`: itself, or a
+    contiguous copy (see the module's docstring)."""
+    return x if _readable(desc, name, x) else _copy(x)
+
+
+def plan(desc, cfg, q, k, v, g, out):
+    """(buffers, strides, rows) of a launch on [B, H, S, D] views: the
+    tensors the kernel reads (copies where it cannot read the caller's),
+    their {"B", "H", "S"} strides, and the row strides to compile the
+    kernel for ({operand: stride} where not the row's width)."""
+    q = readable(desc, "q", q)
+    k, v = readable(desc, "k", k), readable(desc, "v", v)
+    # With D = Dv one stride pair serves K and V.
+    if cfg.d == cfg.dv and strides_of(k) != strides_of(v):
+        k, v = (x if x.is_contiguous() else _copy(x) for x in (k, v))
+    buffers = {"q": q, "k": k, "v": v, "out": out}
+    if g is not None:
+        buffers["gate"] = readable(desc, "gate", g)
+    strides = {n: strides_of(x) for n, x in buffers.items()}
+    rows = {n: s["S"] for n, s in strides.items()
+            if s["S"] != buffers[n].shape[-1]}
+    return buffers, strides, rows
+
+
+def ahead_of_time(cfg, chip, q, k, v, g, out):
+    """Compiles into the disk cache the kernels a launch on these [B, H, S,
+    D] views (meta tensors too) needs on `chip`: the row-major one and the
+    one for their rows."""
+    if chip not in _CHIPS.values():
+        raise ValueError(f"chip must be one of {', '.join(_CHIPS.values())} "
+                         f"(the torch op's CUDA kernels), got {chip!r}")
+    reason = compiler.tensor_core_unsupported(cfg)
+    if reason:
+        raise ValueError(f"gated_attention on CUDA runs the tensor-core "
+                         f"kernel: {reason}")
+    cache = kernel_cache.directory()
+    _, _, desc = cuda.compile_kernel(cfg, chip=chip, cache=cache)
+    _, _, rows = plan(desc, cfg, q, k, v, g, out)
+    if rows:
+        cuda.compile_kernel(cfg, chip=chip, cache=cache, row_strides=rows)
+
+
 class CudaKernel:
+    """The kernels of one configuration on one device: one per layout of
+    the rows (gated_attention.row_strides), each compiled on first use."""
+
     def __init__(self, cfg, device):
         reason = compiler.tensor_core_unsupported(cfg)
         if reason:
             raise ValueError(f"gated_attention on CUDA runs the tensor-core "
                              f"kernel: {reason}")
         self.cfg, self.device = cfg, device
-        _, ptx, desc = cuda.compile_kernel(cfg, chip=chip_of(device),
-                                           cache=kernel_cache.directory() or "")
+        self._chip = chip_of(device)
+        self._lock = threading.Lock()
+        self._kernels = {}
         with torch.cuda.device(device):
             self._driver = cuda.Driver(device.index or 0)
-            self._kernel = cuda.Kernel(self._driver, ptx, desc)
+        # The row-major kernel, compiled (or loaded) now: its description
+        # also gives the alignment every layout needs.
+        self._desc = self._kernel({}).desc
+
+    def _kernel(self, rows):
+        """The kernel for `rows` ({operand: row stride}, others row-major)."""
+        key = tuple(sorted(rows.items()))
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            with self._lock:
+                kernel = self._kernels.get(key)
+                if kernel is None:
+                    _, ptx, desc = cuda.compile_kernel(
+                        self.cfg, chip=self._chip,
+                        cache=kernel_cache.directory() or "",
+                        row_strides=dict(key) or None)
+                    with torch.cuda.device(self.device):
+                        kernel = cuda.Kernel(self._driver, ptx, desc)
+                    self._kernels[key] = kernel
+        return kernel
+
+    def prepare(self, q, k, v, g, out):
+        """Compiles (or loads) the kernel for these views' rows."""
+        self._kernel(plan(self._desc, self.cfg, q, k, v, g, out)[2])
 
     def __call__(self, q, k, v, g, out):
-        """[B, H, S, D] views; `out` [B, H, S, D]-contiguous."""
-        q, k, v = (x.contiguous() for x in (q, k, v))
+        """[B, H, S, D] views; `out` one the kernel can write (new_output:
+        contiguous in the caller's layout)."""
+        buffers, strides, rows = plan(self._desc, self.cfg, q, k, v, g, out)
+        kernel = self._kernel(rows)
         # A kernel without a gate still takes a (never read) gate buffer.
-        g = q if g is None else g.contiguous()
-        buffers = {"q": q, "k": k, "v": v, "gate": g, "out": out}
-        b, _, sq, _ = q.shape
+        buffers.setdefault("gate", out)
+        b, _, sq, _ = buffers["q"].shape
+        k = buffers["k"]
         with torch.cuda.device(self.device):
             stream = torch.cuda.current_stream(self.device).cuda_stream
-            self._kernel.launch(
+            kernel.launch(
                 {n: (x.data_ptr(), x.numel()) for n, x in buffers.items()},
-                b, sq, k.shape[2], stream=stream)
+                b, sq, k.shape[2], stream=stream, strides=strides)

@@ -41,14 +41,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               scale: Optional[float] = None, gate: str = "sigmoid",
               combine: str = "mul", layout: str = "bhsd") -> torch.Tensor:
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
-    on_cuda = q.device.type == "cuda"
-    out = _args.new_output(q, v, layout, contiguous_bhsd=on_cuda)
+    out = _args.new_output(q, v, layout)
     if out.numel() == 0:
         return out
     kernel = kernel_for(cfg, q.device)
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
-    if on_cuda:
+    if q.device.type == "cuda":
         kernel(*views, _args.as_bhsd(out, layout))
     else:
         from ._cpu import innermost_contiguous
@@ -61,8 +60,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def _(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
       combine="mul", layout="bhsd"):
     _args.check_symbolic(q, k, v, g, layout)
-    return _args.new_output(q, v, layout,
-                            contiguous_bhsd=q.device.type == "cuda")
+    return _args.new_output(q, v, layout)
 
 
 def _setup_context(ctx, inputs, output, **keyword_only):

@@ -7,22 +7,27 @@
 // blocks) share one kernel, launched on (ceildiv(Sq, 64), Hq, B) CTAs of 128
 // threads with 64x64 + 2 x (2 x 128x64) bf16 = 73728 bytes of dynamic shared
 // memory; the launch description goes on the module.
-// CHECK: module attributes {gated_attention.kernels = {gated_attention_bf16_h8x2_d64_causal = "{{.*}}\22dynamic_shared_memory\22:73728{{.*}}\22grid\22:{{\[}}[\22Sq\22,64],[\22Hq\22,1],[\22B\22,1]]{{.*}}\22schema\22:\22gated-attention.launch\22,\22version\22:1}"}, gpu.container_module}
+// CHECK: module attributes {gated_attention.kernels = {gated_attention_bf16_h8x2_d64_causal = "{{.*}}\22dynamic_shared_memory\22:73728{{.*}}\22grid\22:{{\[}}[\22Sq\22,64],[\22Hq\22,1],[\22B\22,1]]{{.*}}\22schema\22:\22gated-attention.launch\22,\22version\22:2}"}, gpu.container_module}
 // CHECK-LABEL: func.func @shared_kernel
 // CHECK:       %[[SQ:.+]] = tensor.dim %{{.+}}, %c2 : tensor<2x8x?x64xbf16>
 // CHECK:       %[[BLOCKS:.+]] = arith.ceildivui %[[SQ]], %c64
 // CHECK:       gpu.launch_func @gated_attention_bf16_h8x2_d64_causal::@gated_attention_bf16_h8x2_d64_causal
 // CHECK-SAME:    blocks in (%[[BLOCKS]], %c8, %c2) threads in (%c128, %c1, %c1)
 // CHECK-SAME:    dynamic_shared_memory_size %c73728_i32
-// CHECK-SAME:    args(%{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %[[SQ]] : index, %{{.+}} : index)
+// Then the (B, H) strides of q, of k and v (one pair: D = Dv), of the
+// gate and of out, as extract_strided_metadata gives them.
+// CHECK-SAME:    args(%{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %{{.+}} : memref<?xbf16>, %[[SQ]] : index, %{{.+}} : index, %[[QSTR:[^#]+]]#0 : index, %[[QSTR]]#1 : index, %[[KSTR:[^#]+]]#0 : index, %[[KSTR]]#1 : index, %{{[^ ]+}}#0 : index, %{{[^ ]+}}#1 : index, %{{[^ ]+}}#0 : index, %{{[^ ]+}}#1 : index)
 // CHECK:       gpu.launch_func @gated_attention_bf16_h8x2_d64_causal::@gated_attention_bf16_h8x2_d64_causal
 
 // The kernel: Q, K[2], V[2] in dynamic shared memory, filled by cp.async
 // (zero-fill operand for rows past the end); Q waits alone before the loop,
 // then each key block refills the other buffer and waits for its own.
 // CHECK:       gpu.module @gated_attention_bf16_h8x2_d64_causal
-// CHECK:       gpu.func @gated_attention_bf16_h8x2_d64_causal(%[[Q:.+]]: memref<?xbf16>, %{{.+}}: memref<?xbf16>, %{{.+}}: memref<?xbf16>, %[[G:.+]]: memref<?xbf16>, %[[O:.+]]: memref<?xbf16>, %{{.+}}: index, %{{.+}}: index) kernel
+// Q's slab starts at b * QB + h * QH.
+// CHECK:       gpu.func @gated_attention_bf16_h8x2_d64_causal(%[[Q:.+]]: memref<?xbf16>, %{{.+}}: memref<?xbf16>, %{{.+}}: memref<?xbf16>, %[[G:.+]]: memref<?xbf16>, %[[O:.+]]: memref<?xbf16>, %{{[^:]+}}: index, %{{[^:]+}}: index, %[[QB:[^:]+]]: index, %[[QH:[^:]+]]: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index, %{{[^:]+}}: index) kernel
 // CHECK-SAME:    known_block_size = array<i32: 128, 1, 1>
+// CHECK-DAG:   arith.muli %{{.+}}, %[[QB]] : index
+// CHECK-DAG:   arith.muli %{{.+}}, %[[QH]] : index
 // CHECK:       %[[SMEM:.+]] = gpu.dynamic_shared_memory
 // CHECK:       %[[QT:.+]] = memref.view %[[SMEM]][%c0][] {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:       memref.view %[[SMEM]][%c8192][] {{.*}} to memref<2x128x64xbf16, #gpu.address_space<workgroup>>

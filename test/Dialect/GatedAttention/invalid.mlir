@@ -170,3 +170,30 @@ func.func @rule18(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tens
   %0 = gated_attention.attention %q, %k, %v, %g {combine = #gated_attention.gate<silu>} : (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32>
   return %0 : tensor<1x8x64x32xf32>
 }
+
+// -----
+
+// gated_attention.row_strides: one stride per buffer (query, key, value,
+// gate, result).
+func.func @row_strides_size(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{'gated_attention.row_strides' must be array<i64: query, key, value, gate, result> (the elements between rows of each buffer), got array<i64: 16, 16>}}
+  %0 = gated_attention.attention %q, %k, %v {gated_attention.row_strides = array<i64: 16, 16>} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  return %0 : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+func.func @row_strides_type(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{'gated_attention.row_strides' must be array<i64: query, key, value, gate, result>}}
+  %0 = gated_attention.attention %q, %k, %v {gated_attention.row_strides = [16, 16, 16, 1, 16]} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  return %0 : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+// Rows never overlap: a row stride is at least the row's width.
+func.func @row_strides_overlap(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x32xbf16>, %g: tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16> {
+  // expected-error @+1 {{'gated_attention.row_strides': the value row stride 16 is smaller than its row (32 elements)}}
+  %0 = gated_attention.attention %q, %k, %v, %g {gated_attention.row_strides = array<i64: 16, 16, 16, 32, 32>} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16>
+  return %0 : tensor<1x2x8x32xbf16>
+}

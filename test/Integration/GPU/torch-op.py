@@ -1,20 +1,42 @@
 # REQUIRES: cuda-gpu, torch
 # RUN: %PYTHON %s
 """The torch op on CUDA tensors: numerics against float64 SDPA * act(g)
-(bf16 and f16, both layouts, the q | gate halves of one projection), the
-result on the input's device in its dtype, and capture in a CUDA graph:
-replaying the graph on new inputs (copied into the captured tensors) gives
-what an eager call gives. Not yet run on a GPU (no device was lent to the
-session that wrote it)."""
+(bf16 and f16, both layouts, the q | gate halves of one projection read
+in place through their strides, the output written in the caller's layout),
+the result on the input's device in its dtype, no allocation but the output,
+and capture in a CUDA graph: replaying the graph on new inputs (copied into
+the captured tensors) gives what an eager call gives.
+
+`--prepare DIR` (on a machine without a GPU) compiles every kernel the test
+needs for sm_90 into the disk cache DIR, ahead of time (gat.warmup(chip=));
+the device check runs the test on the GPU machine, which has no MLIR, with
+GATED_ATTENTION_CACHE_DIR=DIR."""
+
+import sys
 
 import torch
 import torch.nn.functional as F
 
 import gated_attention.torch as gat
 
+PREPARE = sys.argv[1:2] == ["--prepare"]
+if PREPARE:
+    gat.set_cache_dir(sys.argv[2])
 torch.manual_seed(0)
-dev = torch.device("cuda")
+dev = torch.device("meta" if PREPARE else "cuda")
 ACT = {"sigmoid": torch.sigmoid, "silu": F.silu}
+
+
+def randn(*shape, dtype=torch.bfloat16):
+    return torch.randn(*shape, device=dev).to(dtype)
+
+
+def attention(q, k, v, g, **kw):
+    """The op, or (--prepare) its kernels compiled for sm_90."""
+    if PREPARE:
+        gat.warmup(q, k, v, g, chip="sm_90", **kw)
+        return None
+    return gat.attention(q, k, v, g, **kw)
 
 
 def reference(q, k, v, g, gate, combine):
@@ -34,12 +56,12 @@ for dtype, tol in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
             B, S, HQ, HKV, D = 2, 257, 8, 2, 128
             shape = (lambda h: (B, h, S, D)) if layout == "bhsd" else \
                 (lambda h: (B, S, h, D))
-            q, g = (torch.randn(shape(HQ), device=dev).to(dtype)
-                    for _ in range(2))
-            k, v = (torch.randn(shape(HKV), device=dev).to(dtype)
-                    for _ in range(2))
-            out = gat.attention(q, k, v, g, causal=True, gate=gate,
-                                combine=combine, layout=layout)
+            q, g = (randn(*shape(HQ), dtype=dtype) for _ in range(2))
+            k, v = (randn(*shape(HKV), dtype=dtype) for _ in range(2))
+            out = attention(q, k, v, g, causal=True, gate=gate,
+                            combine=combine, layout=layout)
+            if PREPARE:
+                continue
             assert out.device == q.device and out.dtype == dtype
             views = [x if layout == "bhsd" else x.transpose(1, 2)
                      for x in (q, k, v, g)]
@@ -49,19 +71,30 @@ for dtype, tol in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
             assert err < tol * (1 + ref.abs().max().item()), \
                 (dtype, layout, gate, err)
 
-# q | gate halves of Qwen3-Next's projection, bf16.
-proj = torch.randn(1, 300, 16, 512, device=dev).to(torch.bfloat16)
+# q | gate halves of Qwen3-Next's projection, bf16, K and V [B, S, H, D].
+proj = randn(1, 300, 16, 512)
 q, g = proj[..., :256], proj[..., 256:]
-k, v = (torch.randn(1, 300, 2, 256, device=dev).to(torch.bfloat16)
-        for _ in range(2))
-out = gat.attention(q, k, v, g, causal=True, layout="bshd")
-ref = reference(*(x.transpose(1, 2) for x in (q, k, v, g)), "sigmoid", "mul")
-assert (out.transpose(1, 2).double() - ref).abs().max().item() < 3e-2
+k, v = (randn(1, 300, 2, 256) for _ in range(2))
+out = attention(q, k, v, g, causal=True, layout="bshd")
+if not PREPARE:
+    ref = reference(*(x.transpose(1, 2) for x in (q, k, v, g)), "sigmoid",
+                    "mul")
+    assert (out.transpose(1, 2).double() - ref).abs().max().item() < 3e-2
+    # ... read in place: the call allocates the output and nothing else, and
+    # the output is [B, S, H, D]-contiguous (o_proj's input as is).
+    torch.cuda.synchronize()
+    allocations = torch.cuda.memory_stats()["allocation.all.allocated"]
+    out = attention(q, k, v, g, causal=True, layout="bshd")
+    assert torch.cuda.memory_stats()["allocation.all.allocated"] == \
+        allocations + 1
+    assert out.is_contiguous() and out.shape == (1, 300, 16, 256)
 
 # CUDA graph: capture once, replay on new data.
-q, k, v, g = (torch.randn(1, h, 128, 64, device=dev).to(torch.bfloat16)
-              for h in (4, 2, 2, 4))
-gat.attention(q, k, v, g, causal=True)   # compile and load before capture
+q, k, v, g = (randn(1, h, 128, 64) for h in (4, 2, 2, 4))
+attention(q, k, v, g, causal=True)   # compile and load before capture
+if PREPARE:
+    print(f"torch op kernels for sm_90 in {sys.argv[2]}")
+    sys.exit(0)
 stream = torch.cuda.Stream()
 stream.wait_stream(torch.cuda.current_stream())
 with torch.cuda.stream(stream):

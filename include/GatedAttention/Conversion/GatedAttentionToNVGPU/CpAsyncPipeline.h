@@ -20,9 +20,10 @@
 
 namespace mlir::gated_attention::flash {
 
-/// A [S, width] slab of a flat global buffer: the rows of one (batch, head).
+/// A [S, width] slab of a global buffer: the rows of one (batch, head),
+/// row s at base + s * rowStride.
 struct GlobalSlab {
-  Value buffer, base;
+  Value buffer, base, rowStride;
 };
 
 class CpAsyncPipeline : public KernelBuilder {

@@ -23,6 +23,8 @@ namespace mlir::gated_attention::flash {
 /// and the offsets of this tile's (batch, head) slabs in them.
 struct EpilogueOperands {
   Value gate, out, gateBase, outBase, numRows;
+  /// Elements between consecutive rows of the gate and of out.
+  Value gateRowStride, outRowStride;
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below

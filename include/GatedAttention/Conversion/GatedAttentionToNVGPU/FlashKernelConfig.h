@@ -45,6 +45,10 @@ struct FlashKernelConfig {
   int64_t warps, keyBlock;
   /// Whether the op has a gate; without one the epilogue is O / l.
   bool hasGate;
+  /// Elements between rows of q, k, v, gate and out
+  /// (AttentionOp::getRowStrides): compile-time constants, because at
+  /// D = 256 the kernels have no register left to hold them.
+  SmallVector<int64_t, 5> rowStrides;
 
   /// The configuration of `op` with tiles (`warps`, `keyBlock`).
   static FlashKernelConfig get(AttentionOp op, FlashKernelKind kind,
@@ -95,6 +99,24 @@ struct FlashKernelConfig {
   /// Query heads per key/value head.
   int64_t groupSize() const { return numQueryHeads / numKeyValueHeads; }
 
+  /// The buffers the kernel reads and writes through strides, grouped by
+  /// the (batch, head) strides they share, in the order of the kernel's
+  /// stride arguments: q, k and v, gate, out for mma.sync (k and v share
+  /// theirs when D = Dv: at D = 256 a second K/V base would not fit in the
+  /// registers; apart otherwise); gate, out for wgmma (its Q, K and V TMA
+  /// maps carry their own strides).
+  SmallVector<SmallVector<StringRef, 2>> strideGroups() const;
+  /// Whether `operand` is read or written through strides.
+  bool isStrided(StringRef operand) const;
+  /// Each group's (batch, head) strides, in elements, are index arguments
+  /// after (Sq, Skv); a buffer's row stride is `rowStride` and the elements
+  /// of a row are contiguous.
+  static constexpr int64_t kStridesPerOperand = 2;
+  /// The row stride of "q", "k", "v", "gate" or "out".
+  int64_t rowStride(StringRef operand) const;
+  /// The kernel's arguments before the strides: q, k, v, gate, out, Sq, Skv.
+  static constexpr unsigned kFixedArguments = 7;
+
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.
   std::string baseName() const;
@@ -112,6 +134,11 @@ std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, FlashKernelKind kind,
 /// Why `op` cannot use the tensor-core kernel at all, or "". Such ops are
 /// left for the SIMT lowering.
 std::string unsupportedReason(AttentionOp op, FlashKernelKind kind);
+
+/// Why the row strides of `op` do not suit the kernel, or "": the copies
+/// need aligned rows (16 bytes for Q, K, V; 4 for the paired gate and
+/// output accesses), and the wgmma kernel's TMA maps read [B, H, S, D].
+std::string layoutError(AttentionOp op, FlashKernelKind kind);
 
 /// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
 /// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked

@@ -18,20 +18,27 @@
 
 namespace mlir::gated_attention::flash {
 
+/// Where an operand's elements are: [b, h, s, d] at b * batch + h * head +
+/// s * row + d (kernel arguments, in elements).
+struct OperandStrides {
+  Value batch, head, row;
+};
+
 /// The rows [rowBase, rowBase + rows) of query head `head` of batch `batch`.
 struct FlashTile {
   Value batch, head, rowBase;
 
   /// The index of head `h` of this tile's batch among the B x `heads`
-  /// (batch, head) slabs of an operand.
+  /// (batch, head) slabs of an operand (the wgmma kernel's TMA
+  /// coordinate).
   Value slab(const KernelBuilder &kb, Value h, int64_t heads) const {
     return kb.add(kb.mul(batch, heads), h);
   }
-  /// The offset of that slab in the flat operand: slabs of `length` rows of
-  /// `width` elements.
-  Value slabOffset(const KernelBuilder &kb, Value h, int64_t heads,
-                   Value length, int64_t width) const {
-    return kb.mul(kb.mul(slab(kb, h, heads), length), width);
+  /// The offset of row 0 of head `h` of this tile's batch in an operand
+  /// laid out by `strides`.
+  Value slabOffset(const KernelBuilder &kb, Value h,
+                   const OperandStrides &strides) const {
+    return kb.add(kb.mul(batch, strides.batch), kb.mul(h, strides.head));
   }
 };
 

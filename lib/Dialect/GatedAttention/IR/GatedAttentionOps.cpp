@@ -234,9 +234,44 @@ static LogicalResult verifyNoUnknownAttributes(AttentionOp op) {
   return success();
 }
 
+SmallVector<int64_t, 5> AttentionOp::getRowStrides() {
+  if (auto strides =
+          (*this)->getAttrOfType<DenseI64ArrayAttr>(getRowStridesAttrName()))
+    return SmallVector<int64_t, 5>(strides.asArrayRef());
+  return {getHeadDim(), getHeadDim(), getValueHeadDim(),
+          hasGate() ? getGateType().getDimSize(3) : 1, getValueHeadDim()};
+}
+
+/// A row stride is at least its row's width: rows never overlap.
+static LogicalResult verifyRowStrides(AttentionOp op) {
+  Attribute attr = op->getAttr(AttentionOp::getRowStridesAttrName());
+  if (!attr)
+    return success();
+  auto strides = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!strides || strides.size() != 5)
+    return op.emitOpError()
+           << "'" << AttentionOp::getRowStridesAttrName()
+           << "' must be array<i64: query, key, value, gate, result> (the "
+              "elements between rows of each buffer), got "
+           << attr;
+  SmallVector<int64_t, 5> widths = {
+      op.getHeadDim(), op.getHeadDim(), op.getValueHeadDim(),
+      op.hasGate() ? op.getGateType().getDimSize(3) : 1, op.getValueHeadDim()};
+  const char *names[] = {"query", "key", "value", "gate", "result"};
+  for (auto [name, stride, width] :
+       llvm::zip_equal(names, strides.asArrayRef(), widths))
+    if (!ShapedType::isDynamic(width) && stride < width)
+      return op.emitOpError()
+             << "'" << AttentionOp::getRowStridesAttrName() << "': the " << name
+             << " row stride " << stride << " is smaller than its row ("
+             << width << " elements)";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(ShapeContract(*this).verify()) ||
-      failed(verifyNoUnknownAttributes(*this)))
+      failed(verifyNoUnknownAttributes(*this)) ||
+      failed(verifyRowStrides(*this)))
     return failure();
   if (std::optional<APFloat> scale = getScale()) {
     double s = scale->convertToDouble();

@@ -66,6 +66,14 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
       `#gated_attention.gate<ns_sigmoid>` (`0.5 + 0.5 * sigmoid(g)`).
     - `combine`: `#gated_attention.combine<mul>` (default, `Y * act(G)`) or
       `#gated_attention.combine<add>` (`Y + act(G)`).
+    - `gated_attention.row_strides` (discardable, `array<i64: query, key,
+      value, gate, result>`): the elements between consecutive rows (`S`) of
+      each buffer that a tensor-core kernel launched outside MLIR is given
+      (a `B x S x H x D` tensor, query and gate as the halves of one
+      projection); default the row's width. The kernel is compiled for these
+      rows and takes batch and head strides at launch; a launch from MLIR
+      lays its row-major buffers out so (a copy). Each is at least its row's
+      width.
 
     Examples. Qwen3-Next: 16 query heads over 2 KV heads, head dim 256,
     causal, elementwise per-head sigmoid gate, dynamic sequence length:
@@ -155,6 +163,17 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     }
     /// The softmax scale: the attribute, or 1/sqrt(D) when absent.
     float getScaleValue();
+
+    /// The name of the discardable attribute giving the elements between
+    /// consecutive rows (S) of query, key, value, gate and result in the
+    /// buffers of a kernel launched outside MLIR (a [B, S, H, D] tensor,
+    /// q and the gate as halves of one projection); see docs/Design.md.
+    static StringRef getRowStridesAttrName() {
+      return "gated_attention.row_strides";
+    }
+    /// Those row strides: the attribute's, else each operand's row width
+    /// (row-major [B, H, S, D] buffers). Without a gate its entry is 1.
+    SmallVector<int64_t, 5> getRowStrides();
   }];
 }
 
