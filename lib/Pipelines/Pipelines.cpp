@@ -88,6 +88,8 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
 /// change producing the operand instead of a pass of its own.
 static void addGraphLevelPasses(OpPassManager &funcPm) {
   funcPm.addPass(createGatedAttentionRaisePass());
+  // Paged attention: one dense op per sequence, which the rest lowers.
+  funcPm.addPass(createGatedAttentionUnpagePass());
   // What raising did not fold (a softmax under another mask) is plain linalg.
   funcPm.addPass(createDecomposeAggregatedOpsPass());
   funcPm.addPass(createCanonicalizerPass());

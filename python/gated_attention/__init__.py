@@ -6,7 +6,8 @@ results are ``ml_dtypes.bfloat16`` arrays, which needs PyPI's ml_dtypes
 .venv). Everything else works without it.
 The user-facing API (``compiler``, re-exported here): ``attention`` runs
 the op on numpy arrays on the CPU or a CUDA GPU; ``attention_reference``
-is its float64 reference; ``attention_ir`` / ``qwen3_next.attention_block`` build
+is its float64 reference; ``paged_attention`` / ``paged_attention_reference``
+(``paged``) the serving form over a paged KV cache; ``attention_ir`` / ``qwen3_next.attention_block`` build
 MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
 ``register_gate`` add gate variants. Modules:
 
@@ -37,7 +38,8 @@ from ._version import __version__
 _API = {"AttentionConfig", "CpuAttention", "CudaAttention", "ToolError",
         "attention", "attention_ir", "compile_cpu", "compile_ptx",
         "attention_reference", "config_for", "load_plugin", "register_gate"}
-__all__ = sorted(_API | {"gated_attention_reference", "qwen3_next"})
+_PAGED = {"paged_attention", "paged_attention_reference"}
+__all__ = sorted(_API | _PAGED | {"gated_attention_reference", "qwen3_next"})
 
 
 def __dir__():
@@ -49,6 +51,8 @@ def __getattr__(name):
     import importlib
     if name in _API:
         return getattr(importlib.import_module(".compiler", __name__), name)
+    if name in _PAGED:
+        return getattr(importlib.import_module(".paged", __name__), name)
     if name == "gated_attention_reference":
         return importlib.import_module(".reference", __name__).gated_attention_reference
     if name == "qwen3_next":

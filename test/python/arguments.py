@@ -53,7 +53,8 @@ assert ga.__version__ == cmake_version, (ga.__version__, cmake_version)
 listed = dir(ga)
 for name in ("attention", "attention_reference", "compile_ptx", "compile_cpu",
              "AttentionConfig", "config_for", "CpuAttention", "CudaAttention",
-             "ToolError", "__version__"):
+             "ToolError", "paged_attention", "paged_attention_reference",
+             "__version__"):
     assert name in listed, (name, listed)
 print(f"PASS version {ga.__version__} (CMake's too), dir()")
 

@@ -44,9 +44,10 @@ NotImplementedError.
 import torch
 
 from .. import kernel_cache
-from . import _args, _op
+from . import _args, _op, _paged
 
-__all__ = ["attention", "warmup", "set_cache_dir", "cache_dir"]
+__all__ = ["attention", "paged_attention", "warmup", "set_cache_dir",
+           "cache_dir"]
 
 LAYOUTS = _args.LAYOUTS
 
@@ -61,6 +62,19 @@ def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     return torch.ops.gated_attention.attention(
         q, k, v, g, causal=causal, scale=scale, gate=gate, combine=combine,
         layout=layout)
+
+
+def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
+                    cu_seqlens_q, g=None, *, causal=False, scale=None,
+                    gate="sigmoid", combine="mul"):
+    """torch.ops.gated_attention.paged_attention: packed variable-length
+    queries [T, Hq, D] over a paged KV cache [NB, P, Hkv, D(v)] addressed
+    through block_table [B, MB] (int32), with seq_lens [B] and cu_seqlens_q
+    [B + 1] (int32); the names and rules of gated_attention.paged. CPU
+    tensors (the GPU kernel is not built yet)."""
+    return torch.ops.gated_attention.paged_attention(
+        q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
+        causal=causal, scale=scale, gate=gate, combine=combine)
 
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/VerifierSupport.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -25,71 +26,61 @@ float AttentionOp::getScaleValue() {
   return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
 }
 
-/// Bounds on static sizes: 2^48 elements is beyond any memory and leaves
-/// room for the byte and stride products of the lowerings in 64 bits; a head
-/// dim is a register/cache tile dimension of every lowering.
-static constexpr uint64_t kMaxElements = uint64_t(1) << 48;
-static constexpr int64_t kMaxHeadDim = 4096;
+LogicalResult ShapeDiagnostics::fitsAddressSpace(StringRef what,
+                                                 ArrayRef<int64_t> shape) {
+  uint64_t elements = 1;
+  for (int64_t size : shape) {
+    if (ShapedType::isDynamic(size) || size == 0)
+      continue;
+    if (static_cast<uint64_t>(size) > kMaxElements / elements)
+      return op->emitOpError()
+             << what << " has more than 2^48 elements (sizes "
+             << llvm::interleaved(llvm::map_range(shape, printSize), " x ")
+             << ")";
+    elements *= size;
+  }
+  return success();
+}
 
-static std::string printSize(int64_t size) {
-  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+LogicalResult ShapeDiagnostics::sameFloatType(
+    RankedTensorType query,
+    ArrayRef<std::pair<StringRef, RankedTensorType>> others) {
+  Type elementType = query.getElementType();
+  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16())
+    return op->emitOpError()
+           << "query element type must be f32, f16 or bf16, got "
+           << elementType;
+  for (auto [name, type] : others)
+    if (type.getElementType() != elementType)
+      return op->emitOpError()
+             << name << " element type must be " << elementType
+             << " (the query element type), got " << type.getElementType();
+  return success();
+}
+
+LogicalResult ShapeDiagnostics::gateLayout(int64_t hg, int64_t dg, int64_t hq,
+                                           int64_t dv, unsigned headDim,
+                                           unsigned widthDim) {
+  if (hg != hq && hg != 1)
+    return fail("gate", headDim, "Hg")
+           << "must be " << hq << " (per-head gate) or 1 (shared gate), got "
+           << hg;
+  if (dg != dv && dg != 1)
+    return fail("gate", widthDim, "Dg")
+           << "must be " << dv
+           << " (elementwise gate) or 1 (headwise gate), got " << dg;
+  return success();
 }
 
 namespace {
-/// Checks the operands of one attention op against the shape contract and
-/// reports the first violation at the op, naming the operand, the dimension
-/// and the expected vs actual value.
-class ShapeContract {
+/// Checks the operands of one attention op against the shape contract.
+class ShapeContract : public ShapeDiagnostics {
 public:
-  explicit ShapeContract(AttentionOp op) : op(op) {}
+  explicit ShapeContract(AttentionOp op) : ShapeDiagnostics(op), op(op) {}
 
   LogicalResult verify();
 
 private:
-  InFlightDiagnostic fail(StringRef operand, unsigned dim, StringRef meaning) {
-    return op.emitOpError()
-           << operand << " dim " << dim << " (" << meaning << ") ";
-  }
-  /// `dim` of `operand` must equal `expected` where both are known.
-  LogicalResult matches(StringRef operand, RankedTensorType type, unsigned dim,
-                        StringRef meaning, int64_t expected) {
-    int64_t actual = type.getDimSize(dim);
-    if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
-        actual == expected)
-      return success();
-    return fail(operand, dim, meaning)
-           << "must be " << expected << ", got " << actual;
-  }
-  LogicalResult isStatic(StringRef operand, RankedTensorType type, unsigned dim,
-                         StringRef meaning) {
-    if (!type.isDynamicDim(dim))
-      return success();
-    return fail(operand, dim, meaning) << "must be static, got ?";
-  }
-
-  LogicalResult isPositive(StringRef operand, RankedTensorType type,
-                           unsigned dim, StringRef meaning) {
-    if (type.getDimSize(dim) > 0)
-      return success();
-    return fail(operand, dim, meaning)
-           << "must be positive, got " << type.getDimSize(dim);
-  }
-  /// The static sizes of `shape` multiply to at most kMaxElements.
-  LogicalResult fitsAddressSpace(StringRef what, ArrayRef<int64_t> shape) {
-    uint64_t elements = 1;
-    for (int64_t size : shape) {
-      if (ShapedType::isDynamic(size) || size == 0)
-        continue;
-      if (static_cast<uint64_t>(size) > kMaxElements / elements)
-        return op.emitOpError()
-               << what << " has more than 2^48 elements (sizes "
-               << llvm::interleaved(llvm::map_range(shape, printSize), " x ")
-               << ")";
-      elements *= size;
-    }
-    return success();
-  }
-
   AttentionOp op;
 };
 } // namespace
@@ -114,16 +105,11 @@ LogicalResult ShapeContract::verify() {
       return op.emitOpError() << o.name << " must be a 4-D tensor (" << o.layout
                               << "), got " << o.type;
 
-  Type elementType = op.getQueryType().getElementType();
-  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16())
-    return op.emitOpError()
-           << "query element type must be f32, f16 or bf16, got "
-           << elementType;
+  SmallVector<std::pair<StringRef, RankedTensorType>> others;
   for (const Operand &o : ArrayRef(operands).drop_front())
-    if (o.type.getElementType() != elementType)
-      return op.emitOpError()
-             << o.name << " element type must be " << elementType
-             << " (the query element type), got " << o.type.getElementType();
+    others.push_back({o.name, o.type});
+  if (failed(sameFloatType(op.getQueryType(), others)))
+    return failure();
 
   RankedTensorType q = op.getQueryType(), k = op.getKeyType(),
                    v = op.getValueType(), g = op.getGateType(),
@@ -190,44 +176,32 @@ LogicalResult ShapeContract::verify() {
   if (!g)
     return success();
 
-  int64_t hg = g.getDimSize(1), dg = g.getDimSize(3);
-  if (hg != hq && hg != 1)
-    return fail("gate", 1, "Hg")
-           << "must be " << hq << " (per-head gate) or 1 (shared gate), got "
-           << hg;
-  if (failed(matches("gate", g, 2, "Sq", sq)))
-    return failure();
-  if (dg != dv && dg != 1)
-    return fail("gate", 3, "Dg")
-           << "must be " << dv
-           << " (elementwise gate) or 1 (headwise gate), got " << dg;
-  return success();
+  return success(
+      succeeded(gateLayout(g.getDimSize(1), g.getDimSize(3), hq, dv, 1, 3)) &&
+      succeeded(matches("gate", g, 2, "Sq", sq)));
 }
 
-/// Attributes outside the op's definition are typos (`scael`) or another
-/// framework's spellings (`is_causal`) that would silently compile as the
-/// default. Dialect-prefixed names (`foo.bar`) and passes' internal markers
-/// (`__name__`) stay allowed: they annotate, never change, the op.
-static LogicalResult verifyNoUnknownAttributes(AttentionOp op) {
+LogicalResult
+mlir::gated_attention::verifyNoUnknownAttributes(Operation *op,
+                                                 ArrayRef<StringRef> known) {
   for (NamedAttribute attr : op->getDiscardableAttrs()) {
     StringRef name = attr.getName().strref();
     if (name.contains('.') || name.starts_with("__"))
       continue;
     StringRef closest;
     unsigned closestDistance = std::numeric_limits<unsigned>::max();
-    for (StringRef known : AttentionOp::getAttributeNames()) {
-      unsigned distance = name.edit_distance(known);
+    for (StringRef candidate : known) {
+      unsigned distance = name.edit_distance(candidate);
       if (distance < closestDistance) {
-        closest = known;
+        closest = candidate;
         closestDistance = distance;
       }
     }
-    InFlightDiagnostic diag = op.emitOpError()
+    InFlightDiagnostic diag = op->emitOpError()
                               << "has unknown attribute '" << name << "'";
     if (closestDistance <= std::max<size_t>(2, name.size() / 2))
       diag << "; did you mean '" << closest << "'?";
-    diag << " (known: "
-         << llvm::interleaved(AttentionOp::getAttributeNames(), ", ")
+    diag << " (known: " << llvm::interleaved(known, ", ")
          << "; discardable attributes need a dialect prefix)";
     return diag;
   }
@@ -270,7 +244,7 @@ static LogicalResult verifyRowStrides(AttentionOp op) {
 
 LogicalResult AttentionOp::verify() {
   if (failed(ShapeContract(*this).verify()) ||
-      failed(verifyNoUnknownAttributes(*this)) ||
+      failed(verifyNoUnknownAttributes(*this, getAttributeNames())) ||
       failed(verifyRowStrides(*this)))
     return failure();
   if (std::optional<APFloat> scale = getScale()) {

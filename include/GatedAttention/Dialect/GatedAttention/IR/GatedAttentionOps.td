@@ -177,4 +177,103 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
   }];
 }
 
+def GatedAttention_PagedAttentionOp : GatedAttention_Op<"paged_attention", [
+    Pure]> {
+  let summary = "Gated attention of packed variable-length queries over a "
+                "paged KV cache";
+  let description = [{
+    The serving form of `gated_attention.attention`: the queries of a batch
+    of sequences packed into one tensor, keys and values in a cache of
+    fixed-size pages addressed through a block table (vLLM's and SGLang's
+    attention-backend contract). For sequence `b` (of `B`), its queries are
+    rows `[cu_seqlens_q[b], cu_seqlens_q[b + 1])` of `query` (`q_b` of
+    them), its keys the first `seq_lens[b]` tokens of its pages: key `j`
+    is slot `j mod P` of page `block_table[b, j / P]`. Then, per query head
+    `h`, as the dense op computes it:
+
+    ```
+    Y   = softmax(scale * Q_b[h] * K_b[h / R]^T + mask) * V_b[h / R]
+    out = combine(Y, act(G_b[h or 0]))                R = Hq / Hkv
+    ```
+
+    | operand         | shape                | notes                               |
+    |-----------------|----------------------|-------------------------------------|
+    | `query`         | `T x Hq x D`         | T: the query tokens of all sequences |
+    | `key_cache`     | `NB x P x Hkv x D`   | NB pages of P tokens                |
+    | `value_cache`   | `NB x P x Hkv x Dv`  |                                     |
+    | `block_table`   | `B x MB` (i32)       | page ids of each sequence's keys    |
+    | `seq_lens`      | `B` (i32)            | keys of each sequence, new ones included |
+    | `cu_seqlens_q`  | `B + 1` (i32)        | query offsets, from 0 to T          |
+    | `gate_input`    | `T x Hg x Dg`        | optional; `Hg` in {Hq, 1}, `Dg` in {Dv, 1} |
+    | result          | `T x Hq x Dv`        |                                     |
+
+    `Hq`, `Hkv`, `D`, `Dv`, `P`, `Hg`, `Dg` are static; `P` is a positive
+    multiple of 16 (528 and 1056, Qwen3-Next's hybrid-cache pages, are
+    fine); `T`, `NB`, `B` and `MB` may be dynamic. The attributes are those
+    of `gated_attention.attention`; `causal` is bottom-right per sequence:
+    query `i` of sequence `b` sees key `j` iff
+    `j <= i + seq_lens[b] - q_b`. A sequence with no queries contributes
+    nothing; a query that sees no key gives `0` before the gate.
+
+    Slots past a sequence's length and pages outside its table are never
+    read: real caches hold garbage there (NaN included), and the result
+    does not depend on it. The runtime contract, which the verifier cannot
+    see and the Python and torch entry points check before a launch: page
+    ids in `[0, NB)`, `0 <= q_b <= seq_lens[b] <= MB * P` for causal (and
+    `seq_lens[b] <= MB * P` otherwise), `cu_seqlens_q` non-decreasing from
+    0 to `T`.
+
+    ```mlir
+    %out = gated_attention.paged_attention %q, %kc, %vc, %table, %lens, %cu, %g
+        {causal} : (tensor<?x16x256xbf16>, tensor<?x528x2x256xbf16>,
+                    tensor<?x528x2x256xbf16>, tensor<?x?xi32>, tensor<?xi32>,
+                    tensor<?xi32>, tensor<?x16x256xbf16>)
+        -> tensor<?x16x256xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key_cache,
+    AnyRankedTensor:$value_cache,
+    AnyRankedTensor:$block_table,
+    AnyRankedTensor:$seq_lens,
+    AnyRankedTensor:$cu_seqlens_q,
+    Optional<AnyRankedTensor>:$gate_input,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
+    DefaultValuedAttr<GatedAttention_CombineAttr,
+                      "::mlir::gated_attention::CombineKind::mul">:$combine
+  );
+  let results = (outs AnyRankedTensor:$result);
+
+  let assemblyFormat = [{
+    $query `,` $key_cache `,` $value_cache `,` $block_table `,` $seq_lens `,`
+    $cu_seqlens_q (`,` $gate_input^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyCacheType() { return getKeyCache().getType(); }
+    RankedTensorType getValueCacheType() { return getValueCache().getType(); }
+    bool hasGate() { return static_cast<bool>(getGateInput()); }
+    RankedTensorType getGateType() {
+      return hasGate() ? cast<RankedTensorType>(getGateInput().getType())
+                       : RankedTensorType();
+    }
+    RankedTensorType getResultType() { return getResult().getType(); }
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getNumKVHeads() { return getKeyCacheType().getDimSize(2); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(2); }
+    int64_t getValueHeadDim() { return getValueCacheType().getDimSize(3); }
+    /// Tokens per page.
+    int64_t getPageSize() { return getKeyCacheType().getDimSize(1); }
+    /// The softmax scale: the attribute, or 1/sqrt(D) when absent.
+    float getScaleValue();
+  }];
+}
+
 #endif // GATED_ATTENTION_OPS_TD

@@ -121,6 +121,49 @@ def GatedAttentionNormalizePass : Pass<"gated-attention-normalize"> {
   ];
 }
 
+def GatedAttentionUnpagePass : Pass<"gated-attention-unpage"> {
+  let summary = "Lower gated_attention.paged_attention to one dense gated_attention.attention per sequence";
+  let description = [{
+    Rewrites each `gated_attention.paged_attention` into a loop over the
+    batch's sequences: for sequence `b`, its `q_b` queries (rows
+    `[cu_seqlens_q[b], cu_seqlens_q[b + 1])`) become a `[1, Hq, q_b, D]`
+    query, its `seq_lens[b]` keys and values are read through the block
+    table (key `j` from slot `j mod P` of page `block_table[b, j / P]`)
+    into `[1, Hkv, seq_lens[b], D]` tensors, and one
+    `gated_attention.attention` with the op's attributes computes its rows
+    of the result (bottom-right causal with `Sq = q_b`, `Skv = seq_lens[b]`
+    is the paged op's per-sequence rule). Only the keys a sequence has are
+    read: slots past its length and pages outside its table, garbage or
+    NaN in real caches, never reach the result. Rows that no sequence
+    covers are 0.
+
+    The CPU pipeline runs it first, so each sequence gets the tiled,
+    vectorized, multithreaded kernel. Its cost is the gather of each
+    sequence's K/V into contiguous tensors; a kernel reading the pages in
+    place is the GPU path's (issue 14).
+
+    ```mlir
+    // Before:
+    %o = gated_attention.paged_attention %q, %kc, %vc, %table, %lens, %cu {causal}
+        : (...) -> tensor<?x16x256xf32>
+    // After (schematically):
+    %o = scf.for %b = %c0 to %B step %c1 iter_args(%acc = %zeros) -> ... {
+      %qb = ... extract_slice + transpose of %q to [1, 16, q_b, 256]
+      %kb = tensor.generate ... %kc[%table[%b, %j / P], %j mod P, %h, %d]
+      %y = gated_attention.attention %qb, %kb, %vb {causal} : ...
+      %r = tensor.insert_slice (transpose of %y) into %acc[...]
+      scf.yield %r
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   let summary = "Tile gated_attention ops into the fused online-softmax (FlashAttention-2) form";
   let description = [{

@@ -54,6 +54,11 @@ inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
 FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                      const OnlineSoftmaxOptions &options);
 
+/// Patterns lowering gated_attention.paged_attention to a loop over the
+/// sequences with one dense gated_attention.attention each (see the
+/// gated-attention-unpage pass).
+void populateGatedAttentionUnpagePatterns(RewritePatternSet &patterns);
+
 /// Patterns raising unfused gated attention in linalg on tensors (Q Kᵀ,
 /// scale, causal mask, softmax, P V, gate) to gated_attention.attention:
 /// the attention becomes the op without a gate, then a combine with a

@@ -1,0 +1,204 @@
+"""gated_attention.paged_attention on numpy arrays: packed variable-length
+queries over a paged KV cache (the serving form of ``attention``).
+
+    q            [T, Hq, D]         the query tokens of all sequences
+    key_cache    [NB, P, Hkv, D]    NB pages of P tokens (P a multiple of 16)
+    value_cache  [NB, P, Hkv, Dv]
+    block_table  [B, MB] int        page ids of each sequence's keys
+    seq_lens     [B] int            keys of each sequence, new ones included
+    cu_seqlens_q [B + 1] int        query offsets, from 0 to T
+    g            [T, Hg, Dg]        optional gate, Hg in {Hq, 1}, Dg in {Dv, 1}
+
+Sequence b's queries are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] of q
+(q_b of them); its keys are the first seq_lens[b] tokens of its pages, key
+j in slot j % P of page block_table[b, j // P]. Causal is bottom-right per
+sequence: query i sees key j iff j <= i + seq_lens[b] - q_b. Slots past a
+sequence's length and pages outside its table are never read (garbage or
+NaN there does not reach the result); rows no sequence covers are 0.
+
+``check_arguments`` checks the runtime contract the op's verifier cannot
+see (page ids in range, lengths within the table, monotone offsets) and
+every entry point runs it first.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from . import compiler, config as config_mod, dtypes
+from . import reference as reference_mod
+from .native import SharedLibrary
+
+_INDEX_NAMES = ("block_table", "seq_lens", "cu_seqlens_q")
+
+
+def _ints(name, x, ndim):
+    a = np.asarray(x)
+    if a.ndim != ndim or not (a.size == 0 or np.issubdtype(a.dtype,
+                                                           np.integer)):
+        raise ValueError(f"{name} must be a {ndim}-D integer array, got "
+                         f"shape {a.shape} of {a.dtype}")
+    if a.size and (a.min() < np.iinfo(np.int32).min or
+                   a.max() > np.iinfo(np.int32).max):
+        raise ValueError(f"{name} must fit in int32")
+    return a.astype(np.int32)
+
+
+def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
+                    cu_seqlens_q, g=None, causal=False):
+    """The arrays as the op takes them (tables as int32); raises ValueError
+    naming the first broken rule of the shape and runtime contract."""
+    q = compiler._array("q", q)
+    kc = compiler._array("key_cache", key_cache)
+    vc = compiler._array("value_cache", value_cache)
+    table = _ints("block_table", block_table, 2)
+    lens = _ints("seq_lens", seq_lens, 1)
+    cu = _ints("cu_seqlens_q", cu_seqlens_q, 1)
+    if q.ndim != 3 or kc.ndim != 4 or vc.ndim != 4:
+        raise ValueError(f"q must be [T, Hq, D] and the caches [NB, P, Hkv, "
+                         f"D(v)], got shapes {q.shape}, {kc.shape}, "
+                         f"{vc.shape}")
+    t, hq, d = q.shape
+    nb, page, hkv, dk = kc.shape
+    if vc.shape[:3] != kc.shape[:3]:
+        raise ValueError(f"value_cache {vc.shape} must match key_cache "
+                         f"{kc.shape} in NB, P and Hkv")
+    if dk != d:
+        raise ValueError(f"key_cache head dim {dk} must be q's {d}")
+    if page <= 0 or page % 16:
+        raise ValueError(f"page size P must be a positive multiple of 16, "
+                         f"got {page}")
+    if hkv == 0 or hq % hkv:
+        raise ValueError(f"Hkv = {hkv} must divide Hq = {hq}")
+    b = lens.shape[0]
+    if table.shape[0] != b or cu.shape[0] != b + 1:
+        raise ValueError(f"block_table {table.shape}, seq_lens {lens.shape} "
+                         f"and cu_seqlens_q {cu.shape} must be [B, MB], [B] "
+                         f"and [B + 1]")
+    if cu[0] != 0 or cu[-1] != t or np.any(np.diff(cu) < 0):
+        raise ValueError(f"cu_seqlens_q must rise from 0 to T = {t} without "
+                         f"decreasing, got {cu.tolist()}")
+    capacity = table.shape[1] * page
+    if np.any(lens < 0) or np.any(lens > capacity):
+        raise ValueError(f"seq_lens must be in [0, MB * P = {capacity}], got "
+                         f"{lens.tolist()}")
+    used = [table[s, :(int(n) + page - 1) // page] for s, n in enumerate(lens)]
+    used = np.concatenate(used) if used else np.zeros(0, np.int32)
+    if used.size and (used.min() < 0 or used.max() >= nb):
+        raise ValueError(f"block_table holds page ids outside [0, NB = {nb}) "
+                         f"in the pages the sequences use")
+    if causal and np.any(np.diff(cu) > lens):
+        raise ValueError("causal: a sequence has more queries than keys "
+                         "(its keys include its queries)")
+    if g is not None:
+        g = compiler._array("g", g)
+        if g.ndim != 3 or g.shape[0] != t or g.shape[1] not in (hq, 1) or \
+                g.shape[2] not in (vc.shape[3], 1):
+            raise ValueError(f"g must be [T, Hq or 1, Dv or 1] = [{t}, "
+                             f"{hq} or 1, {vc.shape[3]} or 1], got {g.shape}")
+    return q, kc, vc, table, lens, cu, g
+
+
+def _sequences(cu, lens):
+    for s in range(lens.shape[0]):
+        yield s, int(cu[s]), int(cu[s + 1]), int(lens[s])
+
+
+def _gather(cache, table, s, n):
+    """The first n tokens of sequence s: [n, H, W]."""
+    page = cache.shape[1]
+    j = np.arange(n)
+    return cache[table[s, j // page], j % page]
+
+
+def paged_attention_reference(q, key_cache, value_cache, block_table,
+                              seq_lens, cu_seqlens_q, g=None, *, causal=False,
+                              scale=None, gate="sigmoid", combine="mul"):
+    """The float64 reference of ``paged_attention`` (same arguments, no
+    rounding): each sequence's dense reference on its gathered keys."""
+    q, kc, vc, table, lens, cu, g = check_arguments(
+        q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
+        causal)
+    gate = "none" if g is None else gate
+    out = np.zeros((q.shape[0], q.shape[1], vc.shape[3]))
+    if scale is not None:
+        scale = float(np.float32(scale))
+    for s, first, last, n in _sequences(cu, lens):
+        if last == first:
+            continue
+        dense = [x.transpose(1, 0, 2)[None] for x in (
+            q[first:last], _gather(kc, table, s, n), _gather(vc, table, s, n))]
+        gs = None if g is None else g[first:last].transpose(1, 0, 2)[None]
+        y = reference_mod.gated_attention_reference(
+            *dense, gs, scale=scale, causal=causal, gate=gate,
+            combine=combine)
+        out[first:last] = y[0].transpose(1, 0, 2)
+    return out
+
+
+def paged_ir(cfg, page, name="paged"):
+    """func.func @name(q, kc, vc, table, lens, cu[, g]) -> result holding one
+    paged op for the heads, head dims, page size and variant of `cfg` (a
+    dense AttentionConfig); T, NB, B, MB dynamic."""
+    elem = cfg.dtype
+    types = [f"tensor<?x{cfg.hq}x{cfg.d}x{elem}>",
+             f"tensor<?x{page}x{cfg.hkv}x{cfg.d}x{elem}>",
+             f"tensor<?x{page}x{cfg.hkv}x{cfg.dv}x{elem}>",
+             "tensor<?x?xi32>", "tensor<?xi32>", "tensor<?xi32>"]
+    if cfg.gate != "none":
+        types.append(f"tensor<?x{cfg.hg}x{cfg.dg}x{elem}>")
+    result = f"tensor<?x{cfg.hq}x{cfg.dv}x{elem}>"
+    names = [f"%a{i}" for i in range(len(types))]
+    from .mlir import attention_attributes
+    attrs = attention_attributes(cfg)
+    args = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
+    return (f"func.func @{name}({args}) -> {result} attributes "
+            f"{{llvm.emit_c_interface}} {{\n"
+            f"  %r = gated_attention.paged_attention {', '.join(names)} "
+            f"{attrs}\n      : ({', '.join(types)}) -> {result}\n"
+            f"  return %r : {result}\n}}\n")
+
+
+_COMPILED = {}
+
+
+def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
+                    cu_seqlens_q, g=None, *, causal=False, scale=None,
+                    gate="sigmoid", combine="mul", dtype="f32", device="cpu"):
+    """gated_attention.paged_attention on numpy arrays (see the module
+    docstring), rounded to `dtype`; the result in `dtype`'s numpy type.
+    Compiled once per heads, head dims, page size and variant: the number
+    of sequences, tokens, pages and lengths are runtime values. `device`:
+    cpu (the GPU path is not built yet)."""
+    config_mod.check_choice("device", device, ("cpu",))
+    config_mod.check_choice("dtype", dtype, ("f32", "f16", "bf16"))
+    q, kc, vc, table, lens, cu, g = check_arguments(
+        q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
+        causal)
+    out_type = dtypes.numpy_dtype(dtype)
+    t, hq, d = q.shape
+    page, hkv, dv = kc.shape[1], kc.shape[2], vc.shape[3]
+    gate_name = "none" if g is None else gate
+    cfg = config_mod.AttentionConfig(
+        hq=hq, hkv=hkv, d=d, dv=dv, causal=causal, gate=gate_name,
+        combine=combine, scale=scale, dtype=dtype,
+        gate_heads="per_head" if g is None or g.shape[1] == hq else "shared",
+        gate_width="elementwise" if g is None or g.shape[2] == dv
+        else "headwise")
+    if t == 0:
+        return np.zeros((0, hq, dv), out_type)
+    key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), page)
+    if key not in _COMPILED:
+        _COMPILED[key] = SharedLibrary(paged_ir(cfg, page),
+                                       openmp=True)
+    lib = _COMPILED[key]
+    floats = [q, kc, vc] + ([] if g is None else [g])
+    if dtype == "f32":
+        floats = [np.asarray(x, np.float32) for x in floats]
+        kind = np.float32
+    else:
+        floats = [dtypes.to_bits(x, dtype) for x in floats]
+        kind = np.uint16
+    args = floats[:3] + [table, lens, cu] + floats[3:]
+    out = lib.call("paged", args, 3, kind)
+    return out if dtype == "f32" else dtypes.from_bits_as(out, dtype)
