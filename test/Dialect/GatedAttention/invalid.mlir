@@ -197,3 +197,12 @@ func.func @row_strides_overlap(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf
   %0 = gated_attention.attention %q, %k, %v, %g {gated_attention.row_strides = array<i64: 16, 16, 16, 32, 32>} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x32xbf16>, tensor<1x2x8x32xbf16>) -> tensor<1x2x8x32xbf16>
   return %0 : tensor<1x2x8x32xbf16>
 }
+
+// -----
+
+// A row stride is bounded like every size: its products stay in 64 bits.
+func.func @row_strides_huge(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{'gated_attention.row_strides': the query row stride 4611686018427387904 is more than 2^48 elements}}
+  %0 = gated_attention.attention %q, %k, %v {gated_attention.row_strides = array<i64: 4611686018427387904, 16, 16, 1, 16>} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
+  return %0 : tensor<1x2x8x16xbf16>
+}

@@ -216,7 +216,8 @@ SmallVector<int64_t, 5> AttentionOp::getRowStrides() {
           hasGate() ? getGateType().getDimSize(3) : 1, getValueHeadDim()};
 }
 
-/// A row stride is at least its row's width: rows never overlap.
+/// A row stride is at least its row's width (rows never overlap) and at
+/// most 2^48 elements, like every size (products of it stay in 64 bits).
 static LogicalResult verifyRowStrides(AttentionOp op) {
   Attribute attr = op->getAttr(AttentionOp::getRowStridesAttrName());
   if (!attr)
@@ -233,12 +234,17 @@ static LogicalResult verifyRowStrides(AttentionOp op) {
       op.hasGate() ? op.getGateType().getDimSize(3) : 1, op.getValueHeadDim()};
   const char *names[] = {"query", "key", "value", "gate", "result"};
   for (auto [name, stride, width] :
-       llvm::zip_equal(names, strides.asArrayRef(), widths))
+       llvm::zip_equal(names, strides.asArrayRef(), widths)) {
     if (!ShapedType::isDynamic(width) && stride < width)
       return op.emitOpError()
              << "'" << AttentionOp::getRowStridesAttrName() << "': the " << name
              << " row stride " << stride << " is smaller than its row ("
              << width << " elements)";
+    if (static_cast<uint64_t>(stride) > kMaxElements)
+      return op.emitOpError()
+             << "'" << AttentionOp::getRowStridesAttrName() << "': the " << name
+             << " row stride " << stride << " is more than 2^48 elements";
+  }
   return success();
 }
 
