@@ -8,6 +8,8 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -19,6 +21,34 @@ namespace mlir::gated_attention {
 
 using namespace mlir;
 using namespace mlir::gated_attention;
+
+/// Tiles `op` in (1, group, rowsPerHead) tiles and decomposes the tile;
+/// returns the value replacing the op's result (the op is left in place).
+static FailureOr<Value> tileWith(RewriterBase &rewriter, AttentionOp op,
+                                 int64_t group, int64_t rowsPerHead,
+                                 const OnlineSoftmaxOptions &options) {
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
+                       rewriter.getIndexAttr(rowsPerHead)});
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled))
+    return failure();
+  // The tiled result is as static as the iteration domain (the query's
+  // shape); the op's result type may know more.
+  Value result = tiled->replacements.front();
+  rewriter.setInsertionPointAfter(tiled->loops.front());
+  if (result.getType() != op.getResultType())
+    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
+                                    result);
+  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
+  auto tile = cast<AttentionOp>(tiled->tiledOps.back());
+  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
+    return failure();
+  return result;
+}
 
 FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
@@ -37,28 +67,43 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
       break;
     }
   int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
-                       rewriter.getIndexAttr(rowsPerHead)});
+  // No more rows per head than the op has (a static decode step: one).
+  int64_t numRows = op.getQueryType().getDimSize(2);
+  if (ShapedType::isDynamic(numRows))
+    numRows = op.getResultType().getDimSize(2);
+  if (!ShapedType::isDynamic(numRows))
+    rowsPerHead = std::max<int64_t>(1, std::min(rowsPerHead, numRows));
+  // A tile is padded to its static rows, so a decode step (Sq = 1) in a
+  // tile of rowsPerHead rows per head would compute rowsPerHead times the
+  // work. With Sq dynamic, Sq = 1 gets tiles of one row per head of its own.
+  Location loc = op.getLoc();
+  if (!ShapedType::isDynamic(numRows) || rowsPerHead == 1) {
+    FailureOr<Value> result =
+        tileWith(rewriter, op, group, rowsPerHead, options);
+    if (succeeded(result))
+      rewriter.replaceOp(op, *result);
+    return result;
+  }
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-  if (failed(tiled))
-    return failure();
-  // The tiled result is as static as the iteration domain (the query's
-  // shape); the op's result type may know more.
-  Value result = tiled->replacements.front();
-  rewriter.setInsertionPointAfter(tiled->loops.front());
-  if (result.getType() != op.getResultType())
-    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
-                                    result);
-  rewriter.replaceOp(op, result);
-  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
-  auto tile = cast<AttentionOp>(tiled->tiledOps.back());
-  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
-    return failure();
-  return result;
+  Value rows = tensor::DimOp::create(rewriter, loc, op.getQuery(), 2);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value decode =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rows, one);
+  auto ifOp = scf::IfOp::create(rewriter, loc, op.getResultType(), decode,
+                                /*withElseRegion=*/true);
+  for (auto [block, perHead] : {std::pair{ifOp.thenBlock(), int64_t(1)},
+                                std::pair{ifOp.elseBlock(), rowsPerHead}}) {
+    rewriter.setInsertionPointToStart(block);
+    auto copy = cast<AttentionOp>(rewriter.clone(*op));
+    FailureOr<Value> result = tileWith(rewriter, copy, group, perHead, options);
+    if (failed(result))
+      return failure();
+    rewriter.setInsertionPointToEnd(block);
+    scf::YieldOp::create(rewriter, loc, *result);
+    rewriter.eraseOp(copy);
+  }
+  rewriter.replaceOp(op, ifOp.getResult(0));
+  return ifOp.getResult(0);
 }
 
 namespace {

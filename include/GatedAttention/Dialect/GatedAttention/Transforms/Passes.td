@@ -189,7 +189,12 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     `key-block` keys). Blocks above the diagonal are never visited. K and V
     tiles are slices of head `h / (Hq / Hkv)`, never copies per query head.
     Tiles are padded to static `query-block x D`, `key-block x D` shapes so
-    that they vectorize; rows past `Sq` are computed and dropped.
+    that they vectorize; rows past `Sq` are computed and dropped. So a tile
+    never has more rows per head than the op (a static `Sq` below
+    `query-block / R` shrinks it), and with `Sq` dynamic a decode step
+    (`Sq = 1`) takes tiles of one row per head of its own (an `scf.if` on
+    `Sq` between the two tilings) instead of computing `query-block / R`
+    padded rows for each real one.
 
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal} : ...

@@ -1,0 +1,135 @@
+"""CPU benchmark of paged decode: gated_attention.paged_attention against
+what a CPU user runs today, in one run, threads pinned the same.
+
+    .venv/bin/python bench/cpu_paged.py [--batches 1,8] [--contexts 1024,4096]
+        [--page 16] [--dtypes f32,bf16] [--threads N]
+
+One decode step of Qwen3-Next's full-attention layer (Hq 16 over Hkv 2,
+D 256, a sigmoid gate): B sequences of `context` cached tokens each, one
+query per sequence, pages shuffled in the cache. Ours: ga.paged_attention
+(today's CPU lowering gathers each sequence's keys through the block table,
+then runs the dense kernel). torch: the same gather with tensor indexing
+(key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
+True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
+table gives ms per step (best of --repeat after a warm-up) and the K/V
+bytes read per second (2 * B * context * Hkv * D * element size / time).
+Writes bench/results/cpu-paged-<date>.csv.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+from gated_attention import paged  # noqa: E402
+
+HQ, HKV, D = 16, 2, 256
+
+TORCH = r"""
+import json, os, sys, time
+import numpy as np, torch, torch.nn.functional as F
+b, ctx, page, repeat, dtype = sys.argv[1:6]
+b, ctx, page, repeat = int(b), int(ctx), int(page), int(repeat)
+dtype = getattr(torch, dtype)
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+hq, hkv, d = 16, 2, 256
+per_seq = -(-ctx // page)
+rng = np.random.default_rng(0)
+table = torch.tensor(rng.permutation(b * per_seq).reshape(b, per_seq))
+kc = torch.randn(b * per_seq, page, hkv, d).to(dtype)
+vc = torch.randn(b * per_seq, page, hkv, d).to(dtype)
+q = torch.randn(b, hq, 1, d).to(dtype)
+g = torch.randn(b, hq, 1, d).to(dtype)
+def step():
+    k = kc[table].reshape(b, per_seq * page, hkv, d)[:, :ctx].transpose(1, 2)
+    v = vc[table].reshape(b, per_seq * page, hkv, d)[:, :ctx].transpose(1, 2)
+    y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    return y * torch.sigmoid(g)
+with torch.no_grad():
+    step()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter(); step(); best = min(best, time.perf_counter() - t)
+print(json.dumps({"seconds": best}))
+"""
+
+
+def ours(b, ctx, page, repeat, dtype):
+    per_seq = -(-ctx // page)
+    rng = np.random.default_rng(0)
+    table = rng.permutation(b * per_seq).reshape(b, per_seq).astype(np.int32)
+    kc = rng.standard_normal((b * per_seq, page, HKV, D), np.float32)
+    vc = rng.standard_normal((b * per_seq, page, HKV, D), np.float32)
+    q = rng.standard_normal((b, HQ, D), np.float32)
+    g = rng.standard_normal((b, HQ, D), np.float32)
+    lens = np.full(b, ctx, np.int32)
+    cu = np.arange(b + 1, dtype=np.int32)
+
+    def step():
+        return paged.paged_attention(q, kc, vc, table, lens, cu, g,
+                                     causal=True, dtype=dtype)
+    step()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        step()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--batches", default="1,8")
+    p.add_argument("--contexts", default="1024,4096")
+    p.add_argument("--page", type=int, default=16)
+    p.add_argument("--dtypes", default="f32,bf16")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = p.parse_args()
+    cpus = sorted(os.sched_getaffinity(0))[:args.threads]
+    os.sched_setaffinity(0, cpus)
+    os.environ["OMP_NUM_THREADS"] = str(len(cpus))
+    rows = ["B,context,page,dtype,ours_ms,torch_ms,ours_gbs,torch_gbs,"
+            "ours_over_torch"]
+    print("| B | context | dtype | ours ms | torch ms | ours GB/s | "
+          "torch GB/s | ours / torch |")
+    print("|---|---|---|---|---|---|---|---|")
+    for dtype in args.dtypes.split(","):
+        size = 4 if dtype == "f32" else 2
+        for b in (int(x) for x in args.batches.split(",")):
+            for ctx in (int(x) for x in args.contexts.split(",")):
+                mine = ours(b, ctx, args.page, args.repeat, dtype)
+                child = subprocess.run(
+                    [sys.executable, "-c", TORCH, str(b), str(ctx),
+                     str(args.page), str(args.repeat),
+                     {"f32": "float32", "bf16": "bfloat16"}[dtype]],
+                    check=True, capture_output=True, text=True)
+                theirs = json.loads(child.stdout)["seconds"]
+                kv = 2 * b * ctx * HKV * D * size / 1e9
+                row = (b, ctx, args.page, dtype, mine * 1e3, theirs * 1e3,
+                       kv / mine, kv / theirs, theirs / mine)
+                rows.append(",".join(f"{x:.4g}" if isinstance(x, float)
+                                     else str(x) for x in row))
+                print(f"| {b} | {ctx} | {dtype} | {row[4]:.2f} | "
+                      f"{row[5]:.2f} | {row[6]:.1f} | {row[7]:.1f} | "
+                      f"{row[8]:.2f}x |", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out,
+                        f"cpu-paged-{datetime.date.today().isoformat()}.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(rows) + "\n")
+    print(f"wrote {path} ({len(cpus)} threads)")
+
+
+if __name__ == "__main__":
+    main()
