@@ -81,7 +81,13 @@ def round_to(x, dtype):
 
 
 def to_bits(x, dtype):
-    """Raw uint16 bits of values in f16 or bf16 (rounded to nearest even)."""
+    """Raw uint16 bits of values in f16 or bf16 (rounded to nearest even);
+    a view, not a conversion, of an array already in that type (numpy's
+    float16, ml_dtypes' bfloat16): a serving engine's cache is."""
+    a = np.asarray(x)
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV" and \
+            a.dtype.name == {"bf16": "bfloat16", "f16": "float16"}.get(dtype):
+        return a.view(np.uint16)
     if dtype == "bf16":
         return _bf16_bits(x)
     if dtype == "f16":

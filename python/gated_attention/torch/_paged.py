@@ -19,12 +19,13 @@ _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
 def _numpy(x):
-    """A numpy view of CPU tensor `x` (bf16 as float32: numpy has no bf16
-    without ml_dtypes, and the kernel rounds to bf16 anyway)."""
-    x = x.detach()
+    """A numpy view of CPU tensor `x` (bf16 as ml_dtypes.bfloat16, which
+    the kernel takes as it is)."""
+    x = x.detach().contiguous()
     if x.dtype == torch.bfloat16:
-        x = x.float()
-    return x.contiguous().numpy()
+        import ml_dtypes
+        return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return x.numpy()
 
 
 def _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q,
