@@ -8,8 +8,6 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -73,37 +71,14 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     numRows = op.getResultType().getDimSize(2);
   if (!ShapedType::isDynamic(numRows))
     rowsPerHead = std::max<int64_t>(1, std::min(rowsPerHead, numRows));
-  // A tile is padded to its static rows, so a decode step (Sq = 1) in a
-  // tile of rowsPerHead rows per head would compute rowsPerHead times the
-  // work. With Sq dynamic, Sq = 1 gets tiles of one row per head of its own.
-  Location loc = op.getLoc();
-  if (!ShapedType::isDynamic(numRows) || rowsPerHead == 1) {
-    FailureOr<Value> result =
-        tileWith(rewriter, op, group, rowsPerHead, options);
-    if (succeeded(result))
-      rewriter.replaceOp(op, *result);
-    return result;
-  }
-  rewriter.setInsertionPoint(op);
-  Value rows = tensor::DimOp::create(rewriter, loc, op.getQuery(), 2);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value decode =
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, rows, one);
-  auto ifOp = scf::IfOp::create(rewriter, loc, op.getResultType(), decode,
-                                /*withElseRegion=*/true);
-  for (auto [block, perHead] : {std::pair{ifOp.thenBlock(), int64_t(1)},
-                                std::pair{ifOp.elseBlock(), rowsPerHead}}) {
-    rewriter.setInsertionPointToStart(block);
-    auto copy = cast<AttentionOp>(rewriter.clone(*op));
-    FailureOr<Value> result = tileWith(rewriter, copy, group, perHead, options);
-    if (failed(result))
-      return failure();
-    rewriter.setInsertionPointToEnd(block);
-    scf::YieldOp::create(rewriter, loc, *result);
-    rewriter.eraseOp(copy);
-  }
-  rewriter.replaceOp(op, ifOp.getResult(0));
-  return ifOp.getResult(0);
+  // (With Sq dynamic, a decode step still computes rowsPerHead padded rows
+  // per head: a second tiling for Sq = 1 under an scf.if would cost the
+  // destination-passing result of the torch op, whose functions are
+  // dynamic in Sq: each branch's tiling makes its own result buffer.)
+  FailureOr<Value> result = tileWith(rewriter, op, group, rowsPerHead, options);
+  if (succeeded(result))
+    rewriter.replaceOp(op, *result);
+  return result;
 }
 
 namespace {

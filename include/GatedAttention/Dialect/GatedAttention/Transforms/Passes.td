@@ -189,12 +189,10 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     `key-block` keys). Blocks above the diagonal are never visited. K and V
     tiles are slices of head `h / (Hq / Hkv)`, never copies per query head.
     Tiles are padded to static `query-block x D`, `key-block x D` shapes so
-    that they vectorize; rows past `Sq` are computed and dropped. So a tile
-    never has more rows per head than the op (a static `Sq` below
-    `query-block / R` shrinks it), and with `Sq` dynamic a decode step
-    (`Sq = 1`) takes tiles of one row per head of its own (an `scf.if` on
-    `Sq` between the two tilings) instead of computing `query-block / R`
-    padded rows for each real one.
+    that they vectorize; rows past `Sq` are computed and dropped. A tile
+    never has more rows per head than a static `Sq` (a decode step compiled
+    for `Sq = 1` computes one row per head, not `query-block / R`); with `Sq`
+    dynamic the padding stays.
 
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal} : ...
