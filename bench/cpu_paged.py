@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -30,6 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from gated_attention import paged  # noqa: E402
+from gated_attention.dtypes import numpy_dtype  # noqa: E402
+from cpu_attention import time_calls  # noqa: E402
 
 HQ, HKV, D = 16, 2, 256
 
@@ -68,7 +69,7 @@ def ours(b, ctx, page, repeat, dtype):
     table = rng.permutation(b * per_seq).reshape(b, per_seq).astype(np.int32)
     # The cache in the element type, as an engine holds it (bf16 as
     # ml_dtypes.bfloat16: passed to the kernel without a conversion).
-    kind = np.float32 if dtype == "f32" else __import__("ml_dtypes").bfloat16
+    kind = np.float32 if dtype == "f32" else numpy_dtype(dtype)
     kc = rng.standard_normal((b * per_seq, page, HKV, D), np.float32).astype(kind)
     vc = rng.standard_normal((b * per_seq, page, HKV, D), np.float32).astype(kind)
     q = rng.standard_normal((b, HQ, D), np.float32)
@@ -76,16 +77,8 @@ def ours(b, ctx, page, repeat, dtype):
     lens = np.full(b, ctx, np.int32)
     cu = np.arange(b + 1, dtype=np.int32)
 
-    def step():
-        return paged.paged_attention(q, kc, vc, table, lens, cu, g,
-                                     causal=True, dtype=dtype)
-    step()
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - t)
-    return best
+    return time_calls(lambda: paged.paged_attention(
+        q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype), repeat)
 
 
 def main():

@@ -278,12 +278,9 @@ class CpuAttention:
         out_type = dtypes.numpy_dtype(dt)  # before the work: needs ml_dtypes
         if any(n == 0 for n in got.shapes()["result"]):
             return np.zeros(got.shapes()["result"], out_type)
-        if dt == "f32":
-            args = [np.asarray(x, np.float32) for x in arrays]
-            return self.lib.call("attention", args, 4, np.float32)
-        args = [dtypes.to_bits(x, dt) for x in arrays]
-        return dtypes.from_bits_as(
-            self.lib.call("attention", args, 4, np.uint16), dt)
+        args = [dtypes.kernel_operand(x, dt) for x in arrays]
+        return dtypes.kernel_result(
+            self.lib.call("attention", args, 4, dtypes.storage_type(dt)), dt)
 
 
 def tensor_core_unsupported(cfg):

@@ -95,6 +95,25 @@ def to_bits(x, dtype):
     raise ValueError(f"{dtype!r} is not a 16-bit element type")
 
 
+def storage_type(dtype):
+    """The numpy type a compiled CPU kernel's buffers hold for `dtype`:
+    float32, or the raw uint16 bits of f16 / bf16."""
+    return np.float32 if dtype == "f32" else np.uint16
+
+
+def kernel_operand(x, dtype):
+    """`x` as a compiled CPU kernel takes it (storage_type(dtype))."""
+    if dtype == "f32":
+        return np.asarray(x, np.float32)
+    return to_bits(x, dtype)
+
+
+def kernel_result(raw, dtype):
+    """A compiled CPU kernel's result (storage_type(dtype)) as an array of
+    numpy_dtype(dtype)."""
+    return raw if dtype == "f32" else from_bits_as(raw, dtype)
+
+
 def from_bits(bits, dtype):
     """float32 values of raw uint16 f16 or bf16 bits."""
     bits = np.asarray(bits, dtype=np.uint16)

@@ -205,13 +205,14 @@ def default_strides(desc, name, b, sq, skv):
     return {"B": h * s * row, "H": s * row, "S": row}
 
 
-def layouts(desc, b, sq, skv, strides):
+def layouts(desc, b, sq, skv, strides, pointers=None):
     """{name: {"B", "H", "S"}} of every strided memref argument of a
     launch: those given in `strides`, else default_strides. Raises
     ValueError for strides the kernel cannot take: another row stride than
     it was compiled for, a tensor-map operand (read through a map of the
-    [B, H, S, D] layout) not so laid out, or operands that share their
-    strides given different ones."""
+    [B, H, S, D] layout) not so laid out, operands that share their
+    strides given different ones, or (check_layout) rows and `pointers`
+    ({name: address}; 0 where not given) not aligned as the kernel needs."""
     rows = row_strides(desc)
     kernel = desc["kernel"]
     for name, given in strides.items():
@@ -236,6 +237,8 @@ def layouts(desc, b, sq, skv, strides):
                 f"{kernel}: operands {' and '.join(arg['of'])} share their "
                 f"{arg['dim']} stride in this kernel, got "
                 + ", ".join(f"{n}: {out[n][arg['dim']]}" for n in arg["of"]))
+    for name, layout in out.items():
+        check_layout(desc, name, (pointers or {}).get(name, 0), layout)
     return out
 
 

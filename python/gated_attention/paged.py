@@ -26,10 +26,9 @@ import dataclasses
 import numpy as np
 
 from . import compiler, config as config_mod, dtypes
+from .mlir import attention_attributes
 from . import reference as reference_mod
-from .native import SharedLibrary
 
-_INDEX_NAMES = ("block_table", "seq_lens", "cu_seqlens_q")
 
 
 def _ints(name, x, ndim):
@@ -99,11 +98,6 @@ def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
     return q, kc, vc, table, lens, cu, g
 
 
-def _sequences(cu, lens):
-    for s in range(lens.shape[0]):
-        yield s, int(cu[s]), int(cu[s + 1]), int(lens[s])
-
-
 def _gather(cache, table, s, n):
     """The first n tokens of sequence s: [n, H, W]."""
     page = cache.shape[1]
@@ -123,7 +117,8 @@ def paged_attention_reference(q, key_cache, value_cache, block_table,
     out = np.zeros((q.shape[0], q.shape[1], vc.shape[3]))
     if scale is not None:
         scale = float(np.float32(scale))
-    for s, first, last, n in _sequences(cu, lens):
+    for s, n in enumerate(lens.tolist()):
+        first, last = int(cu[s]), int(cu[s + 1])
         if last == first:
             continue
         dense = [x.transpose(1, 0, 2)[None] for x in (
@@ -149,7 +144,6 @@ def paged_ir(cfg, page, name="paged"):
         types.append(f"tensor<?x{cfg.hg}x{cfg.dg}x{elem}>")
     result = f"tensor<?x{cfg.hq}x{cfg.dv}x{elem}>"
     names = [f"%a{i}" for i in range(len(types))]
-    from .mlir import attention_attributes
     attrs = attention_attributes(cfg)
     args = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
     return (f"func.func @{name}({args}) -> {result} attributes "
@@ -189,16 +183,9 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
         return np.zeros((0, hq, dv), out_type)
     key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), page)
     if key not in _COMPILED:
-        _COMPILED[key] = SharedLibrary(paged_ir(cfg, page),
-                                       openmp=True)
-    lib = _COMPILED[key]
-    floats = [q, kc, vc] + ([] if g is None else [g])
-    if dtype == "f32":
-        floats = [np.asarray(x, np.float32) for x in floats]
-        kind = np.float32
-    else:
-        floats = [dtypes.to_bits(x, dtype) for x in floats]
-        kind = np.uint16
+        _COMPILED[key] = compiler.compile_cpu(paged_ir(cfg, page))
+    floats = [dtypes.kernel_operand(x, dtype)
+              for x in [q, kc, vc] + ([] if g is None else [g])]
     args = floats[:3] + [table, lens, cu] + floats[3:]
-    out = lib.call("paged", args, 3, kind)
-    return out if dtype == "f32" else dtypes.from_bits_as(out, dtype)
+    out = _COMPILED[key].call("paged", args, 3, dtypes.storage_type(dtype))
+    return dtypes.kernel_result(out, dtype)

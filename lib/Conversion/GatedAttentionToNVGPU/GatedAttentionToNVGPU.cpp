@@ -112,6 +112,42 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   return func;
 }
 
+/// A fresh flat buffer holding [B, H, S, W] `buffer` (row-major) with its
+/// rows `rowStride` elements apart, and its 4-D view; `buffer` is copied in
+/// when `copyIn`.
+static std::pair<Value, Value> allocateWithRowStride(OpBuilder &b, Location loc,
+                                                     Value buffer,
+                                                     int64_t rowStride,
+                                                     bool copyIn) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < 4; ++i)
+    sizes.push_back(memref::getMixedSize(b, loc, buffer, i));
+  auto size = [&](int64_t i) {
+    return getValueOrCreateConstantIndexOp(b, loc, sizes[i]);
+  };
+  Value rows = size(2);
+  Value stride = arith::ConstantIndexOp::create(b, loc, rowStride);
+  Value headStride = arith::MulIOp::create(b, loc, rows, stride);
+  Value batchStride = arith::MulIOp::create(b, loc, size(1), headStride);
+  Value total = arith::MulIOp::create(b, loc, size(0), batchStride);
+  Value flat = memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, type.getElementType()),
+      ValueRange{total});
+  auto viewType = MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(
+          b.getContext(), 0,
+          {ShapedType::kDynamic, ShapedType::kDynamic, rowStride, 1}));
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, viewType, flat, b.getIndexAttr(0), sizes,
+      SmallVector<OpFoldResult>{batchStride, headStride,
+                                b.getIndexAttr(rowStride), b.getIndexAttr(1)});
+  if (copyIn)
+    memref::CopyOp::create(b, loc, buffer, view);
+  return {flat, view};
+}
+
 namespace {
 /// The kernel that serves `op` when `requested` is asked for: ops the wgmma
 /// kernel does not take (head dims not multiples of 64) get the mma.sync
@@ -172,44 +208,12 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
     auto kernelBuffer = [&](StringRef name, Value buffer,
                             bool copyIn) -> std::pair<Value, Value> {
       int64_t rowStride = cfg.rowStride(name);
-      auto type = cast<MemRefType>(buffer.getType());
       Value view = buffer, flatBuffer;
-      if (rowStride == type.getDimSize(3)) {
+      if (rowStride == cast<MemRefType>(buffer.getType()).getDimSize(3))
         flatBuffer = flatten(buffer);
-      } else {
-        SmallVector<OpFoldResult> sizes;
-        for (int64_t i = 0; i < 4; ++i)
-          sizes.push_back(memref::getMixedSize(rewriter, loc, buffer, i));
-        auto mulIndex = [&](Value a, Value b) -> Value {
-          return arith::MulIOp::create(rewriter, loc, a, b);
-        };
-        Value rows =
-            mulIndex(getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]),
-                     c(rowStride));
-        Value headStride = rows;
-        Value batchStride = mulIndex(
-            getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]), rows);
-        Value total =
-            mulIndex(getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]),
-                     batchStride);
-        flatBuffer = memref::AllocOp::create(
-            rewriter, loc,
-            MemRefType::get({ShapedType::kDynamic}, cfg.elementType),
-            ValueRange{total});
-        auto viewType = MemRefType::get(
-            type.getShape(), cfg.elementType,
-            StridedLayoutAttr::get(
-                rewriter.getContext(), 0,
-                {ShapedType::kDynamic, ShapedType::kDynamic, rowStride, 1}));
-        view = memref::ReinterpretCastOp::create(
-            rewriter, loc, viewType, flatBuffer, rewriter.getIndexAttr(0),
-            sizes,
-            SmallVector<OpFoldResult>{batchStride, headStride,
-                                      rewriter.getIndexAttr(rowStride),
-                                      rewriter.getIndexAttr(1)});
-        if (copyIn)
-          memref::CopyOp::create(rewriter, loc, buffer, view);
-      }
+      else
+        std::tie(flatBuffer, view) =
+            allocateWithRowStride(rewriter, loc, buffer, rowStride, copyIn);
       auto metadata =
           memref::ExtractStridedMetadataOp::create(rewriter, loc, view);
       stridesOf[name] = metadata.getStrides().take_front(2);

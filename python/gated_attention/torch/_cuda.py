@@ -98,6 +98,13 @@ def plan(desc, cfg, q, k, v, g, out):
     return buffers, strides, rows
 
 
+def _check_supported(cfg):
+    reason = compiler.tensor_core_unsupported(cfg)
+    if reason:
+        raise ValueError(f"gated_attention on CUDA runs the tensor-core "
+                         f"kernel: {reason}")
+
+
 def ahead_of_time(cfg, chip, q, k, v, g, out):
     """Compiles into the disk cache the kernels a launch on these [B, H, S,
     D] views (meta tensors too) needs on `chip`: the row-major one and the
@@ -105,10 +112,7 @@ def ahead_of_time(cfg, chip, q, k, v, g, out):
     if chip not in _CHIPS.values():
         raise ValueError(f"chip must be one of {', '.join(_CHIPS.values())} "
                          f"(the torch op's CUDA kernels), got {chip!r}")
-    reason = compiler.tensor_core_unsupported(cfg)
-    if reason:
-        raise ValueError(f"gated_attention on CUDA runs the tensor-core "
-                         f"kernel: {reason}")
+    _check_supported(cfg)
     cache = kernel_cache.directory()
     _, _, desc = cuda.compile_kernel(cfg, chip=chip, cache=cache)
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
@@ -121,10 +125,7 @@ class CudaKernel:
     the rows (gated_attention.row_strides), each compiled on first use."""
 
     def __init__(self, cfg, device):
-        reason = compiler.tensor_core_unsupported(cfg)
-        if reason:
-            raise ValueError(f"gated_attention on CUDA runs the tensor-core "
-                             f"kernel: {reason}")
+        _check_supported(cfg)
         self.cfg, self.device = cfg, device
         self._chip = chip_of(device)
         self._lock = threading.Lock()

@@ -20,10 +20,26 @@ using namespace mlir::gated_attention;
 #define GET_OP_CLASSES
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.cpp.inc"
 
-float AttentionOp::getScaleValue() {
-  if (std::optional<APFloat> scale = getScale())
+float mlir::gated_attention::scaleOrDefault(std::optional<APFloat> scale,
+                                            int64_t headDim) {
+  if (scale)
     return scale->convertToFloat();
-  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+  return 1.0f / std::sqrt(static_cast<float>(headDim));
+}
+
+LogicalResult mlir::gated_attention::verifyScale(Operation *op,
+                                                 std::optional<APFloat> scale) {
+  if (!scale)
+    return success();
+  double s = scale->convertToDouble();
+  if (!std::isfinite(s) || s <= 0.0)
+    return op->emitOpError()
+           << "scale must be a finite positive number, got " << s;
+  return success();
+}
+
+float AttentionOp::getScaleValue() {
+  return scaleOrDefault(getScale(), getHeadDim());
 }
 
 LogicalResult ShapeDiagnostics::fitsAddressSpace(StringRef what,
@@ -40,6 +56,25 @@ LogicalResult ShapeDiagnostics::fitsAddressSpace(StringRef what,
     elements *= size;
   }
   return success();
+}
+
+LogicalResult ShapeDiagnostics::boundedOperand(StringRef name,
+                                               RankedTensorType type) {
+  if (failed(fitsAddressSpace(name, type.getShape())))
+    return failure();
+  unsigned last = type.getRank() - 1;
+  if (type.getDimSize(last) > kMaxHeadDim)
+    return fail(name, last, "head dim") << "must be at most " << kMaxHeadDim
+                                        << ", got " << type.getDimSize(last);
+  return success();
+}
+
+LogicalResult ShapeDiagnostics::dividesHeads(StringRef operand, unsigned dim,
+                                             int64_t hkv, int64_t hq) {
+  if (hkv != 0 && hq % hkv == 0)
+    return success();
+  return fail(operand, dim, "Hkv")
+         << "must divide the query head count Hq = " << hq << ", got " << hkv;
 }
 
 LogicalResult ShapeDiagnostics::sameFloatType(
@@ -101,9 +136,8 @@ LogicalResult ShapeContract::verify() {
                     {"gate", op.getGateType(), "B x Hg x Sq x Dg"});
 
   for (const Operand &o : operands)
-    if (o.type.getRank() != 4)
-      return op.emitOpError() << o.name << " must be a 4-D tensor (" << o.layout
-                              << "), got " << o.type;
+    if (failed(hasRank(o.name, o.type, 4, o.layout)))
+      return failure();
 
   SmallVector<std::pair<StringRef, RankedTensorType>> others;
   for (const Operand &o : ArrayRef(operands).drop_front())
@@ -134,13 +168,9 @@ LogicalResult ShapeContract::verify() {
       failed(isPositive("query", q, 3, "D")) ||
       failed(isPositive("value", v, 3, "Dv")))
     return failure();
-  for (const Operand &o : operands) {
-    if (failed(fitsAddressSpace(o.name, o.type.getShape())))
+  for (const Operand &o : operands)
+    if (failed(boundedOperand(o.name, o.type)))
       return failure();
-    if (o.type.getDimSize(3) > kMaxHeadDim)
-      return fail(o.name, 3, "head dim") << "must be at most " << kMaxHeadDim
-                                         << ", got " << o.type.getDimSize(3);
-  }
   // The scores B x Hq x Sq x Skv, which the reference lowering materializes.
   if (failed(fitsAddressSpace("the score matrix (B x Hq x Sq x Skv)",
                               {q.getDimSize(0), q.getDimSize(1),
@@ -161,10 +191,8 @@ LogicalResult ShapeContract::verify() {
     if (failed(matches(o.name, o.type, 0, "B", batch)))
       return failure();
 
-  if (hkv == 0 || hq % hkv != 0)
-    return fail("key", 1, "Hkv")
-           << "must divide the query head count Hq = " << hq << ", got " << hkv;
-  if (failed(matches("key", k, 3, "D", d)) ||
+  if (failed(dividesHeads("key", 1, hkv, hq)) ||
+      failed(matches("key", k, 3, "D", d)) ||
       failed(matches("value", v, 1, "Hkv", hkv)) ||
       failed(matches("value", v, 2, "Skv", skv)))
     return failure();
@@ -208,12 +236,19 @@ mlir::gated_attention::verifyNoUnknownAttributes(Operation *op,
   return success();
 }
 
+/// The width of a row of query, key, value, gate and result: their row
+/// strides in row-major buffers.
+static SmallVector<int64_t, 5> rowWidths(AttentionOp op) {
+  return {op.getHeadDim(), op.getHeadDim(), op.getValueHeadDim(),
+          op.hasGate() ? op.getGateType().getDimSize(3) : 1,
+          op.getValueHeadDim()};
+}
+
 SmallVector<int64_t, 5> AttentionOp::getRowStrides() {
   if (auto strides =
           (*this)->getAttrOfType<DenseI64ArrayAttr>(getRowStridesAttrName()))
     return SmallVector<int64_t, 5>(strides.asArrayRef());
-  return {getHeadDim(), getHeadDim(), getValueHeadDim(),
-          hasGate() ? getGateType().getDimSize(3) : 1, getValueHeadDim()};
+  return rowWidths(*this);
 }
 
 /// A row stride is at least its row's width (rows never overlap) and at
@@ -229,12 +264,9 @@ static LogicalResult verifyRowStrides(AttentionOp op) {
            << "' must be array<i64: query, key, value, gate, result> (the "
               "elements between rows of each buffer), got "
            << attr;
-  SmallVector<int64_t, 5> widths = {
-      op.getHeadDim(), op.getHeadDim(), op.getValueHeadDim(),
-      op.hasGate() ? op.getGateType().getDimSize(3) : 1, op.getValueHeadDim()};
   const char *names[] = {"query", "key", "value", "gate", "result"};
   for (auto [name, stride, width] :
-       llvm::zip_equal(names, strides.asArrayRef(), widths)) {
+       llvm::zip_equal(names, strides.asArrayRef(), rowWidths(op))) {
     if (!ShapedType::isDynamic(width) && stride < width)
       return op.emitOpError()
              << "'" << AttentionOp::getRowStridesAttrName() << "': the " << name
@@ -249,15 +281,9 @@ static LogicalResult verifyRowStrides(AttentionOp op) {
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(ShapeContract(*this).verify()) ||
-      failed(verifyNoUnknownAttributes(*this, getAttributeNames())) ||
-      failed(verifyRowStrides(*this)))
-    return failure();
-  if (std::optional<APFloat> scale = getScale()) {
-    double s = scale->convertToDouble();
-    if (!std::isfinite(s) || s <= 0.0)
-      return emitOpError() << "scale must be a finite positive number, got "
-                           << s;
-  }
-  return success();
+  return success(
+      succeeded(ShapeContract(*this).verify()) &&
+      succeeded(verifyNoUnknownAttributes(*this, getAttributeNames())) &&
+      succeeded(verifyRowStrides(*this)) &&
+      succeeded(verifyScale(*this, getScale())));
 }

@@ -7,15 +7,11 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/VerifierSupport.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::gated_attention;
 
 float PagedAttentionOp::getScaleValue() {
-  if (std::optional<APFloat> scale = getScale())
-    return scale->convertToFloat();
-  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+  return scaleOrDefault(getScale(), getHeadDim());
 }
 
 namespace {
@@ -116,18 +112,11 @@ LogicalResult PagedShapeContract::verify() {
            << page;
   for (auto [name, type] :
        {std::pair{"query", q}, std::pair{"key_cache", k},
-        std::pair{"value_cache", v}, std::pair{"result", r}}) {
-    if (failed(fitsAddressSpace(name, type.getShape())))
+        std::pair{"value_cache", v}, std::pair{"result", r}})
+    if (failed(boundedOperand(name, type)))
       return failure();
-    int64_t headDim = type.getDimSize(type.getRank() - 1);
-    if (headDim > kMaxHeadDim)
-      return fail(name, type.getRank() - 1, "head dim")
-             << "must be at most " << kMaxHeadDim << ", got " << headDim;
-  }
-  if (hq % hkv != 0)
-    return fail("key_cache", 2, "Hkv")
-           << "must divide the query head count Hq = " << hq << ", got " << hkv;
-  if (failed(matches("key_cache", k, 3, "D", d)) ||
+  if (failed(dividesHeads("key_cache", 2, hkv, hq)) ||
+      failed(matches("key_cache", k, 3, "D", d)) ||
       failed(matches("value_cache", v, 0, "NB", k.getDimSize(0))) ||
       failed(matches("value_cache", v, 1, "P", page)) ||
       failed(matches("value_cache", v, 2, "Hkv", hkv)) ||
@@ -143,14 +132,8 @@ LogicalResult PagedShapeContract::verify() {
 }
 
 LogicalResult PagedAttentionOp::verify() {
-  if (failed(PagedShapeContract(*this).verify()) ||
-      failed(verifyNoUnknownAttributes(*this, getAttributeNames())))
-    return failure();
-  if (std::optional<APFloat> scale = getScale()) {
-    double s = scale->convertToDouble();
-    if (!std::isfinite(s) || s <= 0.0)
-      return emitOpError() << "scale must be a finite positive number, got "
-                           << s;
-  }
-  return success();
+  return success(
+      succeeded(PagedShapeContract(*this).verify()) &&
+      succeeded(verifyNoUnknownAttributes(*this, getAttributeNames())) &&
+      succeeded(verifyScale(*this, getScale())));
 }

@@ -20,34 +20,6 @@ namespace mlir::gated_attention {
 using namespace mlir;
 using namespace mlir::gated_attention;
 
-/// Tiles `op` in (1, group, rowsPerHead) tiles and decomposes the tile;
-/// returns the value replacing the op's result (the op is left in place).
-static FailureOr<Value> tileWith(RewriterBase &rewriter, AttentionOp op,
-                                 int64_t group, int64_t rowsPerHead,
-                                 const OnlineSoftmaxOptions &options) {
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
-                       rewriter.getIndexAttr(rowsPerHead)});
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-  if (failed(tiled))
-    return failure();
-  // The tiled result is as static as the iteration domain (the query's
-  // shape); the op's result type may know more.
-  Value result = tiled->replacements.front();
-  rewriter.setInsertionPointAfter(tiled->loops.front());
-  if (result.getType() != op.getResultType())
-    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
-                                    result);
-  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
-  auto tile = cast<AttentionOp>(tiled->tiledOps.back());
-  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
-    return failure();
-  return result;
-}
-
 FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
     const OnlineSoftmaxOptions &options) {
@@ -75,9 +47,27 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
   // per head: a second tiling for Sq = 1 under an scf.if would cost the
   // destination-passing result of the torch op, whose functions are
   // dynamic in Sq: each branch's tiling makes its own result buffer.)
-  FailureOr<Value> result = tileWith(rewriter, op, group, rowsPerHead, options);
-  if (succeeded(result))
-    rewriter.replaceOp(op, *result);
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
+                       rewriter.getIndexAttr(rowsPerHead)});
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled))
+    return failure();
+  // The tiled result is as static as the iteration domain (the query's
+  // shape); the op's result type may know more.
+  Value result = tiled->replacements.front();
+  rewriter.setInsertionPointAfter(tiled->loops.front());
+  if (result.getType() != op.getResultType())
+    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
+                                    result);
+  rewriter.replaceOp(op, result);
+  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
+  auto tile = cast<AttentionOp>(tiled->tiledOps.back());
+  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
+    return failure();
   return result;
 }
 

@@ -17,6 +17,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <optional>
 
 #include <string>
 
@@ -73,6 +76,12 @@ public:
   }
   /// The static sizes of `shape` multiply to at most kMaxElements.
   LogicalResult fitsAddressSpace(StringRef what, ArrayRef<int64_t> shape);
+  /// An operand fits the address space and its last (head) dim is at most
+  /// kMaxHeadDim.
+  LogicalResult boundedOperand(StringRef name, RankedTensorType type);
+  /// Dim `dim` (Hkv) of `operand` divides the query head count `hq`.
+  LogicalResult dividesHeads(StringRef operand, unsigned dim, int64_t hkv,
+                             int64_t hq);
   /// The query's element type is f32, f16 or bf16 and `others` have it.
   LogicalResult
   sameFloatType(RankedTensorType query,
@@ -86,6 +95,12 @@ public:
 protected:
   Operation *op;
 };
+
+/// The softmax scale of an op: `scale`, or 1/sqrt(headDim) when absent.
+float scaleOrDefault(std::optional<APFloat> scale, int64_t headDim);
+
+/// A `scale` attribute, when present, is finite and positive.
+LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale);
 
 /// Attributes outside the op's definition (`known`) are typos (`scael`) or
 /// another framework's spellings (`is_causal`) that would silently compile
