@@ -85,11 +85,13 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
 /// frontends becomes our op; then elementwise ops fuse with their
 /// neighbours (reshapes propagated), so that a gate applied to an
 /// attention operand (G2-G4) is computed in the same pass as the layout
-/// change producing the operand instead of a pass of its own.
-static void addGraphLevelPasses(OpPassManager &funcPm) {
+/// change producing the operand instead of a pass of its own. `unpage`:
+/// paged attention becomes one dense op per sequence here (the CPU path);
+/// the PTX pipeline keeps it for its paged kernel.
+static void addGraphLevelPasses(OpPassManager &funcPm, bool unpage) {
   funcPm.addPass(createGatedAttentionRaisePass());
-  // Paged attention: one dense op per sequence, which the rest lowers.
-  funcPm.addPass(createGatedAttentionUnpagePass());
+  if (unpage)
+    funcPm.addPass(createGatedAttentionUnpagePass());
   // What raising did not fold (a softmax under another mask) is plain linalg.
   funcPm.addPass(createDecomposeAggregatedOpsPass());
   funcPm.addPass(createCanonicalizerPass());
@@ -104,7 +106,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  addGraphLevelPasses(funcPm);
+  addGraphLevelPasses(funcPm, /*unpage=*/true);
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {
@@ -177,7 +179,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
-  addGraphLevelPasses(pm.nest<func::FuncOp>());
+  addGraphLevelPasses(pm.nest<func::FuncOp>(), /*unpage=*/false);
   // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
   // gpu.module + gpu.launch_func.
   ConvertGatedAttentionToNVGPUPassOptions mma;
@@ -186,7 +188,9 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   mma.chip = options.chip;
   mma.kernel = options.kernel;
   pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
-  // The rest (f32): nested scf.parallel on memrefs.
+  // Paged ops the kernel does not take (f32, odd head dims): dense ops per
+  // sequence, like the rest (f32): nested scf.parallel on memrefs.
+  pm.addNestedPass<func::FuncOp>(createGatedAttentionUnpagePass());
   ConvertGatedAttentionToParallelRowsPassOptions rows;
   rows.rowsPerBlock = options.rowsPerBlock;
   pm.addPass(createConvertGatedAttentionToParallelRowsPass(rows));

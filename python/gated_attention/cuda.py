@@ -179,9 +179,38 @@ class Kernel:
                     ctypes.c_int64(layouts[arg["of"][0]][arg["dim"]]))
             else:
                 values.append(ctypes.c_int64({"Sq": sq, "Skv": skv}[arg["name"]]))
+        self._launch(values, self.grid(b, sq), stream)
+
+    def launch_paged(self, buffers, b, mb, t, stream=None):
+        """A paged kernel's launch: `buffers` name -> (device pointer,
+        number of elements) for q, k, v, gate, out ([T, H, D] and [NB, P,
+        Hkv, D], packed) and the int32 block_table [B, MB], seq_lens and
+        cu_seqlens_q; the grid covers T query tokens of B sequences. Nothing
+        is read back: lengths stay on the device (no synchronization, so
+        the launch can be captured in a CUDA graph)."""
+        if self.desc["layout"] != "paged":
+            raise ValueError(f"{self.desc['kernel']} is not a paged kernel")
+        values = []
+        for arg in self.desc["arguments"]:
+            if arg["kind"] == "memref":
+                ptr, n = buffers[arg["name"]]
+                align = arg.get("row_alignment", 4)
+                if ptr % align:
+                    raise ValueError(f"{self.desc['kernel']}: operand "
+                                     f"{arg['name']!r} needs its address "
+                                     f"aligned to {align} bytes, got "
+                                     f"{ptr:#x}")
+                values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
+                           ctypes.c_int64(0), ctypes.c_int64(n),
+                           ctypes.c_int64(1)]
+            else:
+                values.append(ctypes.c_int64({"B": b, "MB": mb}[arg["name"]]))
+        self._launch(values, launch.grid(self.desc, b, t=t), stream)
+
+    def _launch(self, values, grid, stream):
         params = (ctypes.c_void_p * len(values))(
             *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        gx, gy, gz = self.grid(b, sq)
+        gx, gy, gz = grid
         if gx * gy * gz == 0:
             return
         bx, by, bz = self.desc["block"]
@@ -213,6 +242,49 @@ def run(driver, kernel, cfg, inputs):
         driver.synchronize()
         return dtypes.from_bytes(driver.download(out, n * size), cfg.dtype,
                                  shape)
+    finally:
+        for ptr in ptrs:
+            driver.free(ptr)
+
+
+def run_paged(driver, kernel, arrays, dtype):
+    """Runs paged `kernel` on numpy `arrays` (q, key_cache, value_cache, g
+    or None, representable in `dtype`; block_table, seq_lens, cu_seqlens_q
+    as ints); returns the [T, Hq, Dv] result as float64."""
+    table = np.ascontiguousarray(arrays["block_table"], np.int32)
+    t, hq = arrays["q"].shape[:2]
+    dv = arrays["value_cache"].shape[3]
+    size = 2
+    data = {"q": dtypes.to_bytes(arrays["q"], dtype),
+            "k": dtypes.to_bytes(arrays["key_cache"], dtype),
+            "v": dtypes.to_bytes(arrays["value_cache"], dtype),
+            "block_table": table.tobytes(),
+            "seq_lens": np.ascontiguousarray(arrays["seq_lens"],
+                                             np.int32).tobytes(),
+            "cu_seqlens_q": np.ascontiguousarray(arrays["cu_seqlens_q"],
+                                                 np.int32).tobytes()}
+    if arrays.get("g") is not None:
+        data["gate"] = dtypes.to_bytes(arrays["g"], dtype)
+    buffers, ptrs = {}, []
+    try:
+        for name, raw in data.items():
+            ptr = driver.alloc(max(len(raw), 16))
+            ptrs.append(ptr)
+            if raw:
+                driver.upload(ptr, raw)
+            width = 4 if name in ("block_table", "seq_lens",
+                                  "cu_seqlens_q") else size
+            buffers[name] = (ptr, len(raw) // width)
+        n = t * hq * dv
+        out = driver.alloc(max(n * size, 16))
+        ptrs.append(out)
+        buffers["out"] = (out, n)
+        # A kernel without a gate still takes a (never read) gate buffer.
+        buffers.setdefault("gate", buffers["out"])
+        kernel.launch_paged(buffers, table.shape[0], table.shape[1], t)
+        driver.synchronize()
+        return dtypes.from_bytes(driver.download(out, n * size), dtype,
+                                 (t, hq, dv))
     finally:
         for ptr in ptrs:
             driver.free(ptr)
@@ -287,6 +359,34 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
         raise ValueError(f"warps must be a non-negative int (0: the "
                          f"default), got {warps!r}")
     text = mlir.attention_function(cfg, "case", row_strides=row_strides)
+    rows = "" if not row_strides else " rows " + ",".join(
+        f"{n}={s}" for n, s in sorted(row_strides.items()))
+    return _compile_cached(
+        text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,
+        cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())
+
+
+def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
+                         cache=None):
+    """(kernel name, PTX text, launch description) of the paged kernel for
+    the heads, head dims and variant of `cfg` (a dense AttentionConfig) and
+    pages of `page` tokens: gated_attention.paged_attention on the GPU, one
+    compile for every batch, length and table. Cached as compile_kernel."""
+    from . import kernel_cache, paged
+    from .compiler import CHIPS, tensor_core_unsupported
+    config.check_choice("chip", chip, CHIPS)
+    text = paged.paged_ir(cfg, page)
+    return _compile_cached(
+        text, f"paged P={page} {kernel_cache.variant(cfg)}", chip, "auto",
+        warps, cache, opt, lambda: tensor_core_unsupported(cfg),
+        f"paged P={page} {cfg.describe()}")
+
+
+def _compile_cached(text, label, chip, kernel, warps, cache, opt,
+                    unsupported, what):
+    """The one tensor-core kernel --gated-attention-to-ptx makes of MLIR
+    `text`, through the disk cache (compile_kernel)."""
+    from . import kernel_cache
     if cache is None:
         cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
     if cache:
@@ -297,18 +397,15 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
         entry = _read_cache(stem)
         if entry:
             return entry
-    rows = "" if not row_strides else " rows " + ",".join(
-        f"{n}={s}" for n, s in sorted(row_strides.items()))
-    with kernel_cache.compile_logged(
-            f"{kernel_cache.variant(cfg)}{rows} for {chip}", cache or None):
+    with kernel_cache.compile_logged(f"{label} for {chip}", cache or None):
         lowered = runner.compile_module(
             text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
                    f"warps={warps}"], opt=opt)
     kernels = ptx_tools.tensor_core_kernels(lowered)
     if len(kernels) != 1:
-        reason = tensor_core_unsupported(cfg) or (
+        reason = unsupported() or (
             f"the tool made {len(kernels)} tensor-core kernels")
-        raise ValueError(f"{cfg.describe()}: no tensor-core kernel: {reason}")
+        raise ValueError(f"{what}: no tensor-core kernel: {reason}")
     name, ptx, desc = kernels[0]
     ptx_tools.check_resolved(name, ptx)
     if cache:

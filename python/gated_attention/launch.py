@@ -6,20 +6,28 @@ JSON object (the `gated_attention.kernels` attribute of the module;
 <kernel>.json). Everything outside MLIR that launches or checks a kernel
 (the CUDA runner, the emulator, `gated_attention.ptx --check`) reads it
 through `validate`, so a description of another version is an error that
-names the field, not a wrong launch. Version 2 (version 1 had no strides:
-every buffer was [B, H, S, D]-contiguous):
+names the field, not a wrong launch. Version 3 (version 1 had no strides:
+every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
 
-  schema, version        "gated-attention.launch", 1
+  schema, version        "gated-attention.launch", 3
+  layout                 "dense" (the [B, H, S, D] kernels) or "paged" (the
+                         paged_attention kernel: packed [T, H, D] queries,
+                         gate and output, [NB, P, Hkv, D] caches)
+  page_size              P of a paged kernel (0 for a dense one)
   kernel, module         the PTX entry and its binary
   element_type           "f16" or "bf16"
   Hq, Hkv, Hg, D, Dv     head counts and head dims
   gate_width             Dv (elementwise gate) or 1 (headwise)
   causal, gated          booleans
   rows_per_block         query rows per CTA
+  row_group              the query heads packed into a CTA's rows (paged:
+                         row p is query p / row_group of head p % row_group
+                         of the CTA's first; 1 for dense kernels)
   key_block              keys per K/V tile
-  grid                   three [symbol, divisor] pairs, x y z: each grid
-                         dimension is ceildiv(symbol, divisor); the symbols
-                         are B, Sq, Skv (the launch's) and Hq
+  grid                   three [symbol, divisor] pairs (or [symbol, divisor,
+                         addend]), x y z: each grid dimension is
+                         ceildiv(symbol, divisor) (+ addend); the symbols
+                         are B, Sq, Skv, T (the launch's), Hq and one
   block                  threads per CTA, [x, y, z]
   dynamic_shared_memory  bytes
   abi                    {"memref": the kernel parameters of one memref
@@ -30,7 +38,9 @@ every buffer was [B, H, S, D]-contiguous):
                          "alignment": bytes the aligned pointer needs}
   arguments              [{"name", "kind": "memref" | "index" | "stride" |
                          "tensor_map", "element_type"?, "shape"?}] in
-                         parameter order. An index argument is Sq or Skv.
+                         parameter order. An index argument is Sq or Skv
+                         (dense) or B or MB (paged, whose block_table,
+                         seq_lens and cu_seqlens_q are i32 memrefs).
                          A stride argument (one i64) has "of", the memref
                          arguments it lays out (several share it: K and V
                          when D = Dv), and "dim", "B" or "H"; such a memref
@@ -47,7 +57,7 @@ every buffer was [B, H, S, D]-contiguous):
 """
 
 SCHEMA = "gated-attention.launch"
-VERSION = 2
+VERSION = 3
 
 _MEMREF_ABI = ["allocated", "aligned", "offset", "size", "stride"]
 _FIELDS = {
@@ -55,9 +65,10 @@ _FIELDS = {
     "Hg": int, "D": int, "Dv": int, "gate_width": int, "causal": bool,
     "gated": bool, "rows_per_block": int, "key_block": int, "grid": list,
     "block": list, "dynamic_shared_memory": int, "abi": dict,
-    "arguments": list,
+    "arguments": list, "layout": str, "page_size": int, "row_group": int,
 }
-_SYMBOLS = ("B", "Sq", "Skv", "Hq")
+_SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one")
+_INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB")}
 _DIMS = ("B", "H")
 _MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
 
@@ -72,7 +83,7 @@ def _fail(desc, message):
 
 
 def validate(desc):
-    """Returns `desc` if it is a version-1 description; raises
+    """Returns `desc` if it is a version-3 description; raises
     LaunchDescriptionError naming the first field that is not."""
     if not isinstance(desc, dict):
         _fail(desc, f"expected a JSON object, got {type(desc).__name__}")
@@ -88,12 +99,20 @@ def validate(desc):
                                            isinstance(value, bool)):
             _fail(desc, f"field {field!r} must be {kind.__name__}, got "
                   f"{value!r}")
+    if desc["layout"] not in _INDEX_ARGUMENTS:
+        _fail(desc, f"field 'layout' must be one of "
+              f"{tuple(_INDEX_ARGUMENTS)}, got {desc['layout']!r}")
+    if (desc["page_size"] > 0) != (desc["layout"] == "paged") or \
+            desc["page_size"] % 16:
+        _fail(desc, f"field 'page_size' {desc['page_size']!r} must be a "
+              "positive multiple of 16 for a paged kernel, 0 otherwise")
     grid = desc["grid"]
     if len(grid) != 3 or not all(
-            isinstance(d, list) and len(d) == 2 and d[0] in _SYMBOLS
-            and isinstance(d[1], int) and d[1] >= 1 for d in grid):
-        _fail(desc, f"field 'grid' must be three [symbol, divisor] pairs "
-              f"with symbols in {_SYMBOLS}, got {grid!r}")
+            isinstance(d, list) and len(d) in (2, 3) and d[0] in _SYMBOLS
+            and isinstance(d[1], int) and d[1] >= 1
+            and (len(d) == 2 or d[2] in _SYMBOLS) for d in grid):
+        _fail(desc, f"field 'grid' must be three [symbol, divisor(, "
+              f"addend)] lists with symbols in {_SYMBOLS}, got {grid!r}")
     if len(desc["block"]) != 3 or not all(
             isinstance(n, int) and n >= 1 for n in desc["block"]):
         _fail(desc, f"field 'block' must be three positive ints, got "
@@ -114,8 +133,10 @@ def validate(desc):
             _check_map(desc, arg)
         elif arg["kind"] == "memref":
             memrefs.add(arg["name"])
-        elif arg["kind"] == "index" and arg["name"] not in ("Sq", "Skv"):
-            _fail(desc, f"index argument {arg['name']!r}: expected Sq or Skv")
+        elif arg["kind"] == "index" and \
+                arg["name"] not in _INDEX_ARGUMENTS[desc["layout"]]:
+            _fail(desc, f"index argument {arg['name']!r}: expected one of "
+                  f"{_INDEX_ARGUMENTS[desc['layout']]}")
         elif arg["kind"] == "stride":
             of = arg.get("of")
             if not isinstance(of, list) or not of or any(
@@ -167,11 +188,14 @@ def map_dims(desc, arg, b, sq, skv):
     return out
 
 
-def grid(desc, b, sq, skv=0):
-    """The grid of a launch on B = b, Sq = sq, Skv = skv, as (x, y, z)."""
-    values = {"B": b, "Sq": sq, "Skv": skv, "Hq": desc["Hq"]}
-    return tuple(-(-values[symbol] // divisor)
-                 for symbol, divisor in desc["grid"])
+def grid(desc, b, sq=0, skv=0, t=0):
+    """The grid of a launch on B = b, Sq = sq, Skv = skv (dense) or T = t
+    query tokens (paged), as (x, y, z)."""
+    values = {"B": b, "Sq": sq, "Skv": skv, "T": t, "Hq": desc["Hq"],
+              "one": 1}
+    return tuple(-(-values[d[0]] // d[1]) + (values[d[2]] if len(d) > 2
+                                              else 0)
+                 for d in desc["grid"])
 
 
 def contiguous_strides(shape):

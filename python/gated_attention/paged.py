@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from . import compiler, config as config_mod, dtypes
+from . import compiler, config as config_mod, dtypes, kernel_cache
 from .mlir import attention_attributes
 from . import reference as reference_mod
 
@@ -44,9 +44,10 @@ def _ints(name, x, ndim):
 
 
 def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
-                    cu_seqlens_q, g=None, causal=False):
+                    cu_seqlens_q, g=None, causal=False, contract=True):
     """The arrays as the op takes them (tables as int32); raises ValueError
-    naming the first broken rule of the shape and runtime contract."""
+    naming the first broken rule of the shape and (with `contract`, the
+    default) runtime contract: the tables' values."""
     q = compiler._array("q", q)
     kc = compiler._array("key_cache", key_cache)
     vc = compiler._array("value_cache", value_cache)
@@ -74,6 +75,14 @@ def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
         raise ValueError(f"block_table {table.shape}, seq_lens {lens.shape} "
                          f"and cu_seqlens_q {cu.shape} must be [B, MB], [B] "
                          f"and [B + 1]")
+    if g is not None:
+        g = compiler._array("g", g)
+        if g.ndim != 3 or g.shape[0] != t or g.shape[1] not in (hq, 1) or \
+                g.shape[2] not in (vc.shape[3], 1):
+            raise ValueError(f"g must be [T, Hq or 1, Dv or 1] = [{t}, "
+                             f"{hq} or 1, {vc.shape[3]} or 1], got {g.shape}")
+    if not contract:
+        return q, kc, vc, table, lens, cu, g
     if cu[0] != 0 or cu[-1] != t or np.any(np.diff(cu) < 0):
         raise ValueError(f"cu_seqlens_q must rise from 0 to T = {t} without "
                          f"decreasing, got {cu.tolist()}")
@@ -89,12 +98,6 @@ def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
     if causal and np.any(np.diff(cu) > lens):
         raise ValueError("causal: a sequence has more queries than keys "
                          "(its keys include its queries)")
-    if g is not None:
-        g = compiler._array("g", g)
-        if g.ndim != 3 or g.shape[0] != t or g.shape[1] not in (hq, 1) or \
-                g.shape[2] not in (vc.shape[3], 1):
-            raise ValueError(f"g must be [T, Hq or 1, Dv or 1] = [{t}, "
-                             f"{hq} or 1, {vc.shape[3]} or 1], got {g.shape}")
     return q, kc, vc, table, lens, cu, g
 
 
@@ -163,8 +166,9 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     docstring), rounded to `dtype`; the result in `dtype`'s numpy type.
     Compiled once per heads, head dims, page size and variant: the number
     of sequences, tokens, pages and lengths are runtime values. `device`:
-    cpu (the GPU path is not built yet)."""
-    config_mod.check_choice("device", device, ("cpu",))
+    cpu, or cuda (the paged tensor-core kernel: f16 or bf16, head dims
+    multiples of 16 up to 256)."""
+    config_mod.check_choice("device", device, ("cpu", "cuda"))
     config_mod.check_choice("dtype", dtype, ("f32", "f16", "bf16"))
     q, kc, vc, table, lens, cu, g = check_arguments(
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
@@ -172,16 +176,28 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     out_type = dtypes.numpy_dtype(dtype)
     t, hq, d = q.shape
     page, hkv, dv = kc.shape[1], kc.shape[2], vc.shape[3]
-    gate_name = "none" if g is None else gate
-    cfg = config_mod.AttentionConfig(
-        hq=hq, hkv=hkv, d=d, dv=dv, causal=causal, gate=gate_name,
-        combine=combine, scale=scale, dtype=dtype,
-        gate_heads="per_head" if g is None or g.shape[1] == hq else "shared",
-        gate_width="elementwise" if g is None or g.shape[2] == dv
-        else "headwise")
+    cfg = _config(q, kc, vc, g, causal=causal, scale=scale, gate=gate,
+                  combine=combine, dtype=dtype)
+    if device == "cuda":
+        reason = compiler.tensor_core_unsupported(cfg)
+        if reason:
+            raise ValueError(f"device='cuda' runs the paged tensor-core "
+                             f"kernel: {reason}")
     if t == 0:
         return np.zeros((0, hq, dv), out_type)
-    key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), page)
+    key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), page, device)
+    if device == "cuda":
+        from . import cuda
+        if key not in _COMPILED:
+            _, ptx, desc = cuda.compile_paged_kernel(
+                key[0], page, cache=kernel_cache.directory() or "")
+            driver = cuda.Driver()
+            _COMPILED[key] = (driver, cuda.Kernel(driver, ptx, desc))
+        driver, kernel = _COMPILED[key]
+        arrays = dict(q=q, key_cache=kc, value_cache=vc, g=g,
+                      block_table=table, seq_lens=lens, cu_seqlens_q=cu)
+        out = cuda.run_paged(driver, kernel, arrays, dtype)
+        return dtypes.from_bits_as(dtypes.to_bits(out, dtype), dtype)
     if key not in _COMPILED:
         _COMPILED[key] = compiler.compile_cpu(paged_ir(cfg, page))
     floats = [dtypes.kernel_operand(x, dtype)
@@ -189,3 +205,16 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     args = floats[:3] + [table, lens, cu] + floats[3:]
     out = _COMPILED[key].call("paged", args, 3, dtypes.storage_type(dtype))
     return dtypes.kernel_result(out, dtype)
+
+
+def _config(q, kc, vc, g, *, causal, scale, gate, combine, dtype):
+    """The dense AttentionConfig whose heads, head dims and variant the
+    paged op of these (checked) arrays has."""
+    hq, d = q.shape[1:]
+    return config_mod.AttentionConfig(
+        hq=hq, hkv=kc.shape[2], d=d, dv=vc.shape[3], causal=causal,
+        gate="none" if g is None else gate, combine=combine, scale=scale,
+        dtype=dtype,
+        gate_heads="per_head" if g is None or g.shape[1] == hq else "shared",
+        gate_width="elementwise" if g is None or g.shape[2] == vc.shape[3]
+        else "headwise")

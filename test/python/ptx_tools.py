@@ -10,7 +10,8 @@ import tempfile
 
 from gated_attention import config, cuda, launch, ptx
 
-DESC = {"schema": "gated-attention.launch", "version": 2, "kernel": "k",
+DESC = {"schema": "gated-attention.launch", "version": 3, "kernel": "k",
+        "layout": "dense", "page_size": 0, "row_group": 1,
         "module": "k", "element_type": "bf16", "Hq": 16, "Hkv": 2, "Hg": 16,
         "D": 128, "Dv": 128, "gate_width": 128, "causal": False,
         "gated": True, "rows_per_block": 64, "key_block": 64,
@@ -111,7 +112,7 @@ text = (f'module attributes {{gated_attention.kernels = {{a = "{attr(DESC)}", '
 assert ptx.launch_descriptions(text) == {"a": DESC,
                                          "b_1": dict(DESC, kernel="b_1")}
 try:
-    ptx.launch_descriptions(text.replace("\\22version\\22:2",
+    ptx.launch_descriptions(text.replace("\\22version\\22:3",
                                          "\\22version\\22:1"))
     raise AssertionError("a description of another version is an error")
 except launch.LaunchDescriptionError as e:
@@ -202,4 +203,44 @@ try:
     raise AssertionError("an f32 config has no tensor-core kernel")
 except ValueError:
     pass
+# The paged kernel: 5 words per memref (q, k, v, gate, out, then the int32
+# block_table, seq_lens, cu_seqlens_q), then B and MB; grid (ceildiv(T,
+# rows) + B, Hq, 1); nothing is read back from the device.
+pcfg = config.AttentionConfig(hq=4, hkv=2, d=64, dv=64, causal=True,
+                              dtype="bf16")
+name, text, desc = cuda.compile_paged_kernel(pcfg, 16)
+assert (desc["layout"], desc["page_size"]) == ("paged", 16), desc
+driver = FakeDriver()
+paged_kernel = cuda.Kernel(driver, text, desc)
+order = ("q", "k", "v", "gate", "out", "block_table", "seq_lens",
+         "cu_seqlens_q")
+pbuffers = {n: (0x1000 * (i + 1), 10 + i) for i, n in enumerate(order)}
+paged_kernel.launch_paged(pbuffers, b=3, mb=5, t=130)
+name, args = driver.lib.calls[-1]
+assert name == "cuLaunchKernel"
+# 64 rows: 32 queries x the 2 query heads of one K/V head (row_group).
+assert desc["row_group"] == 2 and desc["rows_per_block"] == 64, desc
+assert args[1:7] == (5 + 3, 2, 1, 128, 1, 1), args[1:7]
+params = args[9]
+assert len(params) == 42, len(params)
+words = []
+for i, p in enumerate(params):
+    kind = ctypes.c_int64 if (i < 40 and i % 5 >= 2) or i >= 40 else ctypes.c_uint64
+    words.append(ctypes.cast(p, ctypes.POINTER(kind)).contents.value)
+for i, n in enumerate(order):
+    ptr, size = pbuffers[n]
+    assert words[5 * i:5 * i + 5] == [ptr, ptr, 0, size, 1], (n, words)
+assert words[40:] == [3, 5], words[40:]
+assert not any(c[0].startswith("cuMemcpyDtoH") for c in driver.lib.calls)
+for bad, words_ in ((dict(pbuffers, k=(0x1002, 10)), "aligned to 16 bytes"),):
+    try:
+        paged_kernel.launch_paged(bad, b=3, mb=5, t=130)
+        raise AssertionError("a misaligned cache was launched")
+    except ValueError as e:
+        assert words_ in str(e), e
+try:
+    kernel.launch_paged(pbuffers, b=3, mb=5, t=130)
+    raise AssertionError("a dense kernel launched as a paged one")
+except ValueError as e:
+    assert "not a paged kernel" in str(e), e
 print("ok")

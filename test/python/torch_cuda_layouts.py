@@ -19,7 +19,7 @@ from gated_attention.torch._cuda import readable, strides_of
 
 cfg = config.parse_cases("dtype=bf16,d=64,dv=64,hq=4,hkv=2,sq=32,skv=32")[0]
 _, desc = emulate.compile_case(cfg)
-assert desc["version"] == 2
+assert desc["version"] == 3 and desc["layout"] == "dense"
 
 # [q | gate] per head: [B, S, H, 2D] split, seen as [B, H, S, D].
 proj = torch.zeros(2, 32, 4, 128, dtype=torch.bfloat16)

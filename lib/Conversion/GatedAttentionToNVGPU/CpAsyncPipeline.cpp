@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
@@ -47,10 +48,27 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
     Value r = add(threadRow, pass * rowsPerPass);
     Value row = add(row0, r);
+    Value groupOffset;
+    if (src.rowGroup > 1) {
+      groupOffset = mul(rem(row, src.rowGroup), src.groupStride);
+      row = div(row, src.rowGroup);
+    }
     Value valid = lt(row, limit);
-    Value srcRow = select(valid, row, zero);
-    Value srcIndex = add(add(src.base, mul(srcRow, src.rowStride)),
-                         mul(chunk, ChunkSwizzle::kChunkElements));
+    Value srcRow;
+    if (src.pages) {
+      Value &cached = pagedRows[{chunksPerRow, pass}];
+      if (!cached)
+        cached = sourceRow(src, row, valid);
+      srcRow = cached;
+    } else {
+      srcRow = select(valid, row, zero);
+    }
+    // (In this order: the one the digests of mma-sync-ptx.test pin.)
+    Value chunkOffset = mul(chunk, ChunkSwizzle::kChunkElements);
+    Value srcIndex = add(src.base, mul(srcRow, src.rowStride));
+    if (groupOffset)
+      srcIndex = add(srcIndex, groupOffset);
+    srcIndex = add(srcIndex, chunkOffset);
     SmallVector<Value> dstIndices(prefix);
     dstIndices.push_back(r);
     dstIndices.push_back(swizzle.column(*this, chunk, swizzle.bits(*this, r)));
@@ -61,9 +79,28 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   }
 }
 
+Value CpAsyncPipeline::sourceRow(const GlobalSlab &src, Value row,
+                                 Value valid) {
+  // A row past the sequence may lie past its table (or in garbage entries):
+  // its page id is not even loaded.
+  auto ifOp = scf::IfOp::create(b, loc, b.getIndexType(), valid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  const PageTable &pages = *src.pages;
+  Value page =
+      loadIndex(pages.table, add(pages.tableBase, div(row, pages.pageSize)));
+  scf::YieldOp::create(
+      b, loc, add(mul(page, pages.pageSize), rem(row, pages.pageSize)));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, idx(0));
+  return ifOp.getResult(0);
+}
+
 void CpAsyncPipeline::copyKeyBlock(Value block, Value buffer, Value limit,
                                    GlobalSlab k, GlobalSlab v,
                                    SmallVectorImpl<Value> &tokens) {
+  pagedRows.clear();
   Value key0 = mul(block, cfg.keyBlock);
   copyTile(k, key0, limit, kTiles, {buffer}, cfg.keyBlock, cfg.headDim, tokens);
   copyTile(v, key0, limit, vTiles, {buffer}, cfg.keyBlock, cfg.valueHeadDim,

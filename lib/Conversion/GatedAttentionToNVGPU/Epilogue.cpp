@@ -36,14 +36,30 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
     Value inv = rowNormalizer(kb, state, half);
     Value row = lanes.row(kb, row0, half);
+    // Packed heads: the sequence's row and the head's offset in it.
+    Value group;
+    if (operands.rowGroup > 1) {
+      group = kb.rem(row, operands.rowGroup);
+      row = kb.div(row, operands.rowGroup);
+    }
+    auto start = [&](Value base, Value rowStride, int64_t groupStride) {
+      Value offset = kb.add(base, kb.mul(row, rowStride));
+      return group ? kb.add(offset, kb.mul(group, groupStride)) : offset;
+    };
+    auto gateRow = [&] {
+      return start(operands.gateBase, operands.gateRowStride,
+                   operands.gateGroupStride);
+    };
+    auto outRow = [&] {
+      return start(operands.outBase, operands.outRowStride,
+                   operands.outGroupStride);
+    };
     auto ifOp = scf::IfOp::create(b, loc, kb.lt(row, operands.numRows));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value headwiseGate;
     if (headwise) {
-      Value x = memref::LoadOp::create(
-          b, loc, g,
-          kb.add(operands.gateBase, kb.mul(row, operands.gateRowStride)));
+      Value x = memref::LoadOp::create(b, loc, g, gateRow());
       headwiseGate =
           gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
     }
@@ -54,9 +70,7 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     if (cfg.hasGate && !headwise)
       for (int64_t t = 0; t < out.numTiles(); ++t) {
         Value col = kb.add(lanes.columnPair(kb), t * 8);
-        Value gi = kb.add(
-            kb.add(operands.gateBase, kb.mul(row, operands.gateRowStride)),
-            col);
+        Value gi = kb.add(gateRow(), col);
         gatePairs.push_back(
             vector::LoadOp::create(b, loc, pairType, g, ValueRange{gi},
                                    /*nontemporal=*/false, kPairAlignment));
@@ -83,12 +97,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
       Value packed = arith::TruncFOp::create(
           b, loc, pairType,
           vector::FromElementsOp::create(b, loc, f32PairType, y));
-      vector::StoreOp::create(
-          b, loc, packed, operands.out,
-          ValueRange{kb.add(
-              kb.add(operands.outBase, kb.mul(row, operands.outRowStride)),
-              col)},
-          /*nontemporal=*/false, kPairAlignment);
+      vector::StoreOp::create(b, loc, packed, operands.out,
+                              ValueRange{kb.add(outRow(), col)},
+                              /*nontemporal=*/false, kPairAlignment);
     }
   }
 }

@@ -17,15 +17,15 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
-FlashKernelConfig FlashKernelConfig::get(AttentionOp op, FlashKernelKind kind,
-                                         int64_t warps, int64_t keyBlock) {
+/// The fields both ops share (`op` is an AttentionOp or a
+/// PagedAttentionOp): heads and head dims are those of the op's accessors.
+template <typename OpT>
+static FlashKernelConfig getCommon(OpT op, FlashKernelKind kind, int64_t warps,
+                                   int64_t keyBlock) {
   FlashKernelConfig cfg;
   cfg.kind = kind;
   cfg.elementType = op.getQueryType().getElementType();
   cfg.numQueryHeads = op.getNumQueryHeads();
-  cfg.numKeyValueHeads = op.getKeyType().getDimSize(1);
-  cfg.numGateHeads = op.hasGate() ? op.getGateType().getDimSize(1) : 1;
-  cfg.gateWidth = op.hasGate() ? op.getGateType().getDimSize(3) : 1;
   cfg.headDim = op.getHeadDim();
   cfg.valueHeadDim = op.getValueHeadDim();
   cfg.causal = op.getCausal();
@@ -35,7 +35,30 @@ FlashKernelConfig FlashKernelConfig::get(AttentionOp op, FlashKernelKind kind,
   cfg.warps = warps;
   cfg.keyBlock = keyBlock;
   cfg.hasGate = op.hasGate();
-  cfg.rowStrides = op.getRowStrides();
+  return cfg;
+}
+
+FlashKernelConfig FlashKernelConfig::get(Operation *op, FlashKernelKind kind,
+                                         int64_t warps, int64_t keyBlock) {
+  if (auto paged = dyn_cast<PagedAttentionOp>(op)) {
+    FlashKernelConfig cfg = getCommon(paged, kind, warps, keyBlock);
+    // Gate [T, Hg, Dg]; caches [NB, P, Hkv, D]: rows are tokens, packed.
+    cfg.numKeyValueHeads = paged.getNumKVHeads();
+    cfg.numGateHeads = paged.hasGate() ? paged.getGateType().getDimSize(1) : 1;
+    cfg.gateWidth = paged.hasGate() ? paged.getGateType().getDimSize(2) : 1;
+    cfg.pageSize = paged.getPageSize();
+    int64_t hq = cfg.numQueryHeads, hkv = cfg.numKeyValueHeads;
+    cfg.rowStrides = {hq * cfg.headDim, hkv * cfg.headDim,
+                      hkv * cfg.valueHeadDim, cfg.numGateHeads * cfg.gateWidth,
+                      hq * cfg.valueHeadDim};
+    return cfg;
+  }
+  auto dense = cast<AttentionOp>(op);
+  FlashKernelConfig cfg = getCommon(dense, kind, warps, keyBlock);
+  cfg.numKeyValueHeads = dense.getKeyType().getDimSize(1);
+  cfg.numGateHeads = dense.hasGate() ? dense.getGateType().getDimSize(1) : 1;
+  cfg.gateWidth = dense.hasGate() ? dense.getGateType().getDimSize(3) : 1;
+  cfg.rowStrides = dense.getRowStrides();
   return cfg;
 }
 
@@ -61,8 +84,9 @@ std::string FlashKernelConfig::typeName() const {
 }
 
 std::string FlashKernelConfig::baseName() const {
-  return llvm::formatv("gated_attention_{0}_h{1}x{2}_d{3}{4}{5}{6}", typeName(),
-                       numQueryHeads, numKeyValueHeads, headDim,
+  return llvm::formatv("gated_attention{0}_{1}_h{2}x{3}_d{4}{5}{6}{7}",
+                       isPaged() ? "_paged" + std::to_string(pageSize) : "",
+                       typeName(), numQueryHeads, numKeyValueHeads, headDim,
                        causal ? "_causal" : "",
                        !hasGate         ? "_nogate"
                        : gateWidth == 1 ? "_headwise"
@@ -80,10 +104,14 @@ std::string FlashKernelConfig::uniqueKey() const {
      << gate << ' ' << stringifyCombineKind(combine) << ' ' << warps << ' '
      << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "") << " rows "
      << llvm::interleaved(rowStrides, ",");
+  if (isPaged())
+    os << " paged " << pageSize;
   return s;
 }
 
 SmallVector<SmallVector<StringRef, 2>> FlashKernelConfig::strideGroups() const {
+  if (isPaged())
+    return {};
   if (isWgmma())
     return {{"gate"}, {"out"}};
   if (headDim == valueHeadDim)
@@ -116,7 +144,7 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
                            {"kind", "memref"},
                            {"element_type", typeName()},
                            {"shape", shape}};
-    if (isStrided(name)) {
+    if (isStrided(name) || isPaged()) {
       arg["row_stride"] = rowStride(name);
       arg["row_alignment"] = rowAlignment(*this, name);
     }
@@ -137,19 +165,45 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
         {"swizzle", "128B"},
         {"oob_fill", "zero"}});
   };
-  if (isWgmma()) {
-    map("q", "B x Hq x Sq x D", "D", "Sq", "Hq", queryBlock());
-    map("k", "B x Hkv x Skv x D", "D", "Skv", "Hkv", keyBlock);
-    map("v", "B x Hkv x Skv x Dv", "Dv", "Skv", "Hkv", keyBlock);
+  llvm::json::Array grid;
+  if (isPaged()) {
+    // Packed rows of T tokens, caches of pages; the grid's x covers every
+    // sequence's query blocks (TileScheduler.h: scheduleVarlenTile).
+    buffer("q", "T x Hq x D");
+    buffer("k", "NB x P x Hkv x D");
+    buffer("v", "NB x P x Hkv x Dv");
+    buffer("gate", gateWidth == 1 ? "T x Hg x 1" : "T x Hg x Dv");
+    buffer("out", "T x Hq x Dv");
+    for (auto [name, shape] :
+         {std::pair{"block_table", "B x MB"}, std::pair{"seq_lens", "B"},
+          std::pair{"cu_seqlens_q", "B + 1"}})
+      args.push_back(llvm::json::Object{{"name", name},
+                                        {"kind", "memref"},
+                                        {"element_type", "i32"},
+                                        {"shape", shape}});
+    for (StringRef name : {"B", "MB"})
+      args.push_back(llvm::json::Object{{"name", name}, {"kind", "index"}});
+    grid = llvm::json::Array{llvm::json::Array{"T", queriesPerBlock(), "B"},
+                             llvm::json::Array{"Hq", rowGroup()},
+                             llvm::json::Array{"one", 1}};
   } else {
-    buffer("q", "B x Hq x Sq x D");
-    buffer("k", "B x Hkv x Skv x D");
-    buffer("v", "B x Hkv x Skv x Dv");
+    if (isWgmma()) {
+      map("q", "B x Hq x Sq x D", "D", "Sq", "Hq", queryBlock());
+      map("k", "B x Hkv x Skv x D", "D", "Skv", "Hkv", keyBlock);
+      map("v", "B x Hkv x Skv x Dv", "Dv", "Skv", "Hkv", keyBlock);
+    } else {
+      buffer("q", "B x Hq x Sq x D");
+      buffer("k", "B x Hkv x Skv x D");
+      buffer("v", "B x Hkv x Skv x Dv");
+    }
+    buffer("gate", gateWidth == 1 ? "B x Hg x Sq x 1" : "B x Hg x Sq x Dv");
+    buffer("out", "B x Hq x Sq x Dv");
+    args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
+    args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
+    grid = llvm::json::Array{llvm::json::Array{"Sq", queryBlock()},
+                             llvm::json::Array{"Hq", 1},
+                             llvm::json::Array{"B", 1}};
   }
-  buffer("gate", gateWidth == 1 ? "B x Hg x Sq x 1" : "B x Hg x Sq x Dv");
-  buffer("out", "B x Hq x Sq x Dv");
-  args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
-  args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
   for (ArrayRef<StringRef> group : strideGroups()) {
     for (StringRef dim : {"B", "H"}) {
       llvm::json::Array of;
@@ -163,11 +217,13 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
       args.push_back(std::move(arg));
     }
   }
-  // Version 2 of the schema that python/gated_attention/launch.py reads
+  // Version 3 of the schema that python/gated_attention/launch.py reads
   // (and documents): a change of meaning bumps the version.
   llvm::json::Object desc{
       {"schema", "gated-attention.launch"},
-      {"version", 2},
+      {"version", 3},
+      {"layout", isPaged() ? "paged" : "dense"},
+      {"page_size", pageSize},
       {"module", name},
       {"kernel", name},
       {"element_type", typeName()},
@@ -180,11 +236,11 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
       {"causal", causal},
       {"gated", hasGate},
       {"rows_per_block", queryBlock()},
+      {"row_group", rowGroup()},
       {"key_block", keyBlock},
-      // Each grid dimension is ceildiv(symbol, divisor).
-      {"grid", llvm::json::Array{llvm::json::Array{"Sq", queryBlock()},
-                                 llvm::json::Array{"Hq", 1},
-                                 llvm::json::Array{"B", 1}}},
+      // Each grid dimension is ceildiv(symbol, divisor) (+ a third
+      // symbol, where given).
+      {"grid", std::move(grid)},
       {"block", llvm::json::Array{threads(), 1, 1}},
       {"dynamic_shared_memory", sharedMemoryBytes()},
       // A memref<?xT> argument is five kernel parameters (MLIR's default
@@ -207,11 +263,12 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
 /// key-block / 8: the choices keep ptxas within 255 registers and without
 /// spills for D = 64, 128 and 256 on sm_80 and sm_90 (checked by
 /// test/Pipelines/ptxas.test).
-std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
+std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
                                                FlashKernelKind kind,
                                                int64_t warps,
                                                int64_t keyBlock) {
-  int64_t d = std::max(op.getHeadDim(), op.getValueHeadDim());
+  FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
+  int64_t d = std::max(shape.headDim, shape.valueHeadDim);
   if (kind == FlashKernelKind::Wgmma) {
     // FlashAttention-3's tiles: two consumer warpgroups (128 query rows);
     // 176 keys at D = 128 and 80 at D = 256, smaller when causal (less
@@ -219,7 +276,7 @@ std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
     // thread's S takes key-block / 2 registers, P key-block / 4 and O
     // Dv / 2: the consumers' 240 hold them without spills
     // (test/Pipelines/ptxas-wgmma.test checks; causal D = 256 spills at 80).
-    bool causal = op.getCausal();
+    bool causal = shape.causal;
     if (!warps)
       warps = 8;
     if (!keyBlock)
@@ -230,30 +287,36 @@ std::pair<int64_t, int64_t> flash::chooseTiles(AttentionOp op,
   }
   if (!warps)
     warps = d <= 128 ? 4 : 8;
+  // The paged kernel carries its sequence's table and lengths through the
+  // loop: at D = 256 that leaves registers for 16-key blocks only (32 spill
+  // on sm_80 with 528-token pages; test/Pipelines/ptxas.test checks).
   if (!keyBlock)
-    keyBlock = d <= 64 ? 128 : d <= 128 ? 64 : 32;
+    keyBlock = d <= 64 ? 128 : d <= 128 ? 64 : (shape.isPaged() ? 16 : 32);
   return {warps, keyBlock};
 }
 
 /// (The op's verifier already guarantees one element type and static head
 /// counts and dims.)
-std::string flash::unsupportedReason(AttentionOp op, FlashKernelKind kind) {
-  Type t = op.getQueryType().getElementType();
+std::string flash::unsupportedReason(Operation *op, FlashKernelKind kind) {
+  FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
+  Type t = shape.elementType;
   if (!t.isF16() && !t.isBF16())
     return "element type is not f16 or bf16";
-  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  int64_t d = shape.headDim, dv = shape.valueHeadDim;
   if (d % 16 || dv % 16 || d > 256 || dv > 256)
     return "head dims must be multiples of 16 up to 256";
   // TMA boxes are one 128-byte swizzle span wide.
   if (kind == FlashKernelKind::Wgmma &&
       (d % kSwizzleSpanElements || dv % kSwizzleSpanElements))
     return "the sm_90a kernel needs head dims that are multiples of 64";
+  // Its TMA boxes would have to follow the block table page by page.
+  if (kind == FlashKernelKind::Wgmma && shape.isPaged())
+    return "the sm_90a kernel does not read paged caches yet";
   return "";
 }
 
-std::string flash::tileError(AttentionOp op, FlashKernelKind kind,
-                             int64_t warps, int64_t keyBlock,
-                             int64_t maxSharedMemory) {
+std::string flash::tileError(Operation *op, FlashKernelKind kind, int64_t warps,
+                             int64_t keyBlock, int64_t maxSharedMemory) {
   if (kind == FlashKernelKind::Wgmma) {
     if (warps != 4 && warps != 8)
       return llvm::formatv("the sm_90a kernel runs one or two consumer "
@@ -296,10 +359,11 @@ std::string flash::tileError(AttentionOp op, FlashKernelKind kind,
   return "";
 }
 
-std::string flash::layoutError(AttentionOp op, FlashKernelKind kind) {
-  FlashKernelConfig cfg = FlashKernelConfig::get(op, kind, 0, 0);
+std::string flash::layoutError(Operation *op, FlashKernelKind kind) {
+  FlashKernelConfig cfg = FlashKernelConfig::get(op, kind);
   for (auto [name, stride] : llvm::zip_equal(kOperandNames, cfg.rowStrides)) {
-    bool strided = cfg.isStrided(name);
+    // (The paged kernel's rows are packed tokens of several heads.)
+    bool strided = cfg.isStrided(name) || cfg.isPaged();
     int64_t width = name == "v" ? cfg.valueHeadDim : cfg.headDim;
     if (!strided && stride != width)
       return llvm::formatv("kernel=wgmma reads {0} through a TMA map of a "
@@ -314,7 +378,7 @@ std::string flash::layoutError(AttentionOp op, FlashKernelKind kind) {
   }
   // K and V share their batch and head strides (strideGroups): with rows of
   // one width their layouts are one.
-  if (!cfg.isWgmma() && cfg.headDim == cfg.valueHeadDim &&
+  if (!cfg.isWgmma() && !cfg.isPaged() && cfg.headDim == cfg.valueHeadDim &&
       cfg.rowStride("k") != cfg.rowStride("v"))
     return llvm::formatv("key and value share their batch and head strides "
                          "(D = Dv): their row strides must agree, got {0} "

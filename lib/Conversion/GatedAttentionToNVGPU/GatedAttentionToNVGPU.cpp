@@ -81,8 +81,13 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   Type input = buffer;
   if (cfg.isWgmma())
     input = LLVM::LLVMPointerType::get(ctx);
-  SmallVector<Type> arguments = {input,  input, input, buffer,
-                                 buffer, index, index};
+  SmallVector<Type> arguments = {input, input, input, buffer, buffer};
+  if (cfg.isPaged()) {
+    auto table = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+    arguments.append({table, table, table, index, index});
+  } else {
+    arguments.append({index, index});
+  }
   arguments.append(
       FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
   auto func =
@@ -152,49 +157,107 @@ namespace {
 /// The kernel that serves `op` when `requested` is asked for: ops the wgmma
 /// kernel does not take (head dims not multiples of 64) get the mma.sync
 /// one, which runs on every chip.
-static FlashKernelKind kernelFor(AttentionOp op, FlashKernelKind requested) {
+static FlashKernelKind kernelFor(Operation *op, FlashKernelKind requested) {
   if (requested == FlashKernelKind::Wgmma &&
       !unsupportedReason(op, FlashKernelKind::Wgmma).empty())
     return FlashKernelKind::MmaSync;
   return requested;
 }
 
-struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
-  AttentionToNVGPU(MLIRContext *ctx, const NVGPUKernelOptions &options)
-      : OpRewritePattern(ctx), options(options) {}
+/// The kernel for `op` (a dense or paged op) under `options`, or a match
+/// failure saying why there is none: the op is left for the SIMT lowering
+/// (the pass has already reported tiles the user chose that do not fit).
+static FailureOr<FlashKernelConfig> configFor(Operation *op,
+                                              const NVGPUKernelOptions &options,
+                                              PatternRewriter &rewriter) {
+  FlashKernelKind kind = kernelFor(
+      op, options.wgmma ? FlashKernelKind::Wgmma : FlashKernelKind::MmaSync);
+  std::string reason = unsupportedReason(op, kind);
+  if (!reason.empty())
+    return rewriter.notifyMatchFailure(op, reason);
+  auto [numWarps, numKeysPerBlock] =
+      chooseTiles(op, kind, options.warps, options.keyBlock);
+  reason =
+      tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
+  if (reason.empty())
+    reason = layoutError(op, kind);
+  if (!reason.empty())
+    return rewriter.notifyMatchFailure(op, reason);
+  if (!op->getParentOfType<ModuleOp>())
+    return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
+  return FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
+}
 
-  LogicalResult matchAndRewrite(AttentionOp op,
+/// `buffer` (any rank, row-major) as the flat memref<?xT> a kernel takes.
+static Value flatView(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, buffer, SmallVector<ReassociationIndices>{all});
+  auto flatType =
+      MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+  if (flat.getType() == flatType)
+    return flat;
+  return memref::CastOp::create(b, loc, flatType, flat);
+}
+
+/// A flat memref<?xT> of `tensor`, for a kernel argument.
+static Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*readOnly=*/true);
+  return flatView(b, loc, buffer);
+}
+
+/// Launches `kernel` of `cfg` on `grid` when `nonEmpty` (CUDA rejects empty
+/// grids).
+static void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
+                       gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
+                       gpu::KernelDim3 grid, ValueRange args) {
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, nonEmpty);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value smem = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(cfg.sharedMemoryBytes()));
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value threads = arith::ConstantIndexOp::create(b, loc, cfg.threads());
+  gpu::LaunchFuncOp::create(b, loc, kernel, grid,
+                            gpu::KernelDim3{threads, one, one}, smem, args);
+}
+
+/// Replaces an op of type OpT by a launch of its flash kernel (built on
+/// first use): `launch` builds the host side.
+template <typename OpT> struct ToFlashKernel : OpRewritePattern<OpT> {
+  ToFlashKernel(MLIRContext *ctx, const NVGPUKernelOptions &options)
+      : OpRewritePattern<OpT>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
-    FlashKernelKind kind = kernelFor(
-        op, options.wgmma ? FlashKernelKind::Wgmma : FlashKernelKind::MmaSync);
-    std::string reason = unsupportedReason(op, kind);
-    if (!reason.empty())
-      return rewriter.notifyMatchFailure(op, reason);
-    auto [numWarps, numKeysPerBlock] =
-        chooseTiles(op, kind, options.warps, options.keyBlock);
-    reason =
-        tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
-    if (reason.empty())
-      reason = layoutError(op, kind);
-    if (!reason.empty())
-      return rewriter.notifyMatchFailure(op, reason);
-    auto module = op->getParentOfType<ModuleOp>();
-    if (!module)
-      return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
+    FailureOr<FlashKernelConfig> cfg = configFor(op, options, rewriter);
+    if (failed(cfg))
+      return failure();
+    auto module = op->template getParentOfType<ModuleOp>();
+    gpu::GPUFuncOp kernel = getOrCreateKernel(module, *cfg, op.getLoc());
+    launch(op, *cfg, kernel, rewriter);
+    return success();
+  }
 
-    auto cfg = FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
+  virtual void launch(OpT op, const FlashKernelConfig &cfg,
+                      gpu::GPUFuncOp kernel,
+                      PatternRewriter &rewriter) const = 0;
+
+  NVGPUKernelOptions options;
+};
+
+struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
+  using ToFlashKernel::ToFlashKernel;
+
+  void launch(AttentionOp op, const FlashKernelConfig &cfg,
+              gpu::GPUFuncOp kernel, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
 
-    // Buffers, flattened to the kernel's memref<?xT>.
-    auto flatten = [&](Value buf) -> Value {
-      Value collapsed = memref::CollapseShapeOp::create(
-          rewriter, loc, buf, SmallVector<ReassociationIndices>{{0, 1, 2, 3}});
-      auto type = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
-      if (collapsed.getType() == type)
-        return collapsed;
-      return memref::CastOp::create(rewriter, loc, type, collapsed);
-    };
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
@@ -210,7 +273,7 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
       int64_t rowStride = cfg.rowStride(name);
       Value view = buffer, flatBuffer;
       if (rowStride == cast<MemRefType>(buffer.getType()).getDimSize(3))
-        flatBuffer = flatten(buffer);
+        flatBuffer = flatView(rewriter, loc, buffer);
       else
         std::tie(flatBuffer, view) =
             allocateWithRowStride(rewriter, loc, buffer, rowStride, copyIn);
@@ -302,26 +365,69 @@ struct AttentionToNVGPU : OpRewritePattern<AttentionOp> {
                               c(0)),
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
-    auto ifOp = scf::IfOp::create(rewriter, loc, nonEmpty);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      Value smem = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getI32IntegerAttr(cfg.sharedMemoryBytes()));
-      gpu::LaunchFuncOp::create(
-          rewriter, loc, kernel,
-          gpu::KernelDim3{gridX, c(cfg.numQueryHeads), numBatches},
-          gpu::KernelDim3{c(cfg.threads()), c(1), c(1)}, smem, args);
-    }
+    launchWhen(rewriter, loc, nonEmpty, kernel, cfg,
+               {gridX, c(cfg.numQueryHeads), numBatches}, args);
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));
-    return success();
   }
+};
 
-  NVGPUKernelOptions options;
+/// A paged_attention becomes a launch of the paged kernel on its flat
+/// buffers: grid (ceildiv(T, queries per CTA) + B, Hq / packed heads);
+/// lengths, offsets and the block table stay in device memory, read by the
+/// kernel.
+/// (The sm_90a kernel does not read paged caches: mma.sync serves them.)
+struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
+  using ToFlashKernel::ToFlashKernel;
+
+  void launch(PagedAttentionOp op, const FlashKernelConfig &cfg,
+              gpu::GPUFuncOp kernel, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    Value numTokens = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
+    Value numSeqs = tensor::DimOp::create(rewriter, loc, op.getSeqLens(), 0);
+    Value tableWidth =
+        tensor::DimOp::create(rewriter, loc, op.getBlockTable(), 1);
+    RankedTensorType resultType = op.getResultType();
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(0))
+      dynamicSizes.push_back(numTokens);
+    Value outBuffer = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get(resultType.getShape(), resultType.getElementType()),
+        dynamicSizes);
+    Value outFlat = flatView(rewriter, loc, outBuffer);
+    // (Separate statements: one order of the ops for every compiler.)
+    Value q = flatBuffer(rewriter, loc, op.getQuery());
+    Value k = flatBuffer(rewriter, loc, op.getKeyCache());
+    Value v = flatBuffer(rewriter, loc, op.getValueCache());
+    // Without a gate the kernel never reads its gate argument.
+    Value gate =
+        op.hasGate() ? flatBuffer(rewriter, loc, op.getGateInput()) : outFlat;
+    Value table = flatBuffer(rewriter, loc, op.getBlockTable());
+    Value lens = flatBuffer(rewriter, loc, op.getSeqLens());
+    Value cu = flatBuffer(rewriter, loc, op.getCuSeqlensQ());
+    SmallVector<Value> args = {q,     k,    v,  gate,    outFlat,
+                               table, lens, cu, numSeqs, tableWidth};
+    Value gridX = arith::AddIOp::create(
+        rewriter, loc,
+        arith::CeilDivUIOp::create(rewriter, loc, numTokens,
+                                   c(cfg.queriesPerBlock())),
+        numSeqs);
+    // CUDA rejects empty grids; without tokens there is nothing to write.
+    Value nonEmpty = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
+    launchWhen(rewriter, loc, nonEmpty, kernel, cfg,
+               {gridX, c(cfg.numQueryHeads / cfg.rowGroup()), c(1)}, args);
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, resultType, outBuffer,
+                               /*restrict=*/true, /*writable=*/true));
+  }
 };
 
 struct ConvertGatedAttentionToNVGPUPass
@@ -358,18 +464,25 @@ struct ConvertGatedAttentionToNVGPUPass
     // Tiles the user chose must fit every op the kernel covers: falling back
     // to the SIMT kernel would silently ignore them.
     bool fits = true;
-    getOperation()->walk([&](AttentionOp op) {
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<AttentionOp, PagedAttentionOp>(op))
+        return;
       FlashKernelKind kind =
           kernelFor(op, options.wgmma ? FlashKernelKind::Wgmma
                                       : FlashKernelKind::MmaSync);
       if (!unsupportedReason(op, kind).empty())
         return;
-      // The grid is (row blocks, Hq, B); CUDA caps its y and z at 65535.
-      int64_t batch = op.getQueryType().getDimSize(0);
-      if (op.getNumQueryHeads() > kMaxGridYZ || batch > kMaxGridYZ) {
-        op.emitError() << "tensor-core kernel: Hq = " << op.getNumQueryHeads()
-                       << " and B = " << printSize(batch) << " must be at most "
-                       << kMaxGridYZ << " (CUDA's grid y and z limit)";
+      // The grid is (row blocks, Hq, B), or (blocks, Hq) for paged ops;
+      // CUDA caps its y and z at 65535.
+      FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
+      int64_t batch = 1;
+      if (auto dense = dyn_cast<AttentionOp>(op))
+        batch = dense.getQueryType().getDimSize(0);
+      if (shape.numQueryHeads > kMaxGridYZ || batch > kMaxGridYZ) {
+        op->emitError() << "tensor-core kernel: Hq = " << shape.numQueryHeads
+                        << " and B = " << printSize(batch)
+                        << " must be at most " << kMaxGridYZ
+                        << " (CUDA's grid y and z limit)";
         fits = false;
         return;
       }
@@ -379,7 +492,7 @@ struct ConvertGatedAttentionToNVGPUPass
       if (error.empty())
         error = layoutError(op, kind);
       if (!error.empty()) {
-        op.emitError() << "tensor-core kernel for " << chip << ": " << error;
+        op->emitError() << "tensor-core kernel for " << chip << ": " << error;
         fits = false;
       }
     });
@@ -390,7 +503,10 @@ struct ConvertGatedAttentionToNVGPUPass
     // Ops the kernel does not cover (f32, odd head dims) are left for the
     // SIMT lowering.
     SmallVector<Operation *> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, PagedAttentionOp>(op))
+        ops.push_back(op);
+    });
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);
     (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
@@ -400,5 +516,6 @@ struct ConvertGatedAttentionToNVGPUPass
 
 void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
     RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
-  patterns.add<AttentionToNVGPU>(patterns.getContext(), options);
+  patterns.add<AttentionToNVGPU, PagedAttentionToNVGPU>(patterns.getContext(),
+                                                        options);
 }

@@ -10,7 +10,9 @@
 // the mma.sync atom (MmaSyncAtom.h); K and V tiles of `key-block` rows come
 // through the cp.async double buffer (CpAsyncPipeline.h); scores go through
 // the online softmax (FragmentSoftmax.h) and O through the gated epilogue
-// (Epilogue.h), both on the accumulator layout (FragmentLayout.h).
+// (Epilogue.h), both on the accumulator layout (FragmentLayout.h). The
+// paged kernel is the same loop over one sequence of packed queries, its
+// K/V rows found through the block table (CpAsyncPipeline.h: PageTable).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,17 @@ public:
   void build(gpu::GPUFuncOp func);
 
 private:
+  /// The dense kernel: a (batch, head) slab of [B, H, S, D] buffers.
+  void buildDense(Block &entry);
+  /// The paged kernel: packed queries of one sequence, K/V through its
+  /// block table (TileScheduler.h: scheduleVarlenTile).
+  void buildPaged(Block &entry);
+  /// The tile's first query row (in the sequence), and the warp's.
+  void setRowBase(Value rowBase);
+  /// Q, K/V through the pipeline, the key loop and the epilogue, whose
+  /// operands `epilogue` builds after the loop.
+  void mainLoop(GlobalSlab q, GlobalSlab k, GlobalSlab v, Value numRows,
+                Value numKeys, function_ref<EpilogueOperands()> epilogue);
   /// One key block: S = Q K^T, online softmax, O += P V, on `state`.
   void keyBlock(Value block, Value buffer, bool masked, SoftmaxState state);
 
@@ -44,8 +57,9 @@ private:
   std::optional<MmaSyncAtom> atom;
   std::optional<CpAsyncPipeline> pipeline;
   std::optional<KeyBlockRange> range;
-  /// The warp's first query row in the sequence and in the shared Q tile.
-  Value warpRow, warpTileRow;
+  /// The tile's first query row in the sequence, its and the warp's first
+  /// (packed: cfg.rowGroup) row, and the warp's in the shared Q tile.
+  Value tileQueryBase, tileRowBase, warpRow, warpTileRow;
   /// Q's A fragments when they stay in registers.
   SmallVector<Fragment> queryFragments;
 };
@@ -70,42 +84,27 @@ void MmaSyncFlashKernel::keyBlock(Value block, Value buffer, bool masked,
   atom->multiplyValues(state.out(), scores, pipeline->valueTiles(), {buffer});
 }
 
-void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  Value q = entry.getArgument(0), k = entry.getArgument(1),
-        v = entry.getArgument(2), g = entry.getArgument(3),
-        out = entry.getArgument(4), numRows = entry.getArgument(5),
-        numKeys = entry.getArgument(6);
-  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
-  int64_t rows = cfg.queryBlock();
-  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
-
-  lanes = LaneLayout::build(*this);
-  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
-  FlashTile tile = scheduleTile(*this, rows);
+void MmaSyncFlashKernel::setRowBase(Value rowBase) {
+  tileQueryBase = rowBase;
+  tileRowBase = cfg.rowGroup() > 1 ? mul(rowBase, cfg.rowGroup()) : rowBase;
   warpTileRow = mul(lanes.warp, 16);
-  warpRow = add(tile.rowBase, warpTileRow);
+  warpRow = add(tileRowBase, warpTileRow);
+}
 
-  // The (batch, head) slabs of the flat operands; GQA heads share K/V.
-  Value kvHead = div(tile.head, cfg.groupSize());
-  Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
-  auto slab = [&](Value buffer, Value h, StringRef name) {
-    OperandStrides strides = operandStrides(*this, entry, cfg, name);
-    return GlobalSlab{buffer, tile.slabOffset(*this, h, strides), strides.row};
-  };
-  GlobalSlab qSlab = slab(q, tile.head, "q");
-  GlobalSlab kSlab = slab(k, kvHead, "k");
-  GlobalSlab vSlab = slab(v, kvHead, "v");
-
+void MmaSyncFlashKernel::mainLoop(GlobalSlab qSlab, GlobalSlab kSlab,
+                                  GlobalSlab vSlab, Value numRows,
+                                  Value numKeys,
+                                  function_ref<EpilogueOperands()> epilogue) {
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
-  range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
-                numKeys);
+  range.emplace(*this, cfg.causal, cfg.keyBlock, tileQueryBase,
+                cfg.queriesPerBlock(), numRows, numKeys, cfg.rowGroup());
 
   // Prologue: Q and block 0 in one group.
   Value group =
-      pipeline->loadFirst(qSlab, tile.rowBase, numRows, kSlab, vSlab, numKeys);
+      pipeline->loadFirst(qSlab, tileRowBase, numRows, kSlab, vSlab, numKeys);
   if (cfg.queryInRegisters()) {
     pipeline->waitAll(group);
     for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
@@ -125,15 +124,106 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
       [&](Value j, bool masked, MutableArrayRef<Value> values) {
         keyBlock(j, buffer, masked, SoftmaxState(values));
       });
-  // The gate's and the output's slabs only now: at D = 256 no register is
-  // left to carry them through the loop.
-  GlobalSlab gSlab = slab(g, gateHead, "gate");
-  GlobalSlab oSlab = slab(out, tile.head, "out");
   emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow,
-                    EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
-                                     oSlab.base, numRows, gSlab.rowStride,
-                                     oSlab.rowStride});
+                    epilogue());
+}
+
+void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+  lanes = LaneLayout::build(*this);
+  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
+  if (cfg.isPaged())
+    buildPaged(entry);
+  else
+    buildDense(entry);
   gpu::ReturnOp::create(b, loc);
+}
+
+void MmaSyncFlashKernel::buildDense(Block &entry) {
+  Value q = entry.getArgument(0), k = entry.getArgument(1),
+        v = entry.getArgument(2), g = entry.getArgument(3),
+        out = entry.getArgument(4), numRows = entry.getArgument(5),
+        numKeys = entry.getArgument(6);
+  FlashTile tile = scheduleTile(*this, cfg.queryBlock());
+  setRowBase(tile.rowBase);
+
+  // The (batch, head) slabs of the flat operands; GQA heads share K/V.
+  Value kvHead = div(tile.head, cfg.groupSize());
+  Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
+  auto slab = [&](Value buffer, Value h, StringRef name) {
+    OperandStrides strides = operandStrides(*this, entry, cfg, name);
+    return GlobalSlab{buffer, tile.slabOffset(*this, h, strides), strides.row};
+  };
+  GlobalSlab qSlab = slab(q, tile.head, "q");
+  GlobalSlab kSlab = slab(k, kvHead, "k");
+  GlobalSlab vSlab = slab(v, kvHead, "v");
+  mainLoop(qSlab, kSlab, vSlab, numRows, numKeys, [&] {
+    // The gate's and the output's slabs only now: at D = 256 no register is
+    // left to carry them through the loop.
+    GlobalSlab gSlab = slab(g, gateHead, "gate");
+    GlobalSlab oSlab = slab(out, tile.head, "out");
+    return EpilogueOperands{gSlab.buffer,   oSlab.buffer, gSlab.base,
+                            oSlab.base,     numRows,      gSlab.rowStride,
+                            oSlab.rowStride};
+  });
+}
+
+void MmaSyncFlashKernel::buildPaged(Block &entry) {
+  Value q = entry.getArgument(0), keyCache = entry.getArgument(1),
+        valueCache = entry.getArgument(2), g = entry.getArgument(3),
+        out = entry.getArgument(4), table = entry.getArgument(5),
+        seqLens = entry.getArgument(6), cuSeqlens = entry.getArgument(7),
+        numSeqs = entry.getArgument(8), tableWidth = entry.getArgument(9);
+  int64_t group = cfg.rowGroup();
+  VarlenTile t =
+      scheduleVarlenTile(*this, cfg.queriesPerBlock(), cuSeqlens, numSeqs);
+  // The CTAs past the sequence's last block have nothing to do; the
+  // condition is uniform, so the barriers inside stay CTA-wide.
+  auto active = scf::IfOp::create(b, loc, t.active);
+  b.setInsertionPointToStart(active.thenBlock());
+  setRowBase(t.tile.rowBase);
+  // The CTA's first query head: its `group` heads share one K/V head.
+  Value batch = t.tile.batch;
+  Value head = group > 1 ? mul(t.tile.head, group) : t.tile.head;
+  Value numKeys = loadIndex(seqLens, batch);
+
+  // Packed token rows: row s of head h is token firstRow + s, its elements
+  // at h * width within the token's row; the CTA's rows are (query, head)
+  // pairs of its `group` heads.
+  auto packed = [&](Value buffer, Value firstRow, Value h, int64_t width,
+                    StringRef name, bool perHead = true) {
+    int64_t rowStride = cfg.rowStride(name);
+    Value base = mul(firstRow, rowStride);
+    if (perHead)
+      base = add(base, mul(h, width));
+    return GlobalSlab{buffer,       base,  idx(rowStride),
+                      std::nullopt, group, perHead ? width : 0};
+  };
+  Value kvHead = div(head, cfg.groupSize());
+  PageTable pages{table, mul(batch, tableWidth), cfg.pageSize};
+  GlobalSlab kSlab{keyCache, mul(kvHead, cfg.headDim), idx(cfg.rowStride("k")),
+                   pages};
+  GlobalSlab vSlab{valueCache, mul(kvHead, cfg.valueHeadDim),
+                   idx(cfg.rowStride("v")), pages};
+  mainLoop(packed(q, t.firstRow, head, cfg.headDim, "q"), kSlab, vSlab,
+           t.numRows, numKeys, [&] {
+             // The sequence's first row is loaded again: at D = 256 there
+             // is no register to keep it through the loop.
+             Value firstRow = loadIndex(cuSeqlens, batch);
+             GlobalSlab gSlab = packed(g, firstRow, head, cfg.gateWidth, "gate",
+                                       cfg.numGateHeads != 1);
+             GlobalSlab oSlab =
+                 packed(out, firstRow, head, cfg.valueHeadDim, "out");
+             return EpilogueOperands{gSlab.buffer,      oSlab.buffer,
+                                     gSlab.base,        oSlab.base,
+                                     t.numRows,         gSlab.rowStride,
+                                     oSlab.rowStride,   group,
+                                     gSlab.groupStride, oSlab.groupStride};
+           });
+  b.setInsertionPointAfter(active);
 }
 
 void mlir::gated_attention::flash::buildMmaSyncFlashKernel(

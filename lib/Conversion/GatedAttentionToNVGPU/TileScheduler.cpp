@@ -28,10 +28,46 @@ FlashTile mlir::gated_attention::flash::scheduleTile(const KernelBuilder &kb,
   return tile;
 }
 
+VarlenTile mlir::gated_attention::flash::scheduleVarlenTile(
+    const KernelBuilder &kb, int64_t rows, Value cuSeqlens, Value numSeqs) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  // The first CTA of sequence c; strictly increasing in c.
+  auto firstBlock = [&](Value c) {
+    return kb.add(kb.div(kb.loadIndex(cuSeqlens, c), rows), c);
+  };
+  // This CTA's sequence: the number of c in [1, B) that start at or before
+  // x (independent loads of one address per thread, not a dependent
+  // search).
+  auto count = scf::ForOp::create(b, loc, kb.idx(1), numSeqs, kb.idx(1),
+                                  ValueRange{kb.idx(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.getBody());
+    Value c = count.getInductionVar();
+    Value starts = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         firstBlock(c), x);
+    Value n = count.getRegionIterArgs()[0];
+    scf::YieldOp::create(b, loc, kb.select(starts, kb.add(n, 1), n));
+  }
+  VarlenTile t;
+  t.tile.batch = count.getResult(0);
+  t.tile.head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  t.firstRow = kb.loadIndex(cuSeqlens, t.tile.batch);
+  t.numRows =
+      kb.sub(kb.loadIndex(cuSeqlens, kb.add(t.tile.batch, 1)), t.firstRow);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, t.numRows, kb.idx(rows));
+  Value local = kb.sub(x, firstBlock(t.tile.batch));
+  t.active = kb.lt(local, blocks);
+  t.tile.rowBase = kb.mul(kb.sub(kb.sub(blocks, 1), local), rows);
+  return t;
+}
+
 KeyBlockRange::KeyBlockRange(const KernelBuilder &kb, bool causal,
                              int64_t keyBlock, Value rowBase, int64_t rows,
-                             Value numRows, Value numKeys)
-    : causal(causal), keyBlock(keyBlock), numKeys(numKeys) {
+                             Value numRows, Value numKeys, int64_t rowGroup)
+    : causal(causal), keyBlock(keyBlock), rowGroup(rowGroup), numKeys(numKeys) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Value keyEnd = numKeys;
@@ -59,6 +95,8 @@ Value KeyBlockRange::isMasked(const KernelBuilder &kb, Value block) const {
 Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
   if (!causal)
     return numKeys;
+  if (rowGroup > 1)
+    row = kb.div(row, rowGroup);
   return kb.min(buildCausalKeyBound(kb.builder(), kb.location(), row, offset),
                 numKeys);
 }

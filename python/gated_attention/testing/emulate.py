@@ -152,7 +152,8 @@ def _elem(type_str):
 
 
 class Memory:
-    """A buffer of 16-bit elements (raw bits), shaped."""
+    """A buffer of 16-bit elements (raw bits), shaped; or, with elem "i32",
+    of 32-bit integers (the paged kernel's tables and lengths)."""
 
     def __init__(self, bits, elem):
         self.bits, self.elem = bits, elem
@@ -344,6 +345,17 @@ class CTA:
             return self.ldmatrix(op, x)
         if n == "nvvm.mma.sync":
             return self.mma(op, x)
+        if n == "arith.index_cast":
+            return x[0].astype(np.int64)
+        if n == "memref.load" and x[0].elem == "i32":
+            # A table read past its end is a kernel bug, not a value.
+            mem, idx = x[0], x[1][self.mask]
+            if idx.size and (idx.min() < 0 or idx.max() >= mem.bits.size):
+                raise AssertionError(
+                    f"i32 load at {idx.min()}..{idx.max()} outside a buffer "
+                    f"of {mem.bits.size}")
+            return mem.bits[np.clip(x[1], 0, max(mem.bits.size - 1, 0))] \
+                .astype(np.int64)
         if n in ("vector.load", "memref.load"):
             mem, idx = x[0], x[1]
             width = 2 if n == "vector.load" else 1
@@ -527,6 +539,68 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
                 cta(kernel, desc["block"][0], (xx, y, z), grid, args,
                     desc["dynamic_shared_memory"]).run()
     return mems["out"].bits
+
+
+def launch_paged(kernel, desc, inputs, tables):
+    """Runs every CTA of a paged kernel; `inputs`: q, k, v, gate -> raw
+    uint16 bits of the packed [T, H, D] / [NB, P, Hkv, D] arrays; `tables`:
+    block_table [B, MB], seq_lens [B], cu_seqlens_q [B + 1] (ints). Returns
+    the output's bits ([T, Hq, Dv])."""
+    table = np.asarray(tables["block_table"], np.int64)
+    b, mb = table.shape
+    t = int(tables["cu_seqlens_q"][-1])
+    elem = desc["element_type"]
+    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
+    mems["out"] = Memory(np.zeros(t * desc["Hq"] * desc["Dv"], np.uint16),
+                         elem)
+    for name in ("block_table", "seq_lens", "cu_seqlens_q"):
+        mems[name] = Memory(np.asarray(tables[name], np.int64).ravel(), "i32")
+    threads = desc["block"][0]
+    args = []
+    for a in desc["arguments"]:
+        if a["kind"] == "memref":
+            args.append(mems[a["name"]])
+        else:
+            args.append(np.full(threads, {"B": b, "MB": mb}[a["name"]],
+                                np.int64))
+    grid = launch_schema.grid(launch_schema.validate(desc), b, t=t)
+    for y in range(grid[1]):
+        for xx in range(grid[0]):
+            CTA(kernel, threads, (xx, y, 0), grid, args,
+                desc["dynamic_shared_memory"]).run()
+    return mems["out"].bits
+
+
+def compile_paged(cfg, page, opt=None, options=""):
+    """(kernel op, launch description) of the paged kernel for the heads,
+    head dims and variant of `cfg` and pages of `page` tokens."""
+    from .. import paged
+    out = runner.compile_module(
+        paged.paged_ir(cfg, page),
+        [f"--convert-gated-attention-to-nvgpu={options}", "--canonicalize",
+         "--cse", "--mlir-print-op-generic"], opt=opt)
+    descs = ptx_tools.launch_descriptions(out)
+    if len(descs) != 1:
+        raise ValueError(f"{cfg.describe()}: no paged tensor-core kernel")
+    (name, desc), = descs.items()
+    return find_kernel(out, name), desc
+
+
+def run_paged(case, arrays, opt=None, options=""):
+    """The paged kernel's result ([T, Hq, Dv], float64) on `arrays` of
+    paged_cases.PagedCase `case` (an f16 or bf16 one), and its name."""
+    kernel, desc = compile_paged(case.dense_config(), case.page, opt, options)
+
+    def bits(x):
+        return to_bits(np.asarray(x, np.float32).ravel(), case.dtype)
+    g = arrays["g"]
+    inputs = {"q": bits(arrays["q"]), "k": bits(arrays["key_cache"]),
+              "v": bits(arrays["value_cache"]),
+              "gate": bits(g) if g is not None else np.zeros(0, np.uint16)}
+    out = launch_paged(kernel, desc, inputs, arrays)
+    t, hq, dv = len(arrays["q"]), case.hq, case.dv
+    return from_bits(out, case.dtype).astype(np.float64).reshape(
+        t, hq, dv), desc["kernel"]
 
 
 def compile_case(cfg, opt=None, options="", row_strides=None):

@@ -3,17 +3,25 @@
 gated_attention.paged) for torch tensors.
 
 CPU tensors run the CPU kernel (one compile per heads, head dims, page size
-and variant, shared with ga.paged_attention) on the tensors' memory; the
-runtime contract (page ids, lengths, offsets) is checked before it runs.
-CUDA tensors raise NotImplementedError until the paged GPU kernel exists.
+and variant, shared with ga.paged_attention) on the tensors' memory. CUDA
+tensors (f16 / bf16) run the paged tensor-core kernel on torch's current
+stream (cuda.compile_paged_kernel, disk-cached, one compile per heads, head
+dims, page size and variant), reading the block table, lengths and offsets
+from device memory. The runtime contract (page ids, lengths, offsets) is
+checked before a launch; on CUDA that reads the three small tables back to
+the host, so while a CUDA graph is being captured (no host synchronization
+allowed) the check is skipped and the contract is the caller's, as in
+vLLM's and FlashInfer's kernels.
 """
 
+import threading
 from typing import Optional
 
 import numpy as np
 import torch
 
-from .. import paged
+from .. import compiler, cuda, kernel_cache, paged
+from . import _cuda
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -53,17 +61,84 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
                     scale: Optional[float] = None, gate: str = "sigmoid",
                     combine: str = "mul") -> torch.Tensor:
     _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g)
+    if q.device.type == "cuda":
+        return _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
+                           cu_seqlens_q, g, causal=causal, scale=scale,
+                           gate=gate, combine=combine)
     if q.device.type != "cpu":
         raise NotImplementedError(
-            f"gated_attention::paged_attention has no {q.device.type} kernel "
-            f"yet (the paged GPU kernel is issue 14's next step); CPU tensors "
-            f"run")
+            f"gated_attention::paged_attention has no {q.device.type} "
+            f"kernel; CPU and CUDA tensors run")
     out = paged.paged_attention(
         _numpy(q), _numpy(key_cache), _numpy(value_cache),
         block_table.numpy(), seq_lens.numpy(), cu_seqlens_q.numpy(),
         None if g is None else _numpy(g), causal=causal, scale=scale,
         gate=gate, combine=combine, dtype=_DTYPES[q.dtype])
     return torch.from_numpy(np.asarray(out, np.float32)).to(q.dtype)
+
+
+def _shaped(x):
+    """A zero-cost numpy stand-in with `x`'s shape (for the shape checks)."""
+    return np.broadcast_to(np.zeros((), np.float32), tuple(x.shape))
+
+
+def _int32(x):
+    """`x` as a contiguous int32 tensor on its device (no host round trip)."""
+    return x.to(torch.int32).contiguous()
+
+
+_KERNELS = {}
+_LOCK = threading.Lock()
+
+
+def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
+                cu_seqlens_q, g, *, causal, scale, gate, combine):
+    dtype = _DTYPES[q.dtype]
+    tables = [_int32(x) for x in (block_table, seq_lens, cu_seqlens_q)]
+    # Reading the tables back synchronizes with the host, which a CUDA
+    # graph capture forbids: then only the shapes are checked.
+    capturing = torch.cuda.is_current_stream_capturing()
+    host = [np.zeros(x.shape, np.int32) if capturing else x.cpu().numpy()
+            for x in tables]
+    paged.check_arguments(
+        _shaped(q), _shaped(key_cache), _shaped(value_cache), *host,
+        None if g is None else _shaped(g), causal=causal,
+        contract=not capturing)
+    cfg = paged._config(q, key_cache, value_cache, g, causal=causal,
+                        scale=scale, gate=gate, combine=combine, dtype=dtype)
+    reason = compiler.tensor_core_unsupported(cfg)
+    if reason:
+        raise ValueError(f"gated_attention::paged_attention on CUDA runs the "
+                         f"paged tensor-core kernel: {reason}")
+    page = key_cache.shape[1]
+    t, hq = q.shape[:2]
+    out = q.new_empty((t, hq, value_cache.shape[3]))
+    if t == 0:
+        return out
+    device = q.device
+    key = (cfg, page, device)
+    with _LOCK:
+        kernel = _KERNELS.get(key)
+        if kernel is None:
+            _, ptx, desc = cuda.compile_paged_kernel(
+                cfg, page, chip=_cuda.chip_of(device),
+                cache=kernel_cache.directory() or "")
+            with torch.cuda.device(device):
+                driver = cuda.Driver(device.index or 0)
+                kernel = cuda.Kernel(driver, ptx, desc)
+            _KERNELS[key] = kernel
+    operands = {"q": q.contiguous(), "k": key_cache.contiguous(),
+                "v": value_cache.contiguous(), "out": out,
+                "block_table": tables[0], "seq_lens": tables[1],
+                "cu_seqlens_q": tables[2]}
+    # A kernel without a gate still takes a (never read) gate buffer.
+    operands["gate"] = g.contiguous() if g is not None else out
+    with torch.cuda.device(device):
+        stream = torch.cuda.current_stream(device).cuda_stream
+        kernel.launch_paged(
+            {n: (x.data_ptr(), x.numel()) for n, x in operands.items()},
+            tables[0].shape[0], tables[0].shape[1], t, stream=stream)
+    return out
 
 
 @paged_attention.register_fake

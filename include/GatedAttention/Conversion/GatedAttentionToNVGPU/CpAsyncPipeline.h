@@ -18,12 +18,29 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/SharedTileLayout.h"
 
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+
 namespace mlir::gated_attention::flash {
 
+/// Where the rows of a paged slab are: row s is physical row
+/// table[tableBase + s / pageSize] * pageSize + s % pageSize of its buffer
+/// (slot s % P of the sequence's page s / P).
+struct PageTable {
+  Value table, tableBase;
+  int64_t pageSize;
+};
+
 /// A [S, width] slab of a global buffer: the rows of one (batch, head),
-/// row s at base + s * rowStride.
+/// row s at base + s * rowStride, or, through `pages`, at base +
+/// physical(s) * rowStride. With rowGroup G > 1 (the paged kernel's packed
+/// GQA heads) the slab's rows are (row, head) pairs: its row p is row
+/// p / G at p % G heads (groupStride elements each) from base.
 struct GlobalSlab {
   Value buffer, base, rowStride;
+  std::optional<PageTable> pages = std::nullopt;
+  int64_t rowGroup = 1, groupStride = 0;
 };
 
 class CpAsyncPipeline : public KernelBuilder {
@@ -52,10 +69,13 @@ public:
 
 private:
   /// Issues the copies of rows [row0, row0 + rows) of `src` into
-  /// `dst[prefix..., r, c]`; rows at or past `limit` are zero-filled.
+  /// `dst[prefix..., r, c]`; rows at or past `limit` are zero-filled
+  /// without reading memory (nor, for paged slabs, the block table).
   void copyTile(GlobalSlab src, Value row0, Value limit, Value dst,
                 ValueRange prefix, int64_t rows, int64_t width,
                 SmallVectorImpl<Value> &tokens);
+  /// The row of `src`'s buffer that holds its row `row`, valid or not.
+  Value sourceRow(const GlobalSlab &src, Value row, Value valid);
   void copyKeyBlock(Value block, Value buffer, Value limit, GlobalSlab k,
                     GlobalSlab v, SmallVectorImpl<Value> &tokens);
   Value commit(ValueRange tokens);
@@ -64,6 +84,9 @@ private:
   Value thread;
   ChunkSwizzle swizzle;
   Value qTile, kTiles, vTiles;
+  /// The physical rows of one key block's paged copies, by (chunks per
+  /// row, pass): K and V of one width share their table lookups.
+  llvm::SmallDenseMap<std::pair<int64_t, int64_t>, Value> pagedRows;
 };
 
 } // namespace mlir::gated_attention::flash

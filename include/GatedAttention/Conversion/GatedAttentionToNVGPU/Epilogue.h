@@ -25,6 +25,10 @@ struct EpilogueOperands {
   Value gate, out, gateBase, outBase, numRows;
   /// Elements between consecutive rows of the gate and of out.
   Value gateRowStride, outRowStride;
+  /// Packed GQA heads (GlobalSlab::rowGroup): the tile's row p is row
+  /// p / rowGroup (checked against numRows), at p % rowGroup heads of
+  /// these strides from the bases.
+  int64_t rowGroup = 1, gateGroupStride = 0, outGroupStride = 0;
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below

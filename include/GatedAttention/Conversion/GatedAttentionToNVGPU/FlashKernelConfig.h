@@ -15,6 +15,7 @@
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
+#include <numeric>
 #include <string>
 
 namespace mlir::gated_attention::flash {
@@ -49,12 +50,17 @@ struct FlashKernelConfig {
   /// (AttentionOp::getRowStrides): compile-time constants, because at
   /// D = 256 the kernels have no register left to hold them.
   SmallVector<int64_t, 5> rowStrides;
+  /// Tokens per page of the paged kernel's K/V caches (PagedAttentionOp);
+  /// 0 for the dense kernel.
+  int64_t pageSize = 0;
 
-  /// The configuration of `op` with tiles (`warps`, `keyBlock`).
-  static FlashKernelConfig get(AttentionOp op, FlashKernelKind kind,
-                               int64_t warps, int64_t keyBlock);
+  /// The configuration of `op`, a gated_attention.attention or
+  /// paged_attention, with tiles (`warps`, `keyBlock`) (0: not chosen yet).
+  static FlashKernelConfig get(Operation *op, FlashKernelKind kind,
+                               int64_t warps = 0, int64_t keyBlock = 0);
 
   bool isWgmma() const { return kind == FlashKernelKind::Wgmma; }
+  bool isPaged() const { return pageSize != 0; }
 
   /// `warps` are the warps that compute; the wgmma kernel adds a producer
   /// warpgroup that only issues copies.
@@ -98,6 +104,15 @@ struct FlashKernelConfig {
   bool headwiseGate() const { return hasGate && gateWidth == 1; }
   /// Query heads per key/value head.
   int64_t groupSize() const { return numQueryHeads / numKeyValueHeads; }
+  /// The query heads of one K/V head whose rows one CTA of the paged kernel
+  /// packs into its MMA rows (row p: query p / G of head p % G), so that a
+  /// K/V tile is loaded once for them (decode has one query per sequence:
+  /// without packing it would fill 1 row of 16); 1 for the dense kernel.
+  int64_t rowGroup() const {
+    return isPaged() ? std::gcd(groupSize(), queryBlock()) : 1;
+  }
+  /// The queries of a sequence that one CTA covers.
+  int64_t queriesPerBlock() const { return queryBlock() / rowGroup(); }
 
   /// The buffers the kernel reads and writes through strides, grouped by
   /// the (batch, head) strides they share, in the order of the kernel's
@@ -116,6 +131,10 @@ struct FlashKernelConfig {
   int64_t rowStride(StringRef operand) const;
   /// The kernel's arguments before the strides: q, k, v, gate, out, Sq, Skv.
   static constexpr unsigned kFixedArguments = 7;
+  /// The paged kernel's arguments: q, k, v, gate, out, then block_table,
+  /// seq_lens, cu_seqlens_q (memref<?xi32>), B and MB (index); no strides
+  /// (its buffers are packed, their row strides the row widths).
+  static constexpr unsigned kPagedArguments = 10;
 
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.
@@ -126,24 +145,27 @@ struct FlashKernelConfig {
   std::string describeLaunch(StringRef name) const;
 };
 
+/// The checks below take `op` as FlashKernelConfig::get(op, kind) sees it
+/// (a gated_attention.attention or paged_attention).
+
 /// Warps per CTA and keys per block for `op`, where the options leave them
 /// at 0.
-std::pair<int64_t, int64_t> chooseTiles(AttentionOp op, FlashKernelKind kind,
+std::pair<int64_t, int64_t> chooseTiles(Operation *op, FlashKernelKind kind,
                                         int64_t warps, int64_t keyBlock);
 
 /// Why `op` cannot use the tensor-core kernel at all, or "". Such ops are
 /// left for the SIMT lowering.
-std::string unsupportedReason(AttentionOp op, FlashKernelKind kind);
+std::string unsupportedReason(Operation *op, FlashKernelKind kind);
 
 /// Why the row strides of `op` do not suit the kernel, or "": the copies
 /// need aligned rows (16 bytes for Q, K, V; 4 for the paired gate and
 /// output accesses), and the wgmma kernel's TMA maps read [B, H, S, D].
-std::string layoutError(AttentionOp op, FlashKernelKind kind);
+std::string layoutError(Operation *op, FlashKernelKind kind);
 
 /// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
 /// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked
 /// for them.
-std::string tileError(AttentionOp op, FlashKernelKind kind, int64_t warps,
+std::string tileError(Operation *op, FlashKernelKind kind, int64_t warps,
                       int64_t keyBlock, int64_t maxSharedMemory);
 
 } // namespace mlir::gated_attention::flash

@@ -14,6 +14,7 @@
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_KERNEL_BUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::gated_attention::flash {
@@ -63,6 +64,11 @@ public:
   }
   Value select(Value c, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  /// Element `i` of an i32 buffer (sequence lengths, page ids), as index.
+  Value loadIndex(Value buffer, Value i) const {
+    Value x = memref::LoadOp::create(b, loc, buffer, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
   }
   Value fadd(Value x, Value y) const {
     return arith::AddFOp::create(b, loc, x, y);

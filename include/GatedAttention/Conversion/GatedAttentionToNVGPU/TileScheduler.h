@@ -47,12 +47,33 @@ struct FlashTile {
 /// are scheduled first.
 FlashTile scheduleTile(const KernelBuilder &kb, int64_t rows);
 
+/// A tile of the paged kernel: rows [rowBase, rowBase + rows) of query head
+/// `head` of sequence `batch`, whose q_b = `numRows` queries start at packed
+/// row `firstRow`; `active` is false for the CTAs past its last block.
+struct VarlenTile {
+  FlashTile tile;
+  Value firstRow, numRows, active;
+};
+
+/// The tile of this CTA in a grid of (ceildiv(T, rows) + B, Hq) over the
+/// packed queries of B sequences (`cuSeqlens`, B + 1 offsets in device
+/// memory): sequence b's blocks are CTAs [floor(cu[b] / rows) + b, ...),
+/// a numbering in which the sequences' ranges never overlap (each holds
+/// ceildiv(q_b, rows) blocks and at most one idle CTA). No host-side
+/// lengths are needed, and blocks run last-first within a sequence.
+VarlenTile scheduleVarlenTile(const KernelBuilder &kb, int64_t rows,
+                              Value cuSeqlens, Value numSeqs);
+
 /// The key blocks of `keyBlock` keys that a tile visits, and the rows'
 /// bounds on visible keys.
 class KeyBlockRange {
 public:
+  /// Rows [rowBase, rowBase + rows) of a sequence of Sq = numRows; with
+  /// rowGroup G > 1 the tile's rows are packed (row, head) pairs and
+  /// keyLimit takes the packed row p of sequence row p / G.
   KeyBlockRange(const KernelBuilder &kb, bool causal, int64_t keyBlock,
-                Value rowBase, int64_t rows, Value numRows, Value numKeys);
+                Value rowBase, int64_t rows, Value numRows, Value numKeys,
+                int64_t rowGroup = 1);
 
   /// Blocks [0, numBlocks) hold every key that a row of the tile sees;
   /// under the causal mask the later blocks are never visited.
@@ -66,7 +87,7 @@ public:
 
 private:
   bool causal;
-  int64_t keyBlock;
+  int64_t keyBlock, rowGroup;
   Value numKeys, offset, blocks, unmaskedEnd;
 };
 

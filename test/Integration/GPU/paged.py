@@ -1,0 +1,104 @@
+# REQUIRES: cuda-gpu, torch
+# RUN: %PYTHON %s
+"""The paged kernel on the GPU, over the matrix the CPU lowering and the
+emulator run (gated_attention.testing.paged_cases; its f32 cases in bf16 and
+f16): ga.paged_attention(device="cuda") on numpy arrays and
+torch.ops.gated_attention.paged_attention on CUDA tensors, each against the
+float64 reference within the error model's bound, no NaN from the unused
+slots. Then the torch op in a CUDA graph: captured once, replayed after new
+queries, tables and lengths are copied into the captured tensors, it gives
+what an eager call gives (lengths and tables are read on the device).
+
+`--prepare DIR` (on a machine without a GPU) compiles each case's kernel for
+sm_90 into the disk cache DIR; the device check runs the test on the GPU
+machine, which has no MLIR, with GATED_ATTENTION_CACHE_DIR=DIR."""
+
+import dataclasses
+import sys
+
+import numpy as np
+
+from gated_attention import cuda, paged
+from gated_attention.testing import paged_cases
+
+PREPARE = sys.argv[1:2] == ["--prepare"]
+rng = np.random.default_rng(0)
+CASES = [dataclasses.replace(c, dtype=("bf16", "f16")[i % 2])
+         if c.dtype == "f32" else c for i, c in enumerate(paged_cases.MATRIX)]
+
+if PREPARE:
+    for case in CASES:
+        cuda.compile_paged_kernel(case.dense_config(), case.page,
+                                  chip="sm_90", cache=sys.argv[2])
+    print(f"prepared {len(CASES)} paged kernels")
+    sys.exit(0)
+
+import torch  # noqa: E402
+
+import gated_attention.torch  # noqa: E402,F401  (registers the ops)
+
+TORCH = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def on_cuda(a, dtype):
+    def t(x, ints=False):
+        if x is None:
+            return None
+        if ints:
+            return torch.from_numpy(np.asarray(x, np.int32)).cuda()
+        return torch.from_numpy(np.asarray(x, np.float32)).to(
+            "cuda", TORCH[dtype])
+    return (t(a["q"]), t(a["key_cache"]), t(a["value_cache"]),
+            t(a["block_table"], True), t(a["seq_lens"], True),
+            t(a["cu_seqlens_q"], True), t(a["g"]))
+
+
+for case in CASES:
+    a = paged_cases.build(case, rng)
+    out = paged.paged_attention(
+        a["q"], a["key_cache"], a["value_cache"], a["block_table"],
+        a["seq_lens"], a["cu_seqlens_q"], a["g"], dtype=case.dtype,
+        device="cuda", **case.kwargs())
+    worst = paged_cases.check(case, a, out)
+    y = torch.ops.gated_attention.paged_attention(*on_cuda(a, case.dtype),
+                                                  **case.kwargs())
+    assert y.device.type == "cuda" and y.dtype == TORCH[case.dtype]
+    worst_t = paged_cases.check(case, a, y.float().cpu().numpy())
+    print(f"PASS {case.describe()} numpy {worst:.3g} torch {worst_t:.3g}",
+          flush=True)
+
+# A CUDA graph: decode over a batch whose tables and lengths change between
+# replays (same shapes, as a serving engine's padded batch).
+case = paged_cases.PagedCase(64, 16, 2, 128, 128, (1, 1, 1, 1),
+                             (300, 64, 129, 1), causal=True, dtype="bf16",
+                             spare_pages=8)
+first = paged_cases.build(case, rng)
+second = paged_cases.build(dataclasses.replace(case, keys=(7, 250, 65, 192)),
+                           rng)
+# Both in one cache shape: pad the smaller to the larger.
+for name in ("key_cache", "value_cache", "block_table"):
+    n = max(first[name].shape[0], second[name].shape[0])
+    for a in (first, second):
+        pad = [(0, n - a[name].shape[0])] + [(0, 0)] * (a[name].ndim - 1)
+        a[name] = np.pad(a[name], pad)
+    m = max(first[name].shape[-1], second[name].shape[-1]) \
+        if name == "block_table" else None
+    if m:
+        for a in (first, second):
+            a[name] = np.pad(a[name], [(0, 0), (0, m - a[name].shape[1])])
+inputs = on_cuda(first, "bf16")
+static = [x.clone() for x in inputs]
+torch.ops.gated_attention.paged_attention(*static, **case.kwargs())  # warm
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    captured = torch.ops.gated_attention.paged_attention(*static,
+                                                         **case.kwargs())
+for a in (second, first):
+    for dst, src in zip(static, on_cuda(a, "bf16")):
+        dst.copy_(src)
+    graph.replay()
+    torch.cuda.synchronize()
+    eager = torch.ops.gated_attention.paged_attention(*on_cuda(a, "bf16"),
+                                                      **case.kwargs())
+    assert torch.equal(captured, eager), (captured - eager).abs().max()
+print("paged kernel on the GPU: ok")
