@@ -21,15 +21,14 @@ Two phases, because the GPU machine has torch but no MLIR:
 Both compute bottom-right causal; with Sq = Skv it is SDPA's is_causal.
 """
 
-import argparse
-import datetime
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -64,21 +63,6 @@ def baseline(q, k, v, g, layout):
     return y * torch.sigmoid(g)
 
 
-def timed(fn, reps=20):
-    start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-    fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(3):
-        start.record()
-        for _ in range(reps):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        best = min(best, start.elapsed_time(end) / reps)
-    return best
-
-
 def prepare(directory):
     gat.set_cache_dir(directory)
     for _, layout, b, s, hq, hkv, d in SHAPES:
@@ -88,7 +72,6 @@ def prepare(directory):
 
 
 def run(out_dir):
-    gpu = torch.cuda.get_device_name()
     rows = ["shape,layout,B,S,Hq,Hkv,D,op_ms,sdpa_gate_ms,speedup"]
     failed = False
     for name, layout, b, s, hq, hkv, d in SHAPES:
@@ -100,34 +83,15 @@ def run(out_dir):
             print(f"FAIL {name} B={b} S={s}: max error {err}")
             failed = True
             continue
-        op = timed(lambda: gat.attention(q, k, v, g, causal=True,
+        op = common.timed(lambda: gat.attention(q, k, v, g, causal=True,
                                          layout=layout))
-        base = timed(lambda: baseline(q, k, v, g, layout))
+        base = common.timed(lambda: baseline(q, k, v, g, layout))
         rows.append(f"{name},{layout},{b},{s},{hq},{hkv},{d},{op:.4f},"
                     f"{base:.4f},{base / op:.3f}")
         print(rows[-1], flush=True)
-    os.makedirs(out_dir, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
-    path = os.path.join(out_dir, f"gpu-torch-op-{datetime.date.today()}-"
-                                 f"{stem}.csv")
-    with open(path, "w") as f:
-        f.write("\n".join(rows) + "\n")
-    print(f"wrote {path} ({gpu}, torch {torch.__version__})")
+    common.write_csv(out_dir, "gpu-torch-op", rows)
     return 1 if failed else 0
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="phase", required=True)
-    sub.add_parser("prepare").add_argument("directory")
-    sub.add_parser("run").add_argument("--out", default="bench/results")
-    args = p.parse_args()
-    if args.phase == "prepare":
-        prepare(args.directory)
-        return 0
-    return run(args.out)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(common.main(__doc__, prepare, run))

@@ -9,19 +9,28 @@ decode step, and one speculative step of 1 + 3 tokens. Each layer's
 attention runs as gated_attention.paged_attention over the packed batch and
 is checked against the dense op (ga.attention) on each sequence's keys kept
 contiguous, and both against the float64 reference within the error
-model's bound.
+model's bound. `--device cuda` runs both ops on the GPU (the paged kernel,
+split-KV for the decode steps; f16 or bf16).
 
     PYTHONPATH=python .venv/bin/python examples/paged_decode.py \\
         [--layers 2] [--steps 4] [--page 16] [--heads 16 --kv-heads 2 --dim 64]
+        [--device cpu|cuda] [--dtype f32|f16|bf16]
+
+A GPU machine without MLIR runs it from kernels compiled elsewhere:
+`--prepare DIR` (here) compiles the two kernels `--device cuda` needs for
+sm_90 into DIR; there, set GATED_ATTENTION_CACHE_DIR and
+GATED_ATTENTION_KERNEL_CACHE to it.
 """
 
 import argparse
+import dataclasses
 import sys
 
 import numpy as np
 
 import gated_attention as ga
 from gated_attention import accuracy, config
+from gated_attention.dtypes import round_to
 
 
 class PagedCache:
@@ -44,6 +53,26 @@ class PagedCache:
             self.v[table[j // self.page], j % self.page] = v[t]
 
 
+def prepare(args, dtype):
+    """Compiles the paged and the dense kernel of the stack for sm_90 into
+    args.prepare (the disk cache both GPU entry points read)."""
+    from gated_attention import cuda, compiler, paged
+    hq, hkv, d = args.heads, args.kv_heads, args.dim
+    q = np.zeros((1, hq, d))
+    kc = np.zeros((1, args.page, hkv, d))
+    cfg = paged._config(q, kc, kc, q, causal=True, scale=None,
+                        gate="sigmoid", combine="mul", dtype=dtype)
+    cuda.compile_paged_kernel(cfg, args.page, chip="sm_90",
+                              cache=args.prepare)
+    dq, dk = np.zeros((1, hq, 1, d)), np.zeros((1, hkv, 1, d))
+    dense = compiler.config_for(dq, dk, dk, dq, causal=True, dtype=dtype)
+    cuda.compile_kernel(dataclasses.replace(dense, b=1, sq=1, skv=1,
+                                            dynamic=("b", "sq", "skv")),
+                        chip="sm_90", cache=args.prepare)
+    print(f"paged decode kernels ({dtype}) for sm_90 in {args.prepare}")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,7 +85,21 @@ def main(argv=None):
     p.add_argument("--prompts", default="21,5,40",
                    help="prompt lengths of the sequences")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--prepare", metavar="DIR",
+                   help="compile the kernels of --device cuda for sm_90 "
+                   "into DIR and stop")
+    p.add_argument("--dtype", choices=("f32", "f16", "bf16"),
+                   help="the ops' element type (default: f32 on the CPU, "
+                   "bf16 on cuda, whose tensor cores take f16 and bf16)")
     args = p.parse_args(argv)
+    dtype = args.dtype or ("bf16" if args.device == "cuda" else "f32")
+    if args.device == "cuda" and dtype == "f32":
+        p.error("--device cuda runs the tensor-core kernels: --dtype f16 or "
+                "bf16")
+    run = dict(dtype=dtype, device=args.device)
+    if args.prepare:
+        return prepare(args, dtype if args.dtype else "bf16")
     rng = np.random.default_rng(args.seed)
     hq, hkv, d, page = args.heads, args.kv_heads, args.dim, args.page
     prompts = [int(n) for n in args.prompts.split(",")]
@@ -87,8 +130,8 @@ def main(argv=None):
             q, g = qg[..., :d], qg[..., d:]          # Qwen3-Next's [q | gate]
             k = (hidden @ w["k"]).reshape(-1, hkv, d)
             v = (hidden @ w["v"]).reshape(-1, hkv, d)
-            q, k, v, g = (x.astype(np.float32).astype(np.float64)
-                          for x in (q, k, v, g))
+            # Representable in the ops' element type, as they round them.
+            q, k, v, g = (round_to(x, dtype) for x in (q, k, v, g))
             for b, n in enumerate(counts):
                 rows = slice(cu[b], cu[b + 1])
                 cache.append(tables[layer][b], lengths[b], k[rows], v[rows])
@@ -100,7 +143,7 @@ def main(argv=None):
             table = np.array([t + [0] * (mb - len(t))
                               for t in tables[layer]], np.int32)
             out = ga.paged_attention(q, cache.k, cache.v, table, seq_lens, cu,
-                                     g, causal=True).astype(np.float64)
+                                     g, causal=True, **run).astype(np.float64)
             for b, n in enumerate(counts):
                 if n == 0:
                     continue
@@ -108,12 +151,12 @@ def main(argv=None):
                 dq, dg = (x[rows].transpose(1, 0, 2)[None] for x in (q, g))
                 dk, dv = (x[layer][b].transpose(1, 0, 2)[None]
                           for x in (dense_k, dense_v))
-                dense = ga.attention(dq, dk, dv, dg, causal=True)
+                dense = ga.attention(dq, dk, dv, dg, causal=True, **run)
                 ref = ga.attention_reference(dq, dk, dv, dg, causal=True)
                 got = out[rows].transpose(1, 0, 2)[None]
                 cfg = config.AttentionConfig(
                     b=1, hq=hq, hkv=hkv, sq=n, skv=int(seq_lens[b]), d=d,
-                    dv=d, causal=True)
+                    dv=d, causal=True, dtype=dtype)
                 inputs = {"query": dq, "key": dk, "value": dv, "gate": dg}
                 for name, x in (("paged", got), ("dense", dense)):
                     check = accuracy.compare(cfg, x, ref, inputs)
@@ -137,7 +180,8 @@ def main(argv=None):
              f"decode {s + 1}")
     spec = [4] * (len(prompts) - 1) + [0]
     step(rng.standard_normal((sum(spec), width)), spec, "speculative 1+3")
-    print(f"paged decode: ok, {args.layers} layers, page {page}, worst "
+    print(f"paged decode: ok, {args.layers} layers, page {page}, {dtype} on "
+          f"{args.device}, worst "
           f"err/bound {worst:.3g}")
     return 0
 

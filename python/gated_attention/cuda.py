@@ -25,6 +25,7 @@ import numpy as np
 from . import accuracy, config, dtypes, launch, mlir, ptx as ptx_tools, runner
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 # cuTensorMapEncodeTiled's enums (cuda.h): data types, 128-byte swizzle; 0
 # is "none" for interleave and L2 promotion and zero-fill for out of bounds.
 CU_TENSOR_MAP_DATA_TYPE = {"f16": 6, "bf16": 9}
@@ -65,6 +66,14 @@ class Driver:
         self._check(self.lib.cuDeviceGetName(buf, 256, self.device),
                     "cuDeviceGetName")
         return buf.value.decode()
+
+    def sm_count(self):
+        """The device's streaming multiprocessors."""
+        n = ctypes.c_int()
+        self._check(self.lib.cuDeviceGetAttribute(
+            ctypes.byref(n), CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            self.device), "cuDeviceGetAttribute")
+        return n.value
 
     def alloc(self, nbytes):
         ptr = ctypes.c_uint64()
@@ -181,15 +190,20 @@ class Kernel:
                 values.append(ctypes.c_int64({"Sq": sq, "Skv": skv}[arg["name"]]))
         self._launch(values, self.grid(b, sq), stream)
 
-    def launch_paged(self, buffers, b, mb, t, stream=None):
-        """A paged kernel's launch: `buffers` name -> (device pointer,
-        number of elements) for q, k, v, gate, out ([T, H, D] and [NB, P,
-        Hkv, D], packed) and the int32 block_table [B, MB], seq_lens and
-        cu_seqlens_q; the grid covers T query tokens of B sequences. Nothing
-        is read back: lengths stay on the device (no synchronization, so
-        the launch can be captured in a CUDA graph)."""
-        if self.desc["layout"] != "paged":
+    def launch_paged(self, buffers, b, mb, t, splits=1, stream=None):
+        """A launch of one of a paged op's kernels (layout paged,
+        paged-split or split-merge): `buffers` name -> (device pointer,
+        number of elements) for the memref arguments its description lists
+        (q, k, v, gate, out: [T, H, D] and [NB, P, Hkv, D], packed; the
+        int32 block_table [B, MB], seq_lens and cu_seqlens_q; the f32
+        o_partial and lse_partial of `splits` key splits); the grid covers T
+        query tokens of B sequences. Nothing is read back: lengths stay on
+        the device (no synchronization, so the launch can be captured in a
+        CUDA graph)."""
+        if self.desc["layout"] not in ("paged", "paged-split",
+                                       "split-merge"):
             raise ValueError(f"{self.desc['kernel']} is not a paged kernel")
+        index = {"B": b, "MB": mb, "T": t, "splits": splits}
         values = []
         for arg in self.desc["arguments"]:
             if arg["kind"] == "memref":
@@ -204,8 +218,9 @@ class Kernel:
                            ctypes.c_int64(0), ctypes.c_int64(n),
                            ctypes.c_int64(1)]
             else:
-                values.append(ctypes.c_int64({"B": b, "MB": mb}[arg["name"]]))
-        self._launch(values, launch.grid(self.desc, b, t=t), stream)
+                values.append(ctypes.c_int64(index[arg["name"]]))
+        self._launch(values, launch.grid(self.desc, b, t=t, splits=splits),
+                     stream)
 
     def _launch(self, values, grid, stream):
         params = (ctypes.c_void_p * len(values))(
@@ -247,10 +262,12 @@ def run(driver, kernel, cfg, inputs):
             driver.free(ptr)
 
 
-def run_paged(driver, kernel, arrays, dtype):
-    """Runs paged `kernel` on numpy `arrays` (q, key_cache, value_cache, g
-    or None, representable in `dtype`; block_table, seq_lens, cu_seqlens_q
-    as ints); returns the [T, Hq, Dv] result as float64."""
+def run_paged(driver, kernels, arrays, dtype, splits=1):
+    """Runs a paged op's `kernels` ({layout: Kernel}) on numpy `arrays` (q,
+    key_cache, value_cache, g or None, representable in `dtype`;
+    block_table, seq_lens, cu_seqlens_q as ints): the direct kernel, or with
+    `splits` > 1 the split kernel and the merge. Returns the [T, Hq, Dv]
+    result as float64."""
     table = np.ascontiguousarray(arrays["block_table"], np.int32)
     t, hq = arrays["q"].shape[:2]
     dv = arrays["value_cache"].shape[3]
@@ -279,9 +296,18 @@ def run_paged(driver, kernel, arrays, dtype):
         out = driver.alloc(max(n * size, 16))
         ptrs.append(out)
         buffers["out"] = (out, n)
+        if splits > 1:
+            for name, count in (("o_partial", splits * n),
+                                ("lse_partial", splits * t * hq)):
+                ptr = driver.alloc(max(4 * count, 16))
+                ptrs.append(ptr)
+                buffers[name] = (ptr, count)
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", buffers["out"])
-        kernel.launch_paged(buffers, table.shape[0], table.shape[1], t)
+        b, mb = table.shape
+        for layout in (("paged-split", "split-merge") if splits > 1
+                       else ("paged",)):
+            kernels[layout].launch_paged(buffers, b, mb, t, splits)
         driver.synchronize()
         return dtypes.from_bytes(driver.download(out, n * size), dtype,
                                  (t, hq, dv))
@@ -363,29 +389,34 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
         f"{n}={s}" for n, s in sorted(row_strides.items()))
     return _compile_cached(
         text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,
-        cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())
+        cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())[0]
 
 
 def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
                          cache=None):
-    """(kernel name, PTX text, launch description) of the paged kernel for
-    the heads, head dims and variant of `cfg` (a dense AttentionConfig) and
-    pages of `page` tokens: gated_attention.paged_attention on the GPU, one
-    compile for every batch, length and table. Cached as compile_kernel."""
+    """{layout: (kernel name, PTX text, launch description)} of the paged
+    op's kernels (paged: the direct one; paged-split and split-merge:
+    split-KV's) for the heads, head dims and variant of `cfg` (a dense
+    AttentionConfig) and pages of `page` tokens:
+    gated_attention.paged_attention on the GPU, one compile for every batch,
+    length and table. Cached as compile_kernel."""
     from . import kernel_cache, paged
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     text = paged.paged_ir(cfg, page)
-    return _compile_cached(
+    layouts = ("paged", "paged-split", "split-merge")
+    kernels = _compile_cached(
         text, f"paged P={page} {kernel_cache.variant(cfg)}", chip, "auto",
         warps, cache, opt, lambda: tensor_core_unsupported(cfg),
-        f"paged P={page} {cfg.describe()}")
+        f"paged P={page} {cfg.describe()}", layouts)
+    return dict(zip(layouts, kernels))
 
 
 def _compile_cached(text, label, chip, kernel, warps, cache, opt,
-                    unsupported, what):
-    """The one tensor-core kernel --gated-attention-to-ptx makes of MLIR
-    `text`, through the disk cache (compile_kernel)."""
+                    unsupported, what, layouts=("dense",)):
+    """[(name, PTX, description)] of the tensor-core kernels of `layouts`
+    (one each) that --gated-attention-to-ptx makes of MLIR `text`, through
+    the disk cache (compile_kernel)."""
     from . import kernel_cache
     if cache is None:
         cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
@@ -393,24 +424,31 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
         key = hashlib.sha256(
             f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{warps}\n{text}".encode()
         ).hexdigest()[:20]
-        stem = os.path.join(cache, key)
-        entry = _read_cache(stem)
-        if entry:
-            return entry
+        stems = [os.path.join(cache, key if layout == "dense"
+                              else f"{key}-{layout}") for layout in layouts]
+        entries = [_read_cache(stem) for stem in stems]
+        if all(entries):
+            return entries
     with kernel_cache.compile_logged(f"{label} for {chip}", cache or None):
         lowered = runner.compile_module(
             text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
                    f"warps={warps}"], opt=opt)
-    kernels = ptx_tools.tensor_core_kernels(lowered)
-    if len(kernels) != 1:
+    found = {}
+    for entry in ptx_tools.tensor_core_kernels(lowered):
+        found.setdefault(entry[2]["layout"], []).append(entry)
+    if sorted(found) != sorted(layouts) or any(
+            len(v) != 1 for v in found.values()):
         reason = unsupported() or (
-            f"the tool made {len(kernels)} tensor-core kernels")
+            f"the tool made {sum(map(len, found.values()))} tensor-core "
+            f"kernels of layouts {sorted(found)}")
         raise ValueError(f"{what}: no tensor-core kernel: {reason}")
-    name, ptx, desc = kernels[0]
-    ptx_tools.check_resolved(name, ptx)
+    kernels = [found[layout][0] for layout in layouts]
+    for name, ptx, _ in kernels:
+        ptx_tools.check_resolved(name, ptx)
     if cache:
-        _write_cache(stem, ptx, desc)
-    return kernels[0]
+        for stem, (_, ptx, desc) in zip(stems, kernels):
+            _write_cache(stem, ptx, desc)
+    return kernels
 
 
 def main(argv=None):

@@ -10,9 +10,15 @@ names the field, not a wrong launch. Version 3 (version 1 had no strides:
 every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
 
   schema, version        "gated-attention.launch", 3
-  layout                 "dense" (the [B, H, S, D] kernels) or "paged" (the
+  layout                 "dense" (the [B, H, S, D] kernels), "paged" (the
                          paged_attention kernel: packed [T, H, D] queries,
-                         gate and output, [NB, P, Hkv, D] caches)
+                         gate and output, [NB, P, Hkv, D] caches),
+                         "paged-split" (its split-KV form: each CTA of grid
+                         z = splits takes a part of the keys and writes f32
+                         partials o_partial [splits, T, Hq, Dv] and
+                         lse_partial [splits, T, Hq]; "split_rule" says how
+                         the MLIR host code picks splits) or "split-merge"
+                         (combines the partials and applies the gate)
   page_size              P of a paged kernel (0 for a dense one)
   kernel, module         the PTX entry and its binary
   element_type           "f16" or "bf16"
@@ -67,8 +73,10 @@ _FIELDS = {
     "block": list, "dynamic_shared_memory": int, "abi": dict,
     "arguments": list, "layout": str, "page_size": int, "row_group": int,
 }
-_SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one")
-_INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB")}
+_SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one", "splits")
+_INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB"),
+                    "paged-split": ("B", "MB", "splits", "T"),
+                    "split-merge": ("T", "splits")}
 _DIMS = ("B", "H")
 _MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
 
@@ -102,7 +110,7 @@ def validate(desc):
     if desc["layout"] not in _INDEX_ARGUMENTS:
         _fail(desc, f"field 'layout' must be one of "
               f"{tuple(_INDEX_ARGUMENTS)}, got {desc['layout']!r}")
-    if (desc["page_size"] > 0) != (desc["layout"] == "paged") or \
+    if (desc["page_size"] > 0) != (desc["layout"] != "dense") or \
             desc["page_size"] % 16:
         _fail(desc, f"field 'page_size' {desc['page_size']!r} must be a "
               "positive multiple of 16 for a paged kernel, 0 otherwise")
@@ -188,11 +196,11 @@ def map_dims(desc, arg, b, sq, skv):
     return out
 
 
-def grid(desc, b, sq=0, skv=0, t=0):
+def grid(desc, b, sq=0, skv=0, t=0, splits=1):
     """The grid of a launch on B = b, Sq = sq, Skv = skv (dense) or T = t
-    query tokens (paged), as (x, y, z)."""
+    query tokens in `splits` key splits (paged), as (x, y, z)."""
     values = {"B": b, "Sq": sq, "Skv": skv, "T": t, "Hq": desc["Hq"],
-              "one": 1}
+              "one": 1, "splits": splits}
     return tuple(-(-values[d[0]] // d[1]) + (values[d[2]] if len(d) > 2
                                               else 0)
                  for d in desc["grid"])

@@ -159,16 +159,46 @@ def paged_ir(cfg, page, name="paged"):
 _COMPILED = {}
 
 
+def choose_splits(split_desc, b, t, mb, sm_count=None):
+    """The key splits of a paged launch on the GPU (split-KV decode): the
+    rule of the split kernel's description (what the MLIR host code does),
+    with a target of two CTAs per SM of the device when `sm_count` is
+    given. Host-side sizes only: B sequences, T query tokens, tables of MB
+    pages; 1 means the direct kernel."""
+    rule = split_desc["split_rule"]
+    from . import launch
+    gx, gy, _ = launch.grid(split_desc, b, t=t)
+    target = 2 * sm_count if sm_count else rule["target_ctas"]
+    capacity = mb * split_desc["page_size"]
+    fitting = -(-capacity // rule["min_keys_per_split"])
+    wanted = -(-target // max(gx * gy, 1))
+    return max(min(wanted, fitting, rule["max_splits"]), 1)
+
+
+def check_splits(num_splits):
+    """`num_splits` (None: chosen) as an int, or a ValueError."""
+    if num_splits is None:
+        return None
+    if isinstance(num_splits, bool) or not isinstance(
+            num_splits, (int, np.integer)) or not 1 <= num_splits <= 1024:
+        raise ValueError(f"num_splits must be None or an int in [1, 1024], "
+                         f"got {num_splits!r}")
+    return int(num_splits)
+
+
 def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
                     cu_seqlens_q, g=None, *, causal=False, scale=None,
-                    gate="sigmoid", combine="mul", dtype="f32", device="cpu"):
+                    gate="sigmoid", combine="mul", dtype="f32", device="cpu",
+                    num_splits=None):
     """gated_attention.paged_attention on numpy arrays (see the module
     docstring), rounded to `dtype`; the result in `dtype`'s numpy type.
     Compiled once per heads, head dims, page size and variant: the number
     of sequences, tokens, pages and lengths are runtime values. `device`:
     cpu, or cuda (the paged tensor-core kernel: f16 or bf16, head dims
-    multiples of 16 up to 256)."""
+    multiples of 16 up to 256). `num_splits`: on cuda, the key splits of
+    split-KV decode (1: none); None chooses them (choose_splits)."""
     config_mod.check_choice("device", device, ("cpu", "cuda"))
+    num_splits = check_splits(num_splits)
     config_mod.check_choice("dtype", dtype, ("f32", "f16", "bf16"))
     q, kc, vc, table, lens, cu, g = check_arguments(
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
@@ -189,14 +219,19 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     if device == "cuda":
         from . import cuda
         if key not in _COMPILED:
-            _, ptx, desc = cuda.compile_paged_kernel(
+            compiled = cuda.compile_paged_kernel(
                 key[0], page, cache=kernel_cache.directory() or "")
             driver = cuda.Driver()
-            _COMPILED[key] = (driver, cuda.Kernel(driver, ptx, desc))
-        driver, kernel = _COMPILED[key]
+            _COMPILED[key] = (driver, {
+                layout: cuda.Kernel(driver, ptx, desc)
+                for layout, (_, ptx, desc) in compiled.items()})
+        driver, kernels = _COMPILED[key]
         arrays = dict(q=q, key_cache=kc, value_cache=vc, g=g,
                       block_table=table, seq_lens=lens, cu_seqlens_q=cu)
-        out = cuda.run_paged(driver, kernel, arrays, dtype)
+        splits = num_splits or choose_splits(
+            kernels["paged-split"].desc, len(lens), t, table.shape[1],
+            driver.sm_count())
+        out = cuda.run_paged(driver, kernels, arrays, dtype, splits)
         return dtypes.from_bits_as(dtypes.to_bits(out, dtype), dtype)
     if key not in _COMPILED:
         _COMPILED[key] = compiler.compile_cpu(paged_ir(cfg, page))

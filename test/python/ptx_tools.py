@@ -8,7 +8,7 @@ import json
 import os
 import tempfile
 
-from gated_attention import config, cuda, launch, ptx
+from gated_attention import config, cuda, launch, paged, ptx
 
 DESC = {"schema": "gated-attention.launch", "version": 3, "kernel": "k",
         "layout": "dense", "page_size": 0, "row_group": 1,
@@ -208,7 +208,9 @@ except ValueError:
 # rows) + B, Hq, 1); nothing is read back from the device.
 pcfg = config.AttentionConfig(hq=4, hkv=2, d=64, dv=64, causal=True,
                               dtype="bf16")
-name, text, desc = cuda.compile_paged_kernel(pcfg, 16)
+compiled = cuda.compile_paged_kernel(pcfg, 16)
+assert sorted(compiled) == ["paged", "paged-split", "split-merge"], compiled
+name, text, desc = compiled["paged"]
 assert (desc["layout"], desc["page_size"]) == ("paged", 16), desc
 driver = FakeDriver()
 paged_kernel = cuda.Kernel(driver, text, desc)
@@ -243,4 +245,46 @@ try:
     raise AssertionError("a dense kernel launched as a paged one")
 except ValueError as e:
     assert "not a paged kernel" in str(e), e
+# Split-KV: the split kernel takes the f32 partials, then splits and T, on
+# grid z = splits; the merge takes gate, out, the partials, T and splits on
+# a CTA per (token, head) of Dv / 2 threads.
+pbuffers.update(o_partial=(0xa000, 7), lse_partial=(0xb000, 3))
+driver = FakeDriver()
+split = cuda.Kernel(driver, compiled["paged-split"][1],
+                    compiled["paged-split"][2])
+split.launch_paged(pbuffers, b=3, mb=5, t=130, splits=6)
+args = driver.lib.calls[-1][1]
+assert args[1:7] == (5 + 3, 2, 6, 128, 1, 1), args[1:7]
+params = args[9]
+assert len(params) == 54, len(params)
+tail = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
+        for p in params[40:]]
+assert tail[:2] == [3, 5] and tail[2] == tail[3] == 0xa000, tail
+assert tail[7] == tail[8] == 0xb000 and tail[12:] == [6, 130], tail
+merge = cuda.Kernel(driver, compiled["split-merge"][1],
+                    compiled["split-merge"][2])
+merge.launch_paged(pbuffers, b=3, mb=5, t=130, splits=6)
+args = driver.lib.calls[-1][1]
+assert args[1:7] == (130, 4, 1, 32, 1, 1), args[1:7]
+assert args[7] == 0, args[7]
+params = args[9]
+words = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
+         for p in params]
+assert len(words) == 22 and words[0] == pbuffers["gate"][0], words
+assert words[5] == pbuffers["out"][0] and words[10] == 0xa000, words
+assert words[20:] == [130, 6], words[20:]
+# The choice of splits: decode of 4 sequences (10 CTAs) over tables of
+# 1024 keys splits 4 ways (256 keys each at least); a prefill of 4096
+# tokens fills the GPU alone; 132 SMs want 264 CTAs.
+split_desc = compiled["paged-split"][2]
+assert paged.choose_splits(split_desc, 4, 4, 64, 132) == 4
+assert paged.choose_splits(split_desc, 4, 4, 4096, 132) == 27
+assert paged.choose_splits(split_desc, 4, 4096, 64, 132) == 1
+assert paged.choose_splits(split_desc, 4, 4, 64) == 4
+for bad in (0, -1, 2.5, True, "4"):
+    try:
+        paged.check_splits(bad)
+        raise AssertionError(f"num_splits={bad!r} accepted")
+    except ValueError as e:
+        assert "num_splits must be" in str(e), e
 print("ok")

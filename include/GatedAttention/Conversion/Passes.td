@@ -86,6 +86,15 @@ def ConvertGatedAttentionToNVGPUPass
     and gated epilogue. `kernel=auto` keeps mma.sync until the
     Hopper kernel has been validated on a GPU.
 
+    `gated_attention.paged_attention` ops of the same types get the paged
+    form of the mma.sync kernel (also on sm_90a): K/V rows read through the
+    block table, queries, gate and output packed, the query heads of one
+    K/V head packed into a CTA's rows, grid `(ceildiv(T, rows / G) + B,
+    Hq / G)` with lengths and offsets read by the kernel. Where that grid is
+    small (decode), the host code splits each tile's keys across CTAs
+    (split-KV: grid z) into f32 partials that a merge kernel combines and
+    gates; the number of splits comes from sizes alone, not lengths.
+
     Each kernel's launch description (versioned JSON: kernel name, grid and
     block as functions of B, Hq, Sq, dynamic shared memory bytes, argument
     order and calling convention, TMA maps and boxes) is an entry of the

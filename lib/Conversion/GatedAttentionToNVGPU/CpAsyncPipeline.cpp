@@ -114,12 +114,18 @@ Value CpAsyncPipeline::commit(ValueRange tokens) {
 }
 
 Value CpAsyncPipeline::loadFirst(GlobalSlab q, Value rowBase, Value numRows,
-                                 GlobalSlab k, GlobalSlab v, Value numKeys) {
+                                 GlobalSlab k, GlobalSlab v, Value numKeys,
+                                 Value firstBlock) {
   SmallVector<Value> tokens;
   copyTile(q, rowBase, numRows, qTile, {}, cfg.queryBlock(), cfg.headDim,
            tokens);
-  Value zero = idx(0);
-  copyKeyBlock(zero, zero, numKeys, k, v, tokens);
+  if (firstBlock) {
+    Value buffer = arith::AndIOp::create(b, loc, firstBlock, idx(1));
+    copyKeyBlock(firstBlock, buffer, numKeys, k, v, tokens);
+  } else {
+    Value zero = idx(0);
+    copyKeyBlock(zero, zero, numKeys, k, v, tokens);
+  }
   return commit(tokens);
 }
 

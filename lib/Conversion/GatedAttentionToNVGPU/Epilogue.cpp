@@ -7,6 +7,9 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
+#include <limits>
+
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -19,6 +22,32 @@ using namespace mlir::gated_attention::flash;
 /// length: 4-byte aligned in buffers that are (cp.async already needs 16),
 /// so each pair is one 32-bit access rather than two 16-bit ones.
 static const llvm::Align kPairAlignment(4);
+
+namespace {
+/// Row `half` of the lane in a tile starting at `row0`: the sequence's row
+/// (what the bound is checked on) and, for packed heads (rowGroup > 1),
+/// the head's place among them.
+struct EpilogueRow {
+  Value row, group;
+
+  EpilogueRow(const KernelBuilder &kb, const LaneLayout &lanes, Value row0,
+              int64_t half, int64_t rowGroup)
+      : row(lanes.row(kb, row0, half)) {
+    if (rowGroup > 1) {
+      group = kb.rem(row, rowGroup);
+      row = kb.div(row, rowGroup);
+    }
+  }
+
+  /// Where the row starts in a buffer of rows `rowStride` apart whose
+  /// packed heads are `groupStride` apart, from `base`.
+  Value start(const KernelBuilder &kb, Value base, Value rowStride,
+              int64_t groupStride) const {
+    Value offset = kb.add(base, kb.mul(row, rowStride));
+    return group ? kb.add(offset, kb.mul(group, groupStride)) : offset;
+  }
+};
+} // namespace
 
 void mlir::gated_attention::flash::emitGatedEpilogue(
     const KernelBuilder &kb, const FlashKernelConfig &cfg,
@@ -35,26 +64,16 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
   Value g = operands.gate;
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
     Value inv = rowNormalizer(kb, state, half);
-    Value row = lanes.row(kb, row0, half);
-    // Packed heads: the sequence's row and the head's offset in it.
-    Value group;
-    if (operands.rowGroup > 1) {
-      group = kb.rem(row, operands.rowGroup);
-      row = kb.div(row, operands.rowGroup);
-    }
-    auto start = [&](Value base, Value rowStride, int64_t groupStride) {
-      Value offset = kb.add(base, kb.mul(row, rowStride));
-      return group ? kb.add(offset, kb.mul(group, groupStride)) : offset;
-    };
+    EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);
     auto gateRow = [&] {
-      return start(operands.gateBase, operands.gateRowStride,
-                   operands.gateGroupStride);
+      return row.start(kb, operands.gateBase, operands.gateRowStride,
+                       operands.gateGroupStride);
     };
     auto outRow = [&] {
-      return start(operands.outBase, operands.outRowStride,
-                   operands.outGroupStride);
+      return row.start(kb, operands.outBase, operands.outRowStride,
+                       operands.outGroupStride);
     };
-    auto ifOp = scf::IfOp::create(b, loc, kb.lt(row, operands.numRows));
+    auto ifOp = scf::IfOp::create(b, loc, kb.lt(row.row, operands.numRows));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value headwiseGate;
@@ -101,5 +120,50 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
                               ValueRange{kb.add(outRow(), col)},
                               /*nontemporal=*/false, kPairAlignment);
     }
+  }
+}
+
+void mlir::gated_attention::flash::emitPartialEpilogue(
+    const KernelBuilder &kb, const FlashKernelConfig &cfg,
+    const LaneLayout &lanes, SoftmaxState state, Value row0,
+    const PartialOperands &operands) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto f32PairType = VectorType::get({2}, b.getF32Type());
+  AccumulatorTile out = state.out();
+  Value negInf = kb.f32c(-std::numeric_limits<double>::infinity());
+  Value firstOfQuad = kb.eq(lanes.quadCol, kb.idx(0));
+  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+    Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
+    Value inv = buildInverseRowSum(b, loc, l);
+    // log2 of the row's sum of exp2(scaled scores) over this split's keys
+    // (m is their maximum): -inf for a split without a visible key, which
+    // the merge weighs 0. A NaN sum stays NaN.
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, kb.f32c(0));
+    Value log2Sum = math::Log2Op::create(b, loc, l);
+    Value lse = kb.select(empty, negInf, kb.fadd(state.max(half), log2Sum));
+    EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);
+    auto ifOp = scf::IfOp::create(b, loc, kb.lt(row.row, operands.numRows));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value outRow = row.start(kb, operands.outBase, operands.outRowStride,
+                             operands.outGroupStride);
+    for (int64_t t = 0; t < out.numTiles(); ++t) {
+      SmallVector<Value, 2> y;
+      for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
+        y.push_back(kb.fmul(out.at(t, half, c), inv));
+      Value pair = vector::FromElementsOp::create(b, loc, f32PairType, y);
+      Value col = kb.add(lanes.columnPair(kb), t * 8);
+      vector::StoreOp::create(b, loc, pair, operands.out,
+                              ValueRange{kb.add(outRow, col)},
+                              /*nontemporal=*/false, llvm::Align(8));
+    }
+    auto store = scf::IfOp::create(b, loc, firstOfQuad);
+    b.setInsertionPointToStart(store.thenBlock());
+    memref::StoreOp::create(b, loc, lse, operands.lse,
+                            row.start(kb, operands.lseBase,
+                                      operands.lseRowStride,
+                                      operands.lseGroupStride));
   }
 }

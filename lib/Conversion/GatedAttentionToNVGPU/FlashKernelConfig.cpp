@@ -71,6 +71,8 @@ int64_t FlashKernelConfig::rowStride(StringRef operand) const {
 }
 
 int64_t FlashKernelConfig::sharedMemoryBytes() const {
+  if (isMerge())
+    return 0;
   if (isWgmma())
     return TmaSharedLayout::get(*this).total;
   return queryTileBytes() + 2 * keyTileBytes() + 2 * valueTileBytes();
@@ -91,7 +93,10 @@ std::string FlashKernelConfig::baseName() const {
                        !hasGate         ? "_nogate"
                        : gateWidth == 1 ? "_headwise"
                                         : "",
-                       isWgmma() ? "_sm90a" : "")
+                       isWgmma()   ? "_sm90a"
+                       : isSplit() ? "_split"
+                       : isMerge() ? "_merge"
+                                   : "")
       .str();
 }
 
@@ -105,7 +110,7 @@ std::string FlashKernelConfig::uniqueKey() const {
      << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "") << " rows "
      << llvm::interleaved(rowStrides, ",");
   if (isPaged())
-    os << " paged " << pageSize;
+    os << " paged " << pageSize << " role " << static_cast<int>(pagedKernel);
   return s;
 }
 
@@ -165,10 +170,32 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
         {"swizzle", "128B"},
         {"oob_fill", "zero"}});
   };
+  auto partials = [&] {
+    for (auto [name, shape] : {std::pair{"o_partial", "splits x T x Hq x Dv"},
+                               std::pair{"lse_partial", "splits x T x Hq"}})
+      args.push_back(llvm::json::Object{{"name", name},
+                                        {"kind", "memref"},
+                                        {"element_type", "f32"},
+                                        {"shape", shape}});
+  };
+  auto indices = [&](ArrayRef<StringRef> names) {
+    for (StringRef name : names)
+      args.push_back(llvm::json::Object{{"name", name}, {"kind", "index"}});
+  };
   llvm::json::Array grid;
-  if (isPaged()) {
+  if (isMerge()) {
+    // One CTA per (token, head) row, a thread per column pair.
+    buffer("gate", gateWidth == 1 ? "T x Hg x 1" : "T x Hg x Dv");
+    buffer("out", "T x Hq x Dv");
+    partials();
+    indices({"T", "splits"});
+    grid =
+        llvm::json::Array{llvm::json::Array{"T", 1}, llvm::json::Array{"Hq", 1},
+                          llvm::json::Array{"one", 1}};
+  } else if (isPaged()) {
     // Packed rows of T tokens, caches of pages; the grid's x covers every
-    // sequence's query blocks (TileScheduler.h: scheduleVarlenTile).
+    // sequence's query blocks (TileScheduler.h: scheduleVarlenTile), its z
+    // the splits of the keys.
     buffer("q", "T x Hq x D");
     buffer("k", "NB x P x Hkv x D");
     buffer("v", "NB x P x Hkv x Dv");
@@ -181,11 +208,15 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
                                         {"kind", "memref"},
                                         {"element_type", "i32"},
                                         {"shape", shape}});
-    for (StringRef name : {"B", "MB"})
-      args.push_back(llvm::json::Object{{"name", name}, {"kind", "index"}});
-    grid = llvm::json::Array{llvm::json::Array{"T", queriesPerBlock(), "B"},
-                             llvm::json::Array{"Hq", rowGroup()},
-                             llvm::json::Array{"one", 1}};
+    indices({"B", "MB"});
+    if (isSplit()) {
+      partials();
+      indices({"splits", "T"});
+    }
+    grid =
+        llvm::json::Array{llvm::json::Array{"T", queriesPerBlock(), "B"},
+                          llvm::json::Array{"Hq", rowGroup()},
+                          llvm::json::Array{isSplit() ? "splits" : "one", 1}};
   } else {
     if (isWgmma()) {
       map("q", "B x Hq x Sq x D", "D", "Sq", "Hq", queryBlock());
@@ -222,7 +253,10 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
   llvm::json::Object desc{
       {"schema", "gated-attention.launch"},
       {"version", 3},
-      {"layout", isPaged() ? "paged" : "dense"},
+      {"layout", isMerge()   ? "split-merge"
+                 : isSplit() ? "paged-split"
+                 : isPaged() ? "paged"
+                             : "dense"},
       {"page_size", pageSize},
       {"module", name},
       {"kernel", name},
@@ -253,6 +287,13 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
            {"tensor_map", "pointer"},
            {"alignment", 16}}},
       {"arguments", std::move(args)}};
+  // The rule the MLIR host code picks the splits by (buildSplitCount), for
+  // launchers that pick them alike.
+  if (isSplit())
+    desc["split_rule"] =
+        llvm::json::Object{{"target_ctas", kSplitTargetCTAs},
+                           {"min_keys_per_split", kMinKeysPerSplit},
+                           {"max_splits", kMaxSplits}};
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::json::Value(std::move(desc));

@@ -81,10 +81,15 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
   Type input = buffer;
   if (cfg.isWgmma())
     input = LLVM::LLVMPointerType::get(ctx);
+  auto partial = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   SmallVector<Type> arguments = {input, input, input, buffer, buffer};
-  if (cfg.isPaged()) {
+  if (cfg.isMerge()) {
+    arguments = {buffer, buffer, partial, partial, index, index};
+  } else if (cfg.isPaged()) {
     auto table = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
     arguments.append({table, table, table, index, index});
+    if (cfg.isSplit())
+      arguments.append({partial, partial, index, index});
   } else {
     arguments.append({index, index});
   }
@@ -111,6 +116,8 @@ getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
                   b.getI32IntegerAttr(1));
     TmaPipeline::declareSharedMemory(b, loc, gpuModule);
     buildWgmmaFlashKernel(b, loc, cfg, func);
+  } else if (cfg.isMerge()) {
+    buildSplitMergeKernel(b, loc, cfg, func);
   } else {
     buildMmaSyncFlashKernel(b, loc, cfg, func);
   }
@@ -209,6 +216,26 @@ static Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*readOnly=*/true);
   return flatView(b, loc, buffer);
+}
+
+/// The number of key splits of a paged launch of `ctas` CTAs over tables
+/// of `capacity` keys per sequence: enough CTAs for kSplitTargetCTAs, each
+/// split at least kMinKeysPerSplit keys of the capacity, at most
+/// kMaxSplits (python/gated_attention/paged.py: choose_splits is the same
+/// rule with the device's SM count).
+static Value buildSplitCount(OpBuilder &b, Location loc,
+                             const FlashKernelConfig &cfg, Value ctas,
+                             Value capacity) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value target = c(kSplitTargetCTAs);
+  Value wanted = arith::CeilDivUIOp::create(b, loc, target, ctas);
+  Value perSplit = c(kMinKeysPerSplit);
+  Value fitting = arith::CeilDivUIOp::create(b, loc, capacity, perSplit);
+  Value most = arith::MinUIOp::create(b, loc, fitting, c(kMaxSplits));
+  Value splits = arith::MinUIOp::create(b, loc, wanted, most);
+  return arith::MaxUIOp::create(b, loc, splits, c(1));
 }
 
 /// Launches `kernel` of `cfg` on `grid` when `nonEmpty` (CUDA rejects empty
@@ -422,8 +449,53 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     // CUDA rejects empty grids; without tokens there is nothing to write.
     Value nonEmpty = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
-    launchWhen(rewriter, loc, nonEmpty, kernel, cfg,
-               {gridX, c(cfg.numQueryHeads / cfg.rowGroup()), c(1)}, args);
+    Value gridY = c(cfg.numQueryHeads / cfg.rowGroup());
+    // Split-KV when the tiles alone leave the GPU idle (decode): the
+    // number of splits from the grid and the table's capacity, host-side
+    // sizes only (no lengths are read back).
+    Value ctas = arith::MulIOp::create(rewriter, loc, gridX, gridY);
+    Value capacity =
+        arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
+    Value splits = buildSplitCount(rewriter, loc, cfg, ctas, capacity);
+    Value split = arith::AndIOp::create(
+        rewriter, loc, nonEmpty,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, splits,
+                              c(1)));
+    auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
+      auto module = op->getParentOfType<ModuleOp>();
+      FlashKernelConfig splitCfg = cfg.withPagedKernel(PagedKernel::Split);
+      FlashKernelConfig mergeCfg = cfg.withPagedKernel(PagedKernel::Merge);
+      gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
+      gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
+      // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
+      Value splitTokens =
+          arith::MulIOp::create(rewriter, loc, splits, numTokens);
+      Value rows = arith::MulIOp::create(rewriter, loc, splitTokens,
+                                         c(cfg.numQueryHeads));
+      auto f32 = rewriter.getF32Type();
+      auto flatF32 = MemRefType::get({ShapedType::kDynamic}, f32);
+      Value partialOut = memref::AllocOp::create(
+          rewriter, loc, flatF32,
+          ValueRange{
+              arith::MulIOp::create(rewriter, loc, rows, c(cfg.valueHeadDim))});
+      Value partialLse =
+          memref::AllocOp::create(rewriter, loc, flatF32, ValueRange{rows});
+      SmallVector<Value> splitArgs(args);
+      splitArgs.append({partialOut, partialLse, splits, numTokens});
+      launchWhen(rewriter, loc, split, splitKernel, splitCfg,
+                 {gridX, gridY, splits}, splitArgs);
+      launchWhen(rewriter, loc, split, mergeKernel, mergeCfg,
+                 {numTokens, c(cfg.numQueryHeads), c(1)},
+                 {gate, outFlat, partialOut, partialLse, numTokens, splits});
+      memref::DeallocOp::create(rewriter, loc, partialOut);
+      memref::DeallocOp::create(rewriter, loc, partialLse);
+      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, {gridX, gridY, c(1)},
+                 args);
+    }
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));

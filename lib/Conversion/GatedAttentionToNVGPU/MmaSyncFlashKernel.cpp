@@ -45,10 +45,12 @@ private:
   void buildPaged(Block &entry);
   /// The tile's first query row (in the sequence), and the warp's.
   void setRowBase(Value rowBase);
-  /// Q, K/V through the pipeline, the key loop and the epilogue, whose
-  /// operands `epilogue` builds after the loop.
+  /// Q, K/V through the pipeline and the key loop (over the `split`-th of
+  /// `splits` parts of the keys when given), then `epilogue` on the final
+  /// state.
   void mainLoop(GlobalSlab q, GlobalSlab k, GlobalSlab v, Value numRows,
-                Value numKeys, function_ref<EpilogueOperands()> epilogue);
+                Value numKeys, function_ref<void(SoftmaxState)> epilogue,
+                Value split = {}, Value splits = {});
   /// One key block: S = Q K^T, online softmax, O += P V, on `state`.
   void keyBlock(Value block, Value buffer, bool masked, SoftmaxState state);
 
@@ -94,17 +96,20 @@ void MmaSyncFlashKernel::setRowBase(Value rowBase) {
 void MmaSyncFlashKernel::mainLoop(GlobalSlab qSlab, GlobalSlab kSlab,
                                   GlobalSlab vSlab, Value numRows,
                                   Value numKeys,
-                                  function_ref<EpilogueOperands()> epilogue) {
+                                  function_ref<void(SoftmaxState)> epilogue,
+                                  Value split, Value splits) {
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
   range.emplace(*this, cfg.causal, cfg.keyBlock, tileQueryBase,
                 cfg.queriesPerBlock(), numRows, numKeys, cfg.rowGroup());
+  if (split)
+    range->splitAcross(*this, split, splits);
 
-  // Prologue: Q and block 0 in one group.
-  Value group =
-      pipeline->loadFirst(qSlab, tileRowBase, numRows, kSlab, vSlab, numKeys);
+  // Prologue: Q and the first block in one group.
+  Value group = pipeline->loadFirst(qSlab, tileRowBase, numRows, kSlab, vSlab,
+                                    numKeys, range->firstBlock());
   if (cfg.queryInRegisters()) {
     pipeline->waitAll(group);
     for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
@@ -124,8 +129,7 @@ void MmaSyncFlashKernel::mainLoop(GlobalSlab qSlab, GlobalSlab kSlab,
       [&](Value j, bool masked, MutableArrayRef<Value> values) {
         keyBlock(j, buffer, masked, SoftmaxState(values));
       });
-  emitGatedEpilogue(*this, cfg, lanes, SoftmaxState(state), warpRow,
-                    epilogue());
+  epilogue(SoftmaxState(state));
 }
 
 void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
@@ -160,14 +164,15 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
   GlobalSlab qSlab = slab(q, tile.head, "q");
   GlobalSlab kSlab = slab(k, kvHead, "k");
   GlobalSlab vSlab = slab(v, kvHead, "v");
-  mainLoop(qSlab, kSlab, vSlab, numRows, numKeys, [&] {
+  mainLoop(qSlab, kSlab, vSlab, numRows, numKeys, [&](SoftmaxState state) {
     // The gate's and the output's slabs only now: at D = 256 no register is
     // left to carry them through the loop.
     GlobalSlab gSlab = slab(g, gateHead, "gate");
     GlobalSlab oSlab = slab(out, tile.head, "out");
-    return EpilogueOperands{gSlab.buffer,   oSlab.buffer, gSlab.base,
-                            oSlab.base,     numRows,      gSlab.rowStride,
-                            oSlab.rowStride};
+    emitGatedEpilogue(*this, cfg, lanes, state, warpRow,
+                      EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
+                                       oSlab.base, numRows, gSlab.rowStride,
+                                       oSlab.rowStride});
   });
 }
 
@@ -208,21 +213,43 @@ void MmaSyncFlashKernel::buildPaged(Block &entry) {
                    pages};
   GlobalSlab vSlab{valueCache, mul(kvHead, cfg.valueHeadDim),
                    idx(cfg.rowStride("v")), pages};
-  mainLoop(packed(q, t.firstRow, head, cfg.headDim, "q"), kSlab, vSlab,
-           t.numRows, numKeys, [&] {
-             // The sequence's first row is loaded again: at D = 256 there
-             // is no register to keep it through the loop.
-             Value firstRow = loadIndex(cuSeqlens, batch);
-             GlobalSlab gSlab = packed(g, firstRow, head, cfg.gateWidth, "gate",
-                                       cfg.numGateHeads != 1);
-             GlobalSlab oSlab =
-                 packed(out, firstRow, head, cfg.valueHeadDim, "out");
-             return EpilogueOperands{gSlab.buffer,      oSlab.buffer,
-                                     gSlab.base,        oSlab.base,
-                                     t.numRows,         gSlab.rowStride,
-                                     oSlab.rowStride,   group,
-                                     gSlab.groupStride, oSlab.groupStride};
-           });
+  auto gatedEpilogue = [&](SoftmaxState state) {
+    // The sequence's first row is loaded again: at D = 256 there is no
+    // register to keep it through the loop.
+    Value firstRow = loadIndex(cuSeqlens, batch);
+    GlobalSlab gSlab =
+        packed(g, firstRow, head, cfg.gateWidth, "gate", cfg.numGateHeads != 1);
+    GlobalSlab oSlab = packed(out, firstRow, head, cfg.valueHeadDim, "out");
+    emitGatedEpilogue(*this, cfg, lanes, state, warpRow,
+                      EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
+                                       oSlab.base, t.numRows, gSlab.rowStride,
+                                       oSlab.rowStride, group,
+                                       gSlab.groupStride, oSlab.groupStride});
+  };
+  GlobalSlab qSlab = packed(q, t.firstRow, head, cfg.headDim, "q");
+  if (!cfg.isSplit()) {
+    mainLoop(qSlab, kSlab, vSlab, t.numRows, numKeys, gatedEpilogue);
+    b.setInsertionPointAfter(active);
+    return;
+  }
+  // Split-KV: this CTA's part of the keys, written without the gate as f32
+  // partials [splits, T, Hq, Dv] with their LSE [splits, T, Hq].
+  Value partialOut = entry.getArgument(10), partialLse = entry.getArgument(11),
+        splits = entry.getArgument(12), numTokens = entry.getArgument(13);
+  Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  auto partialEpilogue = [&](SoftmaxState state) {
+    Value firstRow = loadIndex(cuSeqlens, batch);
+    int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
+    // Row (token, head) of split s: (s * T + token) * Hq + head.
+    Value token0 = add(mul(split, numTokens), firstRow);
+    Value row0 = add(mul(token0, hq), head);
+    emitPartialEpilogue(*this, cfg, lanes, state, warpRow,
+                        PartialOperands{partialOut, partialLse, mul(row0, dv),
+                                        row0, t.numRows, idx(hq * dv), idx(hq),
+                                        group, dv, 1});
+  };
+  mainLoop(qSlab, kSlab, vSlab, t.numRows, numKeys, partialEpilogue, split,
+           splits);
   b.setInsertionPointAfter(active);
 }
 

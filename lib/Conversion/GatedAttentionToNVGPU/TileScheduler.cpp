@@ -86,6 +86,14 @@ KeyBlockRange::KeyBlockRange(const KernelBuilder &kb, bool causal,
     unmaskedEnd = kb.min(kb.add(kb.add(rowBase, 1), offset), numKeys);
 }
 
+void KeyBlockRange::splitAcross(const KernelBuilder &kb, Value split,
+                                Value splits) {
+  Value chunk =
+      arith::CeilDivUIOp::create(kb.builder(), kb.location(), blocks, splits);
+  begin = kb.min(kb.mul(split, chunk), blocks);
+  blocks = kb.min(kb.add(begin, chunk), blocks);
+}
+
 Value KeyBlockRange::isMasked(const KernelBuilder &kb, Value block) const {
   return arith::CmpIOp::create(kb.builder(), kb.location(),
                                arith::CmpIPredicate::sgt,
@@ -108,8 +116,11 @@ SmallVector<Value> mlir::gated_attention::flash::buildKeyLoop(
     int64_t first) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  auto loop = scf::ForOp::create(b, loc, kb.idx(first), range.numBlocks(),
-                                 kb.idx(1), init);
+  Value lower = kb.idx(first);
+  if (Value begin = range.firstBlock())
+    lower = kb.add(begin, first);
+  auto loop =
+      scf::ForOp::create(b, loc, lower, range.numBlocks(), kb.idx(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();

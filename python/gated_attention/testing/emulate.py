@@ -347,6 +347,24 @@ class CTA:
             return self.mma(op, x)
         if n == "arith.index_cast":
             return x[0].astype(np.int64)
+        if n == "math.log2":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.log2(x[0]).astype(np.float32)
+        if n in ("memref.load", "vector.load") and x[0].elem == "f32":
+            mem = x[0]
+            width = 2 if n == "vector.load" else 1
+            i = np.clip(x[1][:, None] + np.arange(width), 0,
+                        max(mem.bits.size - 1, 0))
+            vals = mem.bits[i].astype(np.float32)
+            return vals if n == "vector.load" else vals[:, 0]
+        if n in ("memref.store", "vector.store") and x[1].elem == "f32":
+            val, mem, idx = x
+            active = np.nonzero(self.mask)[0]
+            if n == "memref.store":
+                mem.bits[idx[active]] = val[active]
+            else:
+                mem.bits[idx[active][:, None] + np.arange(2)] = val[active]
+            return None
         if n == "memref.load" and x[0].elem == "i32":
             # A table read past its end is a kernel bug, not a value.
             mem, idx = x[0], x[1][self.mask]
@@ -541,55 +559,75 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
     return mems["out"].bits
 
 
-def launch_paged(kernel, desc, inputs, tables):
-    """Runs every CTA of a paged kernel; `inputs`: q, k, v, gate -> raw
-    uint16 bits of the packed [T, H, D] / [NB, P, Hkv, D] arrays; `tables`:
-    block_table [B, MB], seq_lens [B], cu_seqlens_q [B + 1] (ints). Returns
-    the output's bits ([T, Hq, Dv])."""
+def _run_grid(kernel, desc, grid, args):
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for xx in range(grid[0]):
+                CTA(kernel, desc["block"][0], (xx, y, z), grid, args,
+                    desc["dynamic_shared_memory"]).run()
+
+
+def launch_paged(kernels, inputs, tables, splits=1):
+    """Runs a paged op's kernels (compile_paged) CTA by CTA: the direct
+    kernel, or with `splits` > 1 the split kernel then the merge. `inputs`:
+    q, k, v, gate -> raw uint16 bits of the packed [T, H, D] / [NB, P,
+    Hkv, D] arrays; `tables`: block_table [B, MB], seq_lens [B],
+    cu_seqlens_q [B + 1] (ints). Returns the output's bits ([T, Hq, Dv])."""
     table = np.asarray(tables["block_table"], np.int64)
     b, mb = table.shape
     t = int(tables["cu_seqlens_q"][-1])
+    kernel, desc = kernels["paged-split" if splits > 1 else "paged"]
     elem = desc["element_type"]
+    hq, dv = desc["Hq"], desc["Dv"]
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
-    mems["out"] = Memory(np.zeros(t * desc["Hq"] * desc["Dv"], np.uint16),
-                         elem)
+    mems["out"] = Memory(np.zeros(t * hq * dv, np.uint16), elem)
     for name in ("block_table", "seq_lens", "cu_seqlens_q"):
         mems[name] = Memory(np.asarray(tables[name], np.int64).ravel(), "i32")
-    threads = desc["block"][0]
-    args = []
-    for a in desc["arguments"]:
-        if a["kind"] == "memref":
-            args.append(mems[a["name"]])
-        else:
-            args.append(np.full(threads, {"B": b, "MB": mb}[a["name"]],
-                                np.int64))
-    grid = launch_schema.grid(launch_schema.validate(desc), b, t=t)
-    for y in range(grid[1]):
-        for xx in range(grid[0]):
-            CTA(kernel, threads, (xx, y, 0), grid, args,
-                desc["dynamic_shared_memory"]).run()
+    # Partials start as NaN: a row the split kernel leaves unwritten shows.
+    mems["o_partial"] = Memory(np.full(splits * t * hq * dv, np.nan,
+                                       np.float32), "f32")
+    mems["lse_partial"] = Memory(np.full(splits * t * hq, np.nan,
+                                         np.float32), "f32")
+    values = {"B": b, "MB": mb, "T": t, "splits": splits}
+
+    def arguments(desc):
+        threads = desc["block"][0]
+        return [mems[a["name"]] if a["kind"] == "memref"
+                else np.full(threads, values[a["name"]], np.int64)
+                for a in desc["arguments"]]
+    _run_grid(kernel, desc, launch_schema.grid(
+        launch_schema.validate(desc), b, t=t, splits=splits),
+        arguments(desc))
+    if splits > 1:
+        kernel, desc = kernels["split-merge"]
+        _run_grid(kernel, desc, launch_schema.grid(
+            launch_schema.validate(desc), b, t=t, splits=splits),
+            arguments(desc))
     return mems["out"].bits
 
 
 def compile_paged(cfg, page, opt=None, options=""):
-    """(kernel op, launch description) of the paged kernel for the heads,
-    head dims and variant of `cfg` and pages of `page` tokens."""
+    """{layout: (kernel op, launch description)} of the paged op's kernels
+    (paged, paged-split, split-merge) for the heads, head dims and variant
+    of `cfg` and pages of `page` tokens."""
     from .. import paged
     out = runner.compile_module(
         paged.paged_ir(cfg, page),
         [f"--convert-gated-attention-to-nvgpu={options}", "--canonicalize",
          "--cse", "--mlir-print-op-generic"], opt=opt)
-    descs = ptx_tools.launch_descriptions(out)
-    if len(descs) != 1:
-        raise ValueError(f"{cfg.describe()}: no paged tensor-core kernel")
-    (name, desc), = descs.items()
-    return find_kernel(out, name), desc
+    kernels = {desc["layout"]: (find_kernel(out, name), desc)
+               for name, desc in ptx_tools.launch_descriptions(out).items()}
+    if set(kernels) != {"paged", "paged-split", "split-merge"}:
+        raise ValueError(f"{cfg.describe()}: no paged tensor-core kernels "
+                         f"(got {sorted(kernels)})")
+    return kernels
 
 
-def run_paged(case, arrays, opt=None, options=""):
-    """The paged kernel's result ([T, Hq, Dv], float64) on `arrays` of
-    paged_cases.PagedCase `case` (an f16 or bf16 one), and its name."""
-    kernel, desc = compile_paged(case.dense_config(), case.page, opt, options)
+def run_paged(case, arrays, opt=None, options="", splits=1):
+    """The paged kernels' result ([T, Hq, Dv], float64) on `arrays` of
+    paged_cases.PagedCase `case` (an f16 or bf16 one), with the keys in
+    `splits` parts (split-KV) or not, and the kernel's name."""
+    kernels = compile_paged(case.dense_config(), case.page, opt, options)
 
     def bits(x):
         return to_bits(np.asarray(x, np.float32).ravel(), case.dtype)
@@ -597,10 +635,11 @@ def run_paged(case, arrays, opt=None, options=""):
     inputs = {"q": bits(arrays["q"]), "k": bits(arrays["key_cache"]),
               "v": bits(arrays["value_cache"]),
               "gate": bits(g) if g is not None else np.zeros(0, np.uint16)}
-    out = launch_paged(kernel, desc, inputs, arrays)
+    out = launch_paged(kernels, inputs, arrays, splits)
     t, hq, dv = len(arrays["q"]), case.hq, case.dv
+    name = kernels["paged-split" if splits > 1 else "paged"][1]["kernel"]
     return from_bits(out, case.dtype).astype(np.float64).reshape(
-        t, hq, dv), desc["kernel"]
+        t, hq, dv), name
 
 
 def compile_case(cfg, opt=None, options="", row_strides=None):

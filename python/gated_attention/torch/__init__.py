@@ -66,15 +66,17 @@ def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
 
 def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
                     cu_seqlens_q, g=None, *, causal=False, scale=None,
-                    gate="sigmoid", combine="mul"):
+                    gate="sigmoid", combine="mul", num_splits=None):
     """torch.ops.gated_attention.paged_attention: packed variable-length
     queries [T, Hq, D] over a paged KV cache [NB, P, Hkv, D(v)] addressed
     through block_table [B, MB] (int32), with seq_lens [B] and cu_seqlens_q
     [B + 1] (int32); the names and rules of gated_attention.paged. CPU
-    tensors (the GPU kernel is not built yet)."""
+    tensors, and CUDA tensors (f16 / bf16: the paged kernel, split-KV for
+    decode; `num_splits` overrides its choice of splits)."""
     return torch.ops.gated_attention.paged_attention(
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
-        causal=causal, scale=scale, gate=gate, combine=combine)
+        causal=causal, scale=scale, gate=gate, combine=combine,
+        num_splits=num_splits)
 
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",

@@ -11,7 +11,10 @@ from device memory. The runtime contract (page ids, lengths, offsets) is
 checked before a launch; on CUDA that reads the three small tables back to
 the host, so while a CUDA graph is being captured (no host synchronization
 allowed) the check is skipped and the contract is the caller's, as in
-vLLM's and FlashInfer's kernels.
+vLLM's and FlashInfer's kernels. When the tiles alone leave the GPU idle
+(decode), the keys are split across CTAs (split-KV) and a merge kernel
+combines the parts and applies the gate once; `num_splits` overrides the
+choice (1: never split). Ignored on the CPU.
 """
 
 import threading
@@ -59,12 +62,14 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
                     seq_lens: torch.Tensor, cu_seqlens_q: torch.Tensor,
                     g: Optional[torch.Tensor] = None, *, causal: bool = False,
                     scale: Optional[float] = None, gate: str = "sigmoid",
-                    combine: str = "mul") -> torch.Tensor:
+                    combine: str = "mul",
+                    num_splits: Optional[int] = None) -> torch.Tensor:
     _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g)
+    num_splits = paged.check_splits(num_splits)
     if q.device.type == "cuda":
         return _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
                            cu_seqlens_q, g, causal=causal, scale=scale,
-                           gate=gate, combine=combine)
+                           gate=gate, combine=combine, num_splits=num_splits)
     if q.device.type != "cpu":
         raise NotImplementedError(
             f"gated_attention::paged_attention has no {q.device.type} "
@@ -92,7 +97,7 @@ _LOCK = threading.Lock()
 
 
 def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
-                cu_seqlens_q, g, *, causal, scale, gate, combine):
+                cu_seqlens_q, g, *, causal, scale, gate, combine, num_splits):
     dtype = _DTYPES[q.dtype]
     tables = [_int32(x) for x in (block_table, seq_lens, cu_seqlens_q)]
     # Reading the tables back synchronizes with the host, which a CUDA
@@ -118,32 +123,48 @@ def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
     device = q.device
     key = (cfg, page, device)
     with _LOCK:
-        kernel = _KERNELS.get(key)
-        if kernel is None:
-            _, ptx, desc = cuda.compile_paged_kernel(
+        kernels = _KERNELS.get(key)
+        if kernels is None:
+            compiled = cuda.compile_paged_kernel(
                 cfg, page, chip=_cuda.chip_of(device),
                 cache=kernel_cache.directory() or "")
             with torch.cuda.device(device):
                 driver = cuda.Driver(device.index or 0)
-                kernel = cuda.Kernel(driver, ptx, desc)
-            _KERNELS[key] = kernel
+                kernels = {layout: cuda.Kernel(driver, ptx, desc)
+                           for layout, (_, ptx, desc) in compiled.items()}
+            _KERNELS[key] = kernels
+    b, mb = tables[0].shape
+    # Split-KV decode when the tiles alone leave the GPU idle: chosen from
+    # sizes (no lengths), so a captured graph replays the same launches.
+    splits = num_splits or paged.choose_splits(
+        kernels["paged-split"].desc, b, t, mb,
+        torch.cuda.get_device_properties(device).multi_processor_count)
     operands = {"q": q.contiguous(), "k": key_cache.contiguous(),
                 "v": value_cache.contiguous(), "out": out,
                 "block_table": tables[0], "seq_lens": tables[1],
                 "cu_seqlens_q": tables[2]}
     # A kernel without a gate still takes a (never read) gate buffer.
     operands["gate"] = g.contiguous() if g is not None else out
+    layouts = ("paged",)
+    if splits > 1:
+        layouts = ("paged-split", "split-merge")
+        rows = splits * t * hq
+        operands["o_partial"] = q.new_empty(rows * value_cache.shape[3],
+                                            dtype=torch.float32)
+        operands["lse_partial"] = q.new_empty(rows, dtype=torch.float32)
+    buffers = {n: (x.data_ptr(), x.numel()) for n, x in operands.items()}
     with torch.cuda.device(device):
         stream = torch.cuda.current_stream(device).cuda_stream
-        kernel.launch_paged(
-            {n: (x.data_ptr(), x.numel()) for n, x in operands.items()},
-            tables[0].shape[0], tables[0].shape[1], t, stream=stream)
+        for layout in layouts:
+            kernels[layout].launch_paged(buffers, b, mb, t, splits,
+                                         stream=stream)
     return out
 
 
 @paged_attention.register_fake
 def _(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g=None,
-      *, causal=False, scale=None, gate="sigmoid", combine="mul"):
+      *, causal=False, scale=None, gate="sigmoid", combine="mul",
+      num_splits=None):
     _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g)
     return q.new_empty((q.shape[0], q.shape[1], value_cache.shape[3]))
 

@@ -6,8 +6,12 @@
 # decode, chunked prefill, page sizes 16/64/528, GQA 1-8, every gate), in
 # f16 and bf16, with the default tiles and with small ones whose key blocks
 # straddle pages (32 keys over 528-token pages) and whose query blocks
-# split sequences. The emulator fails any table read outside its buffer.
-# GATED_ATTENTION_TEST_SEED draws other cases.
+# split sequences (16 rows: 16 / G queries of G packed heads each); then
+# split-KV: 3 and 7 splits of the keys (some of them empty), the f32
+# partials merged and gated by the merge kernel. The emulator fails any
+# table read outside its buffer; partials start as NaN, so a row the split
+# kernel leaves unwritten fails too. GATED_ATTENTION_TEST_SEED draws other
+# cases.
 import dataclasses
 import os
 
@@ -21,10 +25,11 @@ rng = np.random.default_rng(SEED)
 for i, case in enumerate(paged_cases.MATRIX):
     if case.dtype == "f32":   # the tensor cores take f16 and bf16
         case = dataclasses.replace(case, dtype=("bf16", "f16")[i % 2])
-    for options in ("", "warps=1 key-block=32"):
+    for options, splits in (("", 1), ("warps=1 key-block=32", 1),
+                            ("", 3), ("warps=1 key-block=16", 7)):
         a = paged_cases.build(case, rng)
-        out, name = emulate.run_paged(case, a, options=options)
+        out, name = emulate.run_paged(case, a, options=options, splits=splits)
         worst = paged_cases.check(case, a, out)
-        print(f"PASS {case.describe()} [{name} {options}] "
+        print(f"PASS {case.describe()} [{name} {options} splits={splits}] "
               f"err/bound={worst:.3g}", flush=True)
 print("paged kernel: ok")

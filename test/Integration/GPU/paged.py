@@ -1,11 +1,12 @@
 # REQUIRES: cuda-gpu, torch
 # RUN: %PYTHON %s
-"""The paged kernel on the GPU, over the matrix the CPU lowering and the
+"""The paged kernels on the GPU, over the matrix the CPU lowering and the
 emulator run (gated_attention.testing.paged_cases; its f32 cases in bf16 and
-f16): ga.paged_attention(device="cuda") on numpy arrays and
-torch.ops.gated_attention.paged_attention on CUDA tensors, each against the
-float64 reference within the error model's bound, no NaN from the unused
-slots. Then the torch op in a CUDA graph: captured once, replayed after new
+f16): ga.paged_attention(device="cuda") on numpy arrays (the direct kernel,
+and split-KV in 3 parts with the merge) and
+torch.ops.gated_attention.paged_attention on CUDA tensors (splits as it
+chooses), each against the float64 reference within the error model's
+bound, no NaN from the unused slots. Then the torch op in a CUDA graph: captured once, replayed after new
 queries, tables and lengths are copied into the captured tensors, it gives
 what an eager call gives (lengths and tables are read on the device).
 
@@ -26,11 +27,17 @@ rng = np.random.default_rng(0)
 CASES = [dataclasses.replace(c, dtype=("bf16", "f16")[i % 2])
          if c.dtype == "f32" else c for i, c in enumerate(paged_cases.MATRIX)]
 
+# A CUDA graph: decode over a batch whose tables and lengths change between
+# replays (same shapes, as a serving engine's padded batch).
+GRAPH_CASE = paged_cases.PagedCase(64, 16, 2, 128, 128, (1, 1, 1, 1),
+                                   (300, 64, 129, 1), causal=True,
+                                   dtype="bf16", spare_pages=8)
+
 if PREPARE:
-    for case in CASES:
+    for case in CASES + [GRAPH_CASE]:
         cuda.compile_paged_kernel(case.dense_config(), case.page,
                                   chip="sm_90", cache=sys.argv[2])
-    print(f"prepared {len(CASES)} paged kernels")
+    print(f"prepared the paged kernels of {len(CASES) + 1} configurations")
     sys.exit(0)
 
 import torch  # noqa: E402
@@ -55,23 +62,21 @@ def on_cuda(a, dtype):
 
 for case in CASES:
     a = paged_cases.build(case, rng)
-    out = paged.paged_attention(
-        a["q"], a["key_cache"], a["value_cache"], a["block_table"],
-        a["seq_lens"], a["cu_seqlens_q"], a["g"], dtype=case.dtype,
-        device="cuda", **case.kwargs())
-    worst = paged_cases.check(case, a, out)
+    worst = []
+    for splits in (1, 3):   # the direct kernel, split-KV + merge
+        out = paged.paged_attention(
+            a["q"], a["key_cache"], a["value_cache"], a["block_table"],
+            a["seq_lens"], a["cu_seqlens_q"], a["g"], dtype=case.dtype,
+            device="cuda", num_splits=splits, **case.kwargs())
+        worst.append(paged_cases.check(case, a, out))
     y = torch.ops.gated_attention.paged_attention(*on_cuda(a, case.dtype),
                                                   **case.kwargs())
     assert y.device.type == "cuda" and y.dtype == TORCH[case.dtype]
-    worst_t = paged_cases.check(case, a, y.float().cpu().numpy())
-    print(f"PASS {case.describe()} numpy {worst:.3g} torch {worst_t:.3g}",
-          flush=True)
+    worst.append(paged_cases.check(case, a, y.float().cpu().numpy()))
+    print(f"PASS {case.describe()} numpy (direct, 3 splits), torch (chosen): "
+          + ", ".join(f"{w:.3g}" for w in worst), flush=True)
 
-# A CUDA graph: decode over a batch whose tables and lengths change between
-# replays (same shapes, as a serving engine's padded batch).
-case = paged_cases.PagedCase(64, 16, 2, 128, 128, (1, 1, 1, 1),
-                             (300, 64, 129, 1), causal=True, dtype="bf16",
-                             spare_pages=8)
+case = GRAPH_CASE
 first = paged_cases.build(case, rng)
 second = paged_cases.build(dataclasses.replace(case, keys=(7, 250, 65, 192)),
                            rng)

@@ -55,10 +55,10 @@ public:
   Value keyTiles() const { return kTiles; }
   Value valueTiles() const { return vTiles; }
 
-  /// Issues Q rows [rowBase, rowBase + rows) and key block 0 (into buffer
-  /// 0) as one group; returns it.
+  /// Issues Q rows [rowBase, rowBase + rows) and key block `firstBlock`
+  /// (0 when null; into buffer firstBlock % 2) as one group; returns it.
   Value loadFirst(GlobalSlab q, Value rowBase, Value numRows, GlobalSlab k,
-                  GlobalSlab v, Value numKeys);
+                  GlobalSlab v, Value numKeys, Value firstBlock = {});
   /// Waits for every copy of `group` and makes it visible to the CTA.
   void waitAll(Value group);
   /// The start of iteration `block`, whose tiles are in buffer `buffer`:

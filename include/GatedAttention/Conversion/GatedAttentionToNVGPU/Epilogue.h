@@ -37,6 +37,21 @@ void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                        const LaneLayout &lanes, SoftmaxState state, Value row0,
                        const EpilogueOperands &operands);
 
+/// Where a split-KV kernel writes its partial results: O / l as f32 rows
+/// and log2 of each row's sum of exp2(scaled score) ("LSE"), per split, for
+/// the merge kernel (MergeKernel.cpp) to combine.
+struct PartialOperands {
+  Value out, lse, outBase, lseBase, numRows;
+  Value outRowStride, lseRowStride;
+  int64_t rowGroup = 1, outGroupStride = 0, lseGroupStride = 0;
+};
+
+/// Writes the lane's rows below numRows of a split's partial result: no
+/// gate (the merge applies it once, to the combined rows).
+void emitPartialEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
+                         const LaneLayout &lanes, SoftmaxState state,
+                         Value row0, const PartialOperands &operands);
+
 } // namespace mlir::gated_attention::flash
 
 #endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H

@@ -50,6 +50,13 @@ inline OperandStrides operandStrides(const KernelBuilder &kb, Block &entry,
 void buildMmaSyncFlashKernel(OpBuilder &b, Location loc,
                              const FlashKernelConfig &cfg, gpu::GPUFuncOp func);
 
+/// Builds the split-KV merge kernel of paged `cfg` (cfg.isMerge()) into
+/// `func`, whose arguments are (gate, out : memref<?xT>, o_partial,
+/// lse_partial : memref<?xf32>, T, splits : index): a CTA per (token,
+/// head), a thread per column pair.
+void buildSplitMergeKernel(OpBuilder &b, Location loc,
+                           const FlashKernelConfig &cfg, gpu::GPUFuncOp func);
+
 /// Builds the body of the sm_90a kernel for `cfg` into `func`, whose
 /// arguments are (q, k, v : !llvm.ptr to their TMA maps, gate, out :
 /// memref<?xT>, Sq, Skv : index, then the strides of gate and out as for

@@ -26,10 +26,23 @@ namespace mlir::gated_attention::flash {
 constexpr int64_t kMaxWarps = 8;
 constexpr int64_t kMaxKeyBlock = 1024;
 constexpr int64_t kMaxGridYZ = 65535;
+/// Split-KV decode: a paged launch whose tiles alone are fewer CTAs than
+/// kSplitTargetCTAs (two per SM of a 132-SM H100/H200) splits each tile's
+/// keys, each split at least kMinKeysPerSplit keys of the table's capacity,
+/// at most kMaxSplits (a merge reads every split's partial).
+constexpr int64_t kSplitTargetCTAs = 264;
+constexpr int64_t kMinKeysPerSplit = 256;
+constexpr int64_t kMaxSplits = 64;
 
 /// The two kernels: FlashAttention-2's on mma.sync (sm_80 and later), and
 /// the Hopper one on wgmma + TMA (sm_90a only).
 enum class FlashKernelKind { MmaSync, Wgmma };
+
+/// The kernels of a paged op: one that writes the gated output (Direct),
+/// or, for split-KV decode, one whose CTAs each take a part of the keys
+/// and write f32 partials (Split) and the SIMT kernel that combines them
+/// and applies the gate once (Merge, MergeKernel.cpp).
+enum class PagedKernel { Direct, Split, Merge };
 
 /// Everything the kernel depends on. Batch and sequence lengths are not part
 /// of it: they are kernel arguments, so ops that differ only in them share
@@ -53,6 +66,7 @@ struct FlashKernelConfig {
   /// Tokens per page of the paged kernel's K/V caches (PagedAttentionOp);
   /// 0 for the dense kernel.
   int64_t pageSize = 0;
+  PagedKernel pagedKernel = PagedKernel::Direct;
 
   /// The configuration of `op`, a gated_attention.attention or
   /// paged_attention, with tiles (`warps`, `keyBlock`) (0: not chosen yet).
@@ -61,10 +75,27 @@ struct FlashKernelConfig {
 
   bool isWgmma() const { return kind == FlashKernelKind::Wgmma; }
   bool isPaged() const { return pageSize != 0; }
+  bool isSplit() const {
+    return isPaged() && pagedKernel == PagedKernel::Split;
+  }
+  bool isMerge() const {
+    return isPaged() && pagedKernel == PagedKernel::Merge;
+  }
+  /// This configuration's kernel `role` (a paged op's three kernels).
+  FlashKernelConfig withPagedKernel(PagedKernel role) const {
+    FlashKernelConfig cfg = *this;
+    cfg.pagedKernel = role;
+    return cfg;
+  }
 
   /// `warps` are the warps that compute; the wgmma kernel adds a producer
   /// warpgroup that only issues copies.
-  int64_t threads() const { return 32 * warps + (isWgmma() ? 128 : 0); }
+  int64_t threads() const {
+    // The merge kernel: a thread per column pair of a (token, head) row.
+    if (isMerge())
+      return valueHeadDim / 2;
+    return 32 * warps + (isWgmma() ? 128 : 0);
+  }
   /// Each warp owns the 16 rows of one m16 accumulator tile (of the m64
   /// tile of its warpgroup for wgmma).
   int64_t queryBlock() const { return 16 * warps; }
@@ -135,6 +166,10 @@ struct FlashKernelConfig {
   /// seq_lens, cu_seqlens_q (memref<?xi32>), B and MB (index); no strides
   /// (its buffers are packed, their row strides the row widths).
   static constexpr unsigned kPagedArguments = 10;
+  /// The split kernel's further arguments: partial O and LSE
+  /// (memref<?xf32>: [splits, T, Hq, Dv] and [splits, T, Hq]), splits and
+  /// T (index). The merge kernel's: gate, out, partial O and LSE, T,
+  /// splits.
 
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.

@@ -78,6 +78,11 @@ public:
   /// Blocks [0, numBlocks) hold every key that a row of the tile sees;
   /// under the causal mask the later blocks are never visited.
   Value numBlocks() const { return blocks; }
+  /// Restricts the range to the `split`-th of `splits` equal parts (split-KV
+  /// decode: CTAs of one tile share its key blocks); a part may be empty.
+  void splitAcross(const KernelBuilder &kb, Value split, Value splits);
+  /// The first block to visit: 0, or the split's first.
+  Value firstBlock() const { return begin; }
   /// Whether block `block` needs the mask: it holds keys past Skv or
   /// (causal) keys that the tile's first row does not see.
   Value isMasked(const KernelBuilder &kb, Value block) const;
@@ -89,6 +94,8 @@ private:
   bool causal;
   int64_t keyBlock, rowGroup;
   Value numKeys, offset, blocks, unmaskedEnd;
+  /// Null unless split: the range starts at block 0.
+  Value begin;
 };
 
 /// The loop over the tile's key blocks, carrying `init`: at the top of
