@@ -261,6 +261,12 @@ tail = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
         for p in params[40:]]
 assert tail[:2] == [3, 5] and tail[2] == tail[3] == 0xa000, tail
 assert tail[7] == tail[8] == 0xb000 and tail[12:] == [6, 130], tail
+try:
+    split.launch_paged(dict(pbuffers, o_partial=(0xa004, 7)), b=3, mb=5,
+                       t=130, splits=6)
+    raise AssertionError("misaligned partials were launched")
+except ValueError as e:
+    assert "'o_partial' needs its address aligned to 8 bytes" in str(e), e
 merge = cuda.Kernel(driver, compiled["split-merge"][1],
                     compiled["split-merge"][2])
 merge.launch_paged(pbuffers, b=3, mb=5, t=130, splits=6)

@@ -170,13 +170,17 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
         {"swizzle", "128B"},
         {"oob_fill", "zero"}});
   };
+  // The f32 partials of split-KV: O rows are written as 8-byte pairs.
   auto partials = [&] {
-    for (auto [name, shape] : {std::pair{"o_partial", "splits x T x Hq x Dv"},
-                               std::pair{"lse_partial", "splits x T x Hq"}})
-      args.push_back(llvm::json::Object{{"name", name},
-                                        {"kind", "memref"},
-                                        {"element_type", "f32"},
-                                        {"shape", shape}});
+    args.push_back(llvm::json::Object{{"name", "o_partial"},
+                                      {"kind", "memref"},
+                                      {"element_type", "f32"},
+                                      {"shape", "splits x T x Hq x Dv"},
+                                      {"row_alignment", 8}});
+    args.push_back(llvm::json::Object{{"name", "lse_partial"},
+                                      {"kind", "memref"},
+                                      {"element_type", "f32"},
+                                      {"shape", "splits x T x Hq"}});
   };
   auto indices = [&](ArrayRef<StringRef> names) {
     for (StringRef name : names)

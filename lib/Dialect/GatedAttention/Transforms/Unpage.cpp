@@ -78,26 +78,42 @@ Value sequenceRows(OpBuilder &b, Location loc, Value packed, Value first,
 }
 
 /// The first `length` tokens of sequence `seq` in a [NB, P, H, W] cache, as
-/// [1, H, length, W]: token j from slot j mod P of page table[seq, j / P].
+/// [1, H, length, W]: token j is slot j mod P of page table[seq, j / P].
+/// An scf.forall over the tokens, each copying its H x W row of the page
+/// (contiguous in the cache) into place: the copy runs in parallel, row by
+/// row, rather than element by element with a page lookup each.
 Value sequenceKeys(OpBuilder &b, Location loc, Value cache, Value table,
                    Value seq, Value length) {
   auto type = cast<RankedTensorType>(cache.getType());
   int64_t page = type.getDimSize(1), heads = type.getDimSize(2),
           width = type.getDimSize(3);
-  auto result = RankedTensorType::get({1, heads, ShapedType::kDynamic, width},
-                                      type.getElementType());
-  return tensor::GenerateOp::create(
-      b, loc, result, ValueRange{length},
-      [&](OpBuilder &nb, Location nloc, ValueRange i) {
-        Indices ix{nb, nloc};
-        Value j = i[2];
-        Value pageId = ix.at(
-            table, {seq, arith::DivUIOp::create(nb, nloc, j, ix.c(page))});
-        Value slot = arith::RemUIOp::create(nb, nloc, j, ix.c(page));
-        Value x = tensor::ExtractOp::create(
-            nb, nloc, cache, ValueRange{pageId, slot, i[1], i[3]});
-        tensor::YieldOp::create(nb, nloc, x);
-      });
+  Type elem = type.getElementType();
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{1, heads, ShapedType::kDynamic, width}, elem,
+      ValueRange{length});
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{length},
+                                      ValueRange{init}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  Indices ix{b, loc};
+  Value j = forall.getInductionVar(0);
+  Value pageId =
+      ix.at(table, {seq, arith::DivUIOp::create(b, loc, j, ix.c(page))});
+  Value slot = arith::RemUIOp::create(b, loc, j, ix.c(page));
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  OpFoldResult h = b.getIndexAttr(heads), w = b.getIndexAttr(width);
+  Value row = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({heads, width}, elem), cache,
+      ArrayRef<OpFoldResult>{pageId, slot, zero, zero},
+      ArrayRef<OpFoldResult>{one, one, h, w},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, row, forall.getRegionOutArgs()[0],
+      ArrayRef<OpFoldResult>{zero, zero, j, zero},
+      ArrayRef<OpFoldResult>{one, h, one, w},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  return forall.getResult(0);
 }
 
 struct UnpageAttention : OpRewritePattern<PagedAttentionOp> {
