@@ -16,6 +16,7 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 #include "GatedAttention/Conversion/NVGPUChips.h"
@@ -47,81 +48,6 @@ using namespace mlir::gated_attention::flash;
 
 static std::string printSize(int64_t size) {
   return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
-}
-
-/// Returns the kernel for `cfg` in `module`, emitting it the first time.
-static gpu::GPUFuncOp
-getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg, Location loc) {
-  MLIRContext *ctx = module.getContext();
-  std::string key = cfg.uniqueKey();
-  std::string name = cfg.baseName();
-  SymbolTable symbols(module);
-  for (int n = 1;; ++n) {
-    auto existing = symbols.lookup<gpu::GPUModuleOp>(name);
-    if (!existing)
-      break;
-    auto func = existing.lookupSymbol<gpu::GPUFuncOp>(name);
-    auto stamped = existing->getAttrOfType<StringAttr>("gated_attention.key");
-    if (func && stamped && stamped.getValue() == key)
-      return func;
-    name = cfg.baseName() + "_" + std::to_string(n);
-  }
-
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
-  gpuModule->setAttr("gated_attention.key", b.getStringAttr(key));
-  symbols.insert(gpuModule);
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto buffer = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
-  auto index = b.getIndexType();
-  // The wgmma kernel reads Q, K and V through TMA maps.
-  Type input = buffer;
-  if (cfg.isWgmma())
-    input = LLVM::LLVMPointerType::get(ctx);
-  auto partial = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-  SmallVector<Type> arguments = {input, input, input, buffer, buffer};
-  if (cfg.isMerge()) {
-    arguments = {buffer, buffer, partial, partial, index, index};
-  } else if (cfg.isPaged()) {
-    auto table = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
-    arguments.append({table, table, table, index, index});
-    if (cfg.isSplit())
-      arguments.append({partial, partial, index, index});
-  } else {
-    arguments.append({index, index});
-  }
-  arguments.append(
-      FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
-  auto func =
-      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.threads()), 1, 1}));
-  // The description goes on the builtin.module, the one place that keeps
-  // it through serialization (gpu.binary keeps no attributes).
-  StringAttr launch = b.getStringAttr(cfg.describeLaunch(name));
-  NamedAttrList kernels;
-  if (auto existing =
-          module->getAttrOfType<DictionaryAttr>("gated_attention.kernels"))
-    kernels.append(existing.getValue());
-  kernels.set(name, launch);
-  module->setAttr("gated_attention.kernels", kernels.getDictionary(ctx));
-  if (cfg.isWgmma()) {
-    // ptxas drops setmaxnreg unless it knows the registers at entry; one
-    // CTA per SM is what the kernel's shared memory allows anyway.
-    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  b.getI32IntegerAttr(1));
-    TmaPipeline::declareSharedMemory(b, loc, gpuModule);
-    buildWgmmaFlashKernel(b, loc, cfg, func);
-  } else if (cfg.isMerge()) {
-    buildSplitMergeKernel(b, loc, cfg, func);
-  } else {
-    buildMmaSyncFlashKernel(b, loc, cfg, func);
-  }
-  return func;
 }
 
 /// A fresh flat buffer holding [B, H, S, W] `buffer` (row-major) with its
@@ -161,123 +87,6 @@ static std::pair<Value, Value> allocateWithRowStride(OpBuilder &b, Location loc,
 }
 
 namespace {
-/// The kernel that serves `op` when `requested` is asked for: ops the wgmma
-/// kernel does not take (head dims not multiples of 64) get the mma.sync
-/// one, which runs on every chip.
-static FlashKernelKind kernelFor(Operation *op, FlashKernelKind requested) {
-  if (requested == FlashKernelKind::Wgmma &&
-      !unsupportedReason(op, FlashKernelKind::Wgmma).empty())
-    return FlashKernelKind::MmaSync;
-  return requested;
-}
-
-/// The kernel for `op` (a dense or paged op) under `options`, or a match
-/// failure saying why there is none: the op is left for the SIMT lowering
-/// (the pass has already reported tiles the user chose that do not fit).
-static FailureOr<FlashKernelConfig> configFor(Operation *op,
-                                              const NVGPUKernelOptions &options,
-                                              PatternRewriter &rewriter) {
-  FlashKernelKind kind = kernelFor(
-      op, options.wgmma ? FlashKernelKind::Wgmma : FlashKernelKind::MmaSync);
-  std::string reason = unsupportedReason(op, kind);
-  if (!reason.empty())
-    return rewriter.notifyMatchFailure(op, reason);
-  auto [numWarps, numKeysPerBlock] =
-      chooseTiles(op, kind, options.warps, options.keyBlock);
-  reason =
-      tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
-  if (reason.empty())
-    reason = layoutError(op, kind);
-  if (!reason.empty())
-    return rewriter.notifyMatchFailure(op, reason);
-  if (!op->getParentOfType<ModuleOp>())
-    return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
-  return FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
-}
-
-/// `buffer` (any rank, row-major) as the flat memref<?xT> a kernel takes.
-static Value flatView(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  ReassociationIndices all =
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, buffer, SmallVector<ReassociationIndices>{all});
-  auto flatType =
-      MemRefType::get({ShapedType::kDynamic}, type.getElementType());
-  if (flat.getType() == flatType)
-    return flat;
-  return memref::CastOp::create(b, loc, flatType, flat);
-}
-
-/// A flat memref<?xT> of `tensor`, for a kernel argument.
-static Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Value buffer = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*readOnly=*/true);
-  return flatView(b, loc, buffer);
-}
-
-/// The number of key splits of a paged launch of `ctas` CTAs over tables
-/// of `capacity` keys per sequence: enough CTAs for kSplitTargetCTAs, each
-/// split at least kMinKeysPerSplit keys of the capacity, at most
-/// kMaxSplits (python/gated_attention/paged.py: choose_splits is the same
-/// rule with the device's SM count).
-static Value buildSplitCount(OpBuilder &b, Location loc,
-                             const FlashKernelConfig &cfg, Value ctas,
-                             Value capacity) {
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value target = c(kSplitTargetCTAs);
-  Value wanted = arith::CeilDivUIOp::create(b, loc, target, ctas);
-  Value perSplit = c(kMinKeysPerSplit);
-  Value fitting = arith::CeilDivUIOp::create(b, loc, capacity, perSplit);
-  Value most = arith::MinUIOp::create(b, loc, fitting, c(kMaxSplits));
-  Value splits = arith::MinUIOp::create(b, loc, wanted, most);
-  return arith::MaxUIOp::create(b, loc, splits, c(1));
-}
-
-/// Launches `kernel` of `cfg` on `grid` when `nonEmpty` (CUDA rejects empty
-/// grids).
-static void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
-                       gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
-                       gpu::KernelDim3 grid, ValueRange args) {
-  OpBuilder::InsertionGuard guard(b);
-  auto ifOp = scf::IfOp::create(b, loc, nonEmpty);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value smem = arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(cfg.sharedMemoryBytes()));
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value threads = arith::ConstantIndexOp::create(b, loc, cfg.threads());
-  gpu::LaunchFuncOp::create(b, loc, kernel, grid,
-                            gpu::KernelDim3{threads, one, one}, smem, args);
-}
-
-/// Replaces an op of type OpT by a launch of its flash kernel (built on
-/// first use): `launch` builds the host side.
-template <typename OpT> struct ToFlashKernel : OpRewritePattern<OpT> {
-  ToFlashKernel(MLIRContext *ctx, const NVGPUKernelOptions &options)
-      : OpRewritePattern<OpT>(ctx), options(options) {}
-
-  LogicalResult matchAndRewrite(OpT op,
-                                PatternRewriter &rewriter) const override {
-    FailureOr<FlashKernelConfig> cfg = configFor(op, options, rewriter);
-    if (failed(cfg))
-      return failure();
-    auto module = op->template getParentOfType<ModuleOp>();
-    gpu::GPUFuncOp kernel = getOrCreateKernel(module, *cfg, op.getLoc());
-    launch(op, *cfg, kernel, rewriter);
-    return success();
-  }
-
-  virtual void launch(OpT op, const FlashKernelConfig &cfg,
-                      gpu::GPUFuncOp kernel,
-                      PatternRewriter &rewriter) const = 0;
-
-  NVGPUKernelOptions options;
-};
-
 struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
   using ToFlashKernel::ToFlashKernel;
 
@@ -402,106 +211,6 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
   }
 };
 
-/// A paged_attention becomes a launch of the paged kernel on its flat
-/// buffers: grid (ceildiv(T, queries per CTA) + B, Hq / packed heads);
-/// lengths, offsets and the block table stay in device memory, read by the
-/// kernel.
-/// (The sm_90a kernel does not read paged caches: mma.sync serves them.)
-struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
-  using ToFlashKernel::ToFlashKernel;
-
-  void launch(PagedAttentionOp op, const FlashKernelConfig &cfg,
-              gpu::GPUFuncOp kernel, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
-    Value numTokens = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
-    Value numSeqs = tensor::DimOp::create(rewriter, loc, op.getSeqLens(), 0);
-    Value tableWidth =
-        tensor::DimOp::create(rewriter, loc, op.getBlockTable(), 1);
-    RankedTensorType resultType = op.getResultType();
-    SmallVector<Value> dynamicSizes;
-    if (resultType.isDynamicDim(0))
-      dynamicSizes.push_back(numTokens);
-    Value outBuffer = memref::AllocOp::create(
-        rewriter, loc,
-        MemRefType::get(resultType.getShape(), resultType.getElementType()),
-        dynamicSizes);
-    Value outFlat = flatView(rewriter, loc, outBuffer);
-    // (Separate statements: one order of the ops for every compiler.)
-    Value q = flatBuffer(rewriter, loc, op.getQuery());
-    Value k = flatBuffer(rewriter, loc, op.getKeyCache());
-    Value v = flatBuffer(rewriter, loc, op.getValueCache());
-    // Without a gate the kernel never reads its gate argument.
-    Value gate =
-        op.hasGate() ? flatBuffer(rewriter, loc, op.getGateInput()) : outFlat;
-    Value table = flatBuffer(rewriter, loc, op.getBlockTable());
-    Value lens = flatBuffer(rewriter, loc, op.getSeqLens());
-    Value cu = flatBuffer(rewriter, loc, op.getCuSeqlensQ());
-    SmallVector<Value> args = {q,     k,    v,  gate,    outFlat,
-                               table, lens, cu, numSeqs, tableWidth};
-    Value gridX = arith::AddIOp::create(
-        rewriter, loc,
-        arith::CeilDivUIOp::create(rewriter, loc, numTokens,
-                                   c(cfg.queriesPerBlock())),
-        numSeqs);
-    // CUDA rejects empty grids; without tokens there is nothing to write.
-    Value nonEmpty = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
-    Value gridY = c(cfg.numQueryHeads / cfg.rowGroup());
-    // Split-KV when the tiles alone leave the GPU idle (decode): the
-    // number of splits from the grid and the table's capacity, host-side
-    // sizes only (no lengths are read back).
-    Value ctas = arith::MulIOp::create(rewriter, loc, gridX, gridY);
-    Value capacity =
-        arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
-    Value splits = buildSplitCount(rewriter, loc, cfg, ctas, capacity);
-    Value split = arith::AndIOp::create(
-        rewriter, loc, nonEmpty,
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, splits,
-                              c(1)));
-    auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
-      auto module = op->getParentOfType<ModuleOp>();
-      FlashKernelConfig splitCfg = cfg.withPagedKernel(PagedKernel::Split);
-      FlashKernelConfig mergeCfg = cfg.withPagedKernel(PagedKernel::Merge);
-      gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
-      gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
-      // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
-      Value splitTokens =
-          arith::MulIOp::create(rewriter, loc, splits, numTokens);
-      Value rows = arith::MulIOp::create(rewriter, loc, splitTokens,
-                                         c(cfg.numQueryHeads));
-      auto f32 = rewriter.getF32Type();
-      auto flatF32 = MemRefType::get({ShapedType::kDynamic}, f32);
-      Value partialOut = memref::AllocOp::create(
-          rewriter, loc, flatF32,
-          ValueRange{
-              arith::MulIOp::create(rewriter, loc, rows, c(cfg.valueHeadDim))});
-      Value partialLse =
-          memref::AllocOp::create(rewriter, loc, flatF32, ValueRange{rows});
-      SmallVector<Value> splitArgs(args);
-      splitArgs.append({partialOut, partialLse, splits, numTokens});
-      launchWhen(rewriter, loc, split, splitKernel, splitCfg,
-                 {gridX, gridY, splits}, splitArgs);
-      launchWhen(rewriter, loc, split, mergeKernel, mergeCfg,
-                 {numTokens, c(cfg.numQueryHeads), c(1)},
-                 {gate, outFlat, partialOut, partialLse, numTokens, splits});
-      memref::DeallocOp::create(rewriter, loc, partialOut);
-      memref::DeallocOp::create(rewriter, loc, partialLse);
-      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, {gridX, gridY, c(1)},
-                 args);
-    }
-    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
-                               rewriter, loc, resultType, outBuffer,
-                               /*restrict=*/true, /*writable=*/true));
-  }
-};
-
 struct ConvertGatedAttentionToNVGPUPass
     : gated_attention::impl::ConvertGatedAttentionToNVGPUPassBase<
           ConvertGatedAttentionToNVGPUPass> {
@@ -588,6 +297,6 @@ struct ConvertGatedAttentionToNVGPUPass
 
 void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
     RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
-  patterns.add<AttentionToNVGPU, PagedAttentionToNVGPU>(patterns.getContext(),
-                                                        options);
+  patterns.add<AttentionToNVGPU>(patterns.getContext(), options);
+  flash::populatePagedAttentionToNVGPUPatterns(patterns, options);
 }

@@ -1,0 +1,86 @@
+//===- FlashLaunch.h - host side of the flash kernels' launches -*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the patterns that replace an attention op by a launch of its flash
+// kernel share (GatedAttentionToNVGPU.cpp for the dense op,
+// PagedAttentionToNVGPU.cpp for the paged one): choosing the kernel,
+// emitting it once per configuration, flattening buffers, launching.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_LAUNCH_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_LAUNCH_H
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::gated_attention::flash {
+
+/// Returns the kernel for `cfg` in `module`, emitting it (into a gpu.module
+/// of its own, its launch description on `module`) the first time.
+gpu::GPUFuncOp getOrCreateKernel(ModuleOp module, const FlashKernelConfig &cfg,
+                                 Location loc);
+
+/// The kernel that serves `op` when `requested` is asked for: ops the wgmma
+/// kernel does not take (head dims not multiples of 64, paged ops) get the
+/// mma.sync one, which runs on every chip.
+FlashKernelKind kernelFor(Operation *op, FlashKernelKind requested);
+
+/// The kernel for `op` (a dense or paged op) under `options`, or a match
+/// failure saying why there is none: the op is left for the SIMT lowering
+/// (the pass has already reported tiles the user chose that do not fit).
+FailureOr<FlashKernelConfig> configFor(Operation *op,
+                                       const NVGPUKernelOptions &options,
+                                       PatternRewriter &rewriter);
+
+/// `buffer` (any rank, row-major) as the flat memref<?xT> a kernel takes.
+Value flatView(OpBuilder &b, Location loc, Value buffer);
+
+/// A flat memref<?xT> of `tensor`, for a kernel argument.
+Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
+
+/// Launches `kernel` of `cfg` on `grid` when `nonEmpty` (CUDA rejects empty
+/// grids).
+void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
+                gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
+                gpu::KernelDim3 grid, ValueRange args);
+
+/// Replaces an op of type OpT by a launch of its flash kernel (built on
+/// first use): `launch` builds the host side.
+template <typename OpT> struct ToFlashKernel : OpRewritePattern<OpT> {
+  ToFlashKernel(MLIRContext *ctx, const NVGPUKernelOptions &options)
+      : OpRewritePattern<OpT>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<FlashKernelConfig> cfg = configFor(op, options, rewriter);
+    if (failed(cfg))
+      return failure();
+    auto module = op->template getParentOfType<ModuleOp>();
+    gpu::GPUFuncOp kernel = getOrCreateKernel(module, *cfg, op.getLoc());
+    launch(op, *cfg, kernel, rewriter);
+    return success();
+  }
+
+  virtual void launch(OpT op, const FlashKernelConfig &cfg,
+                      gpu::GPUFuncOp kernel,
+                      PatternRewriter &rewriter) const = 0;
+
+  NVGPUKernelOptions options;
+};
+
+/// Adds the pattern that replaces a gated_attention.paged_attention by
+/// launches of the paged kernels (PagedAttentionToNVGPU.cpp).
+void populatePagedAttentionToNVGPUPatterns(RewritePatternSet &patterns,
+                                           const NVGPUKernelOptions &options);
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_LAUNCH_H

@@ -1,0 +1,159 @@
+//===- FlashLaunch.cpp - host side of the flash kernels' launches ---------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
+                                        const FlashKernelConfig &cfg,
+                                        Location loc) {
+  MLIRContext *ctx = module.getContext();
+  std::string key = cfg.uniqueKey();
+  std::string name = cfg.baseName();
+  SymbolTable symbols(module);
+  for (int n = 1;; ++n) {
+    auto existing = symbols.lookup<gpu::GPUModuleOp>(name);
+    if (!existing)
+      break;
+    auto func = existing.lookupSymbol<gpu::GPUFuncOp>(name);
+    auto stamped = existing->getAttrOfType<StringAttr>("gated_attention.key");
+    if (func && stamped && stamped.getValue() == key)
+      return func;
+    name = cfg.baseName() + "_" + std::to_string(n);
+  }
+
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
+  gpuModule->setAttr("gated_attention.key", b.getStringAttr(key));
+  symbols.insert(gpuModule);
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto buffer = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
+  auto index = b.getIndexType();
+  // The wgmma kernel reads Q, K and V through TMA maps.
+  Type input = buffer;
+  if (cfg.isWgmma())
+    input = LLVM::LLVMPointerType::get(ctx);
+  auto partial = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  SmallVector<Type> arguments = {input, input, input, buffer, buffer};
+  if (cfg.isMerge()) {
+    arguments = {buffer, buffer, partial, partial, index, index};
+  } else if (cfg.isPaged()) {
+    auto table = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+    arguments.append({table, table, table, index, index});
+    if (cfg.isSplit())
+      arguments.append({partial, partial, index, index});
+  } else {
+    arguments.append({index, index});
+  }
+  arguments.append(
+      FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.threads()), 1, 1}));
+  // The description goes on the builtin.module, the one place that keeps
+  // it through serialization (gpu.binary keeps no attributes).
+  StringAttr launch = b.getStringAttr(cfg.describeLaunch(name));
+  NamedAttrList kernels;
+  if (auto existing =
+          module->getAttrOfType<DictionaryAttr>("gated_attention.kernels"))
+    kernels.append(existing.getValue());
+  kernels.set(name, launch);
+  module->setAttr("gated_attention.kernels", kernels.getDictionary(ctx));
+  if (cfg.isWgmma()) {
+    // ptxas drops setmaxnreg unless it knows the registers at entry; one
+    // CTA per SM is what the kernel's shared memory allows anyway.
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(1));
+    TmaPipeline::declareSharedMemory(b, loc, gpuModule);
+    buildWgmmaFlashKernel(b, loc, cfg, func);
+  } else if (cfg.isMerge()) {
+    buildSplitMergeKernel(b, loc, cfg, func);
+  } else {
+    buildMmaSyncFlashKernel(b, loc, cfg, func);
+  }
+  return func;
+}
+
+FlashKernelKind flash::kernelFor(Operation *op, FlashKernelKind requested) {
+  if (requested == FlashKernelKind::Wgmma &&
+      !unsupportedReason(op, FlashKernelKind::Wgmma).empty())
+    return FlashKernelKind::MmaSync;
+  return requested;
+}
+
+FailureOr<FlashKernelConfig> flash::configFor(Operation *op,
+                                              const NVGPUKernelOptions &options,
+                                              PatternRewriter &rewriter) {
+  FlashKernelKind kind = kernelFor(
+      op, options.wgmma ? FlashKernelKind::Wgmma : FlashKernelKind::MmaSync);
+  std::string reason = unsupportedReason(op, kind);
+  if (!reason.empty())
+    return rewriter.notifyMatchFailure(op, reason);
+  auto [numWarps, numKeysPerBlock] =
+      chooseTiles(op, kind, options.warps, options.keyBlock);
+  reason =
+      tileError(op, kind, numWarps, numKeysPerBlock, options.maxSharedMemory);
+  if (reason.empty())
+    reason = layoutError(op, kind);
+  if (!reason.empty())
+    return rewriter.notifyMatchFailure(op, reason);
+  if (!op->getParentOfType<ModuleOp>())
+    return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
+  return FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
+}
+
+Value flash::flatView(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, buffer, SmallVector<ReassociationIndices>{all});
+  auto flatType =
+      MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+  if (flat.getType() == flatType)
+    return flat;
+  return memref::CastOp::create(b, loc, flatType, flat);
+}
+
+Value flash::flatBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*readOnly=*/true);
+  return flatView(b, loc, buffer);
+}
+
+void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
+                       gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
+                       gpu::KernelDim3 grid, ValueRange args) {
+  OpBuilder::InsertionGuard guard(b);
+  auto ifOp = scf::IfOp::create(b, loc, nonEmpty);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value smem = arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(cfg.sharedMemoryBytes()));
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value threads = arith::ConstantIndexOp::create(b, loc, cfg.threads());
+  gpu::LaunchFuncOp::create(b, loc, kernel, grid,
+                            gpu::KernelDim3{threads, one, one}, smem, args);
+}

@@ -1,0 +1,152 @@
+//===- PagedAttentionToNVGPU.cpp - the paged op's kernel launches ---------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// A gated_attention.paged_attention becomes launches of the paged kernels
+// (MmaSyncFlashKernel.cpp's paged form, MergeKernel.cpp) on its flat
+// buffers: lengths, offsets and the block table stay in device memory, so
+// the host code uses sizes only, and picks split-KV when the tiles alone
+// leave the GPU idle.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+/// The number of key splits of a paged launch of `ctas` CTAs over tables
+/// of `capacity` keys per sequence: enough CTAs for kSplitTargetCTAs, each
+/// split at least kMinKeysPerSplit keys of the capacity, at most
+/// kMaxSplits (python/gated_attention/paged.py: choose_splits is the same
+/// rule with the device's SM count).
+static Value buildSplitCount(OpBuilder &b, Location loc,
+                             const FlashKernelConfig &cfg, Value ctas,
+                             Value capacity) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value target = c(kSplitTargetCTAs);
+  Value wanted = arith::CeilDivUIOp::create(b, loc, target, ctas);
+  Value perSplit = c(kMinKeysPerSplit);
+  Value fitting = arith::CeilDivUIOp::create(b, loc, capacity, perSplit);
+  Value most = arith::MinUIOp::create(b, loc, fitting, c(kMaxSplits));
+  Value splits = arith::MinUIOp::create(b, loc, wanted, most);
+  return arith::MaxUIOp::create(b, loc, splits, c(1));
+}
+
+namespace {
+/// A paged_attention becomes a launch of the paged kernel on its flat
+/// buffers: grid (ceildiv(T, queries per CTA) + B, Hq / packed heads);
+/// lengths, offsets and the block table stay in device memory, read by the
+/// kernel.
+/// (The sm_90a kernel does not read paged caches: mma.sync serves them.)
+struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
+  using ToFlashKernel::ToFlashKernel;
+
+  void launch(PagedAttentionOp op, const FlashKernelConfig &cfg,
+              gpu::GPUFuncOp kernel, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    Value numTokens = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
+    Value numSeqs = tensor::DimOp::create(rewriter, loc, op.getSeqLens(), 0);
+    Value tableWidth =
+        tensor::DimOp::create(rewriter, loc, op.getBlockTable(), 1);
+    RankedTensorType resultType = op.getResultType();
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(0))
+      dynamicSizes.push_back(numTokens);
+    Value outBuffer = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get(resultType.getShape(), resultType.getElementType()),
+        dynamicSizes);
+    Value outFlat = flatView(rewriter, loc, outBuffer);
+    // (Separate statements: one order of the ops for every compiler.)
+    Value q = flatBuffer(rewriter, loc, op.getQuery());
+    Value k = flatBuffer(rewriter, loc, op.getKeyCache());
+    Value v = flatBuffer(rewriter, loc, op.getValueCache());
+    // Without a gate the kernel never reads its gate argument.
+    Value gate =
+        op.hasGate() ? flatBuffer(rewriter, loc, op.getGateInput()) : outFlat;
+    Value table = flatBuffer(rewriter, loc, op.getBlockTable());
+    Value lens = flatBuffer(rewriter, loc, op.getSeqLens());
+    Value cu = flatBuffer(rewriter, loc, op.getCuSeqlensQ());
+    SmallVector<Value> args = {q,     k,    v,  gate,    outFlat,
+                               table, lens, cu, numSeqs, tableWidth};
+    Value gridX = arith::AddIOp::create(
+        rewriter, loc,
+        arith::CeilDivUIOp::create(rewriter, loc, numTokens,
+                                   c(cfg.queriesPerBlock())),
+        numSeqs);
+    // CUDA rejects empty grids; without tokens there is nothing to write.
+    Value nonEmpty = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
+    Value gridY = c(cfg.numQueryHeads / cfg.rowGroup());
+    // Split-KV when the tiles alone leave the GPU idle (decode): the
+    // number of splits from the grid and the table's capacity, host-side
+    // sizes only (no lengths are read back).
+    Value ctas = arith::MulIOp::create(rewriter, loc, gridX, gridY);
+    Value capacity =
+        arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
+    Value splits = buildSplitCount(rewriter, loc, cfg, ctas, capacity);
+    Value split = arith::AndIOp::create(
+        rewriter, loc, nonEmpty,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, splits,
+                              c(1)));
+    auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
+      auto module = op->getParentOfType<ModuleOp>();
+      FlashKernelConfig splitCfg = cfg.withPagedKernel(PagedKernel::Split);
+      FlashKernelConfig mergeCfg = cfg.withPagedKernel(PagedKernel::Merge);
+      gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
+      gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
+      // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
+      Value splitTokens =
+          arith::MulIOp::create(rewriter, loc, splits, numTokens);
+      Value rows = arith::MulIOp::create(rewriter, loc, splitTokens,
+                                         c(cfg.numQueryHeads));
+      auto f32 = rewriter.getF32Type();
+      auto flatF32 = MemRefType::get({ShapedType::kDynamic}, f32);
+      Value partialOut = memref::AllocOp::create(
+          rewriter, loc, flatF32,
+          ValueRange{
+              arith::MulIOp::create(rewriter, loc, rows, c(cfg.valueHeadDim))});
+      Value partialLse =
+          memref::AllocOp::create(rewriter, loc, flatF32, ValueRange{rows});
+      SmallVector<Value> splitArgs(args);
+      splitArgs.append({partialOut, partialLse, splits, numTokens});
+      launchWhen(rewriter, loc, split, splitKernel, splitCfg,
+                 {gridX, gridY, splits}, splitArgs);
+      launchWhen(rewriter, loc, split, mergeKernel, mergeCfg,
+                 {numTokens, c(cfg.numQueryHeads), c(1)},
+                 {gate, outFlat, partialOut, partialLse, numTokens, splits});
+      memref::DeallocOp::create(rewriter, loc, partialOut);
+      memref::DeallocOp::create(rewriter, loc, partialLse);
+      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, {gridX, gridY, c(1)},
+                 args);
+    }
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, resultType, outBuffer,
+                               /*restrict=*/true, /*writable=*/true));
+  }
+};
+} // namespace
+
+void mlir::gated_attention::flash::populatePagedAttentionToNVGPUPatterns(
+    RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
+  patterns.add<PagedAttentionToNVGPU>(patterns.getContext(), options);
+}
