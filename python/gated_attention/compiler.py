@@ -46,7 +46,6 @@ Numerics (the same on every path; attention_reference agrees):
 """
 
 import dataclasses
-import numbers
 import re
 
 import numpy as np

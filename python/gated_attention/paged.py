@@ -204,8 +204,8 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
         causal)
     out_type = dtypes.numpy_dtype(dtype)
-    t, hq, d = q.shape
-    page, hkv, dv = kc.shape[1], kc.shape[2], vc.shape[3]
+    t, hq = q.shape[:2]
+    page, dv = kc.shape[1], vc.shape[3]
     cfg = _config(q, kc, vc, g, causal=causal, scale=scale, gate=gate,
                   combine=combine, dtype=dtype)
     if device == "cuda":

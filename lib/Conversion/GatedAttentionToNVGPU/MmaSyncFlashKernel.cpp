@@ -234,8 +234,11 @@ void MmaSyncFlashKernel::buildPaged(Block &entry) {
   }
   // Split-KV: this CTA's part of the keys, written without the gate as f32
   // partials [splits, T, Hq, Dv] with their LSE [splits, T, Hq].
-  Value partialOut = entry.getArgument(10), partialLse = entry.getArgument(11),
-        splits = entry.getArgument(12), numTokens = entry.getArgument(13);
+  unsigned next = FlashKernelConfig::kPagedArguments;
+  Value partialOut = entry.getArgument(next),
+        partialLse = entry.getArgument(next + 1),
+        splits = entry.getArgument(next + 2),
+        numTokens = entry.getArgument(next + 3);
   Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   auto partialEpilogue = [&](SoftmaxState state) {
     Value firstRow = loadIndex(cuSeqlens, batch);
