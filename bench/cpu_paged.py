@@ -7,8 +7,8 @@ what a CPU user runs today, in one run, threads pinned the same.
 One decode step of Qwen3-Next's full-attention layer (Hq 16 over Hkv 2,
 D 256, a sigmoid gate): B sequences of `context` cached tokens each, one
 query per sequence, pages shuffled in the cache. Ours: ga.paged_attention
-(today's CPU lowering copies each sequence's keys out of its pages, a
-token's row at a time on the OpenMP threads, then runs the dense kernel). torch: the same gather with tensor indexing
+(the tiled CPU lowering reads each key block from its pages in place,
+tiles of all sequences on the OpenMP threads). torch: the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
 True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
 table gives ms per step (best of --repeat after a warm-up) and the K/V

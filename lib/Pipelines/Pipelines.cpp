@@ -86,8 +86,9 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
 /// neighbours (reshapes propagated), so that a gate applied to an
 /// attention operand (G2-G4) is computed in the same pass as the layout
 /// change producing the operand instead of a pass of its own. `unpage`:
-/// paged attention becomes one dense op per sequence here (the CPU path);
-/// the PTX pipeline keeps it for its paged kernel.
+/// paged attention becomes one dense op per sequence here (the reference
+/// path); the tiled CPU path and the PTX pipeline keep it for their paged
+/// kernels.
 static void addGraphLevelPasses(OpPassManager &funcPm, bool unpage) {
   funcPm.addPass(createGatedAttentionRaisePass());
   if (unpage)
@@ -106,7 +107,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  addGraphLevelPasses(funcPm, /*unpage=*/true);
+  addGraphLevelPasses(funcPm, /*unpage=*/options.reference);
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {

@@ -1,7 +1,8 @@
 # RUN: %PYTHON %s
-"""gated_attention.paged_attention on the CPU (the unpage lowering: one
-dense op per sequence on its keys gathered through the block table) against
-the float64 reference, each sequence within the dense error model's bound
+"""gated_attention.paged_attention on the CPU (the tiled lowering reading
+key blocks from the pages in place; with other tile sizes, whose key
+blocks span pages; and the reference pipeline's unpage lowering, one dense
+op per sequence on its gathered keys) against the float64 reference, each sequence within the dense error model's bound
 (gated_attention.accuracy), over: shuffled block tables with pages shared by
 two sequences (a common prefix), ragged lengths, page sizes 16, 64 and 528
 (Qwen3-Next's hybrid-cache pages), GQA ratios 1, 2, 4, 8, decode with 1 and
@@ -17,7 +18,7 @@ import os
 
 import numpy as np
 
-from gated_attention import paged
+from gated_attention import compiler, dtypes, paged
 from gated_attention.testing import paged_cases
 
 SEED = int(os.environ.get("GATED_ATTENTION_TEST_SEED", "0"))
@@ -31,6 +32,33 @@ for case in paged_cases.MATRIX:
         **case.kwargs())
     worst = paged_cases.check(case, a, out)
     print(f"PASS {case.describe()} err/bound={worst:.3g}")
+
+
+# Other pipelines over the same matrix: 48-key blocks (pieces of 16 keys
+# spanning 16- and 64-token pages, whole slices of 528-token ones), 16-key
+# blocks with 8-row tiles (several tiles per sequence, one row per head for
+# MQA), and the reference pipeline (the unpage lowering).
+PIPELINES = ["--gated-attention-to-llvm=key-block=48 query-block=16",
+             "--gated-attention-to-llvm=key-block=16 query-block=8",
+             "--gated-attention-to-llvm=reference=1"]
+for pipeline in PIPELINES:
+    for case in paged_cases.MATRIX:
+        a = paged_cases.build(case, rng)
+        args = [dtypes.kernel_operand(a[name], case.dtype)
+                for name in ("q", "key_cache", "value_cache")]
+        args += [np.asarray(a[name], np.int32)
+                 for name in ("block_table", "seq_lens", "cu_seqlens_q")]
+        if a["g"] is not None:
+            args.append(dtypes.kernel_operand(a["g"], case.dtype))
+        cfg = paged._config(a["q"], a["key_cache"], a["value_cache"],
+                            a["g"], dtype=case.dtype, scale=None,
+                            **case.kwargs())
+        lib = compiler.compile_cpu(paged.paged_ir(cfg, case.page), pipeline)
+        out = dtypes.kernel_result(
+            lib.call("paged", args, 3, dtypes.storage_type(case.dtype)),
+            case.dtype)
+        worst = paged_cases.check(case, a, out)
+        print(f"PASS [{pipeline}] {case.describe()} err/bound={worst:.3g}")
 
 # The runtime contract: errors naming the rule, before anything runs.
 q = np.zeros((3, 4, 32))

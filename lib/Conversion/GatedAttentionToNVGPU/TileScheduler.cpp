@@ -33,26 +33,14 @@ VarlenTile mlir::gated_attention::flash::scheduleVarlenTile(
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  // The first CTA of sequence c; strictly increasing in c.
-  auto firstBlock = [&](Value c) {
-    return kb.add(kb.div(kb.loadIndex(cuSeqlens, c), rows), c);
+  auto cuAt = [&](OpBuilder &nb, Location l, Value c) {
+    return KernelBuilder(nb, l).loadIndex(cuSeqlens, c);
   };
-  // This CTA's sequence: the number of c in [1, B) that start at or before
-  // x (independent loads of one address per thread, not a dependent
-  // search).
-  auto count = scf::ForOp::create(b, loc, kb.idx(1), numSeqs, kb.idx(1),
-                                  ValueRange{kb.idx(0)});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(count.getBody());
-    Value c = count.getInductionVar();
-    Value starts = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                         firstBlock(c), x);
-    Value n = count.getRegionIterArgs()[0];
-    scf::YieldOp::create(b, loc, kb.select(starts, kb.add(n, 1), n));
-  }
+  auto firstBlock = [&](Value c) {
+    return buildVarlenFirstTile(b, loc, cuAt(b, loc, c), c, rows);
+  };
   VarlenTile t;
-  t.tile.batch = count.getResult(0);
+  t.tile.batch = buildVarlenTileSequence(b, loc, x, numSeqs, rows, cuAt);
   t.tile.head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   t.firstRow = kb.loadIndex(cuSeqlens, t.tile.batch);
   t.numRows =

@@ -7,6 +7,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -36,6 +37,33 @@ Value mlir::gated_attention::buildCausalVisible(OpBuilder &b, Location loc,
                                                 Value offset) {
   Value last = arith::AddIOp::create(b, loc, row, offset);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, last);
+}
+
+Value mlir::gated_attention::buildVarlenFirstTile(OpBuilder &b, Location loc,
+                                                  Value cuOfS, Value s,
+                                                  int64_t rows) {
+  Value rowsValue = arith::ConstantIndexOp::create(b, loc, rows);
+  Value blocks = arith::DivUIOp::create(b, loc, cuOfS, rowsValue);
+  return arith::AddIOp::create(b, loc, blocks, s);
+}
+
+Value mlir::gated_attention::buildVarlenTileSequence(
+    OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value)> cuAt) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto count = scf::ForOp::create(
+      b, loc, one, numSeqs, one, ValueRange{zero},
+      [&](OpBuilder &nb, Location l, Value s, ValueRange iter) {
+        Value first = buildVarlenFirstTile(nb, l, cuAt(nb, l, s), s, rows);
+        Value starts = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule,
+                                             first, tile);
+        Value next = arith::AddIOp::create(nb, l, iter[0], one);
+        scf::YieldOp::create(
+            nb, l,
+            Value(arith::SelectOp::create(nb, l, starts, next, iter[0])));
+      });
+  return count.getResult(0);
 }
 
 Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,

@@ -4,10 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Decomposes gated_attention.attention into the online-softmax form: per
-// (batch, GQA group), one query tile, a sequential loop over key blocks
-// carrying (m, l, acc), and the gate applied in the epilogue before the
-// single store.
+// The online-softmax form: per query tile (the rows of the heads of one GQA
+// group), a sequential loop over key blocks carrying (m, l, acc), and the
+// gate applied in the epilogue before the single store. OnlineSoftmaxTile
+// is the tile math; the dense op's tiles are built here, the paged op's in
+// PagedOnlineSoftmax.cpp.
 // The tile math is upstream linalg on tensor tiles, so upstream tiling,
 // vectorization and bufferization apply to it unchanged.
 //
@@ -16,6 +17,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "OnlineSoftmaxTile.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,141 +35,74 @@
 using namespace mlir;
 using namespace mlir::gated_attention;
 
-namespace {
 using utils::IteratorType;
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-/// Builds the online-softmax form of one attention op.
-class OnlineSoftmaxBuilder {
-public:
-  OnlineSoftmaxBuilder(RewriterBase &b, AttentionOp op,
-                       const OnlineSoftmaxOptions &options)
-      : b(b), op(op), loc(op.getLoc()), f32(b.getF32Type()),
-        elementType(op.getQueryType().getElementType()),
-        keyBlock(options.keyBlock) {}
-
-  Value build();
-
-private:
-  struct State {
-    Value m, l, acc;
-  };
-
-  // Small builders.
-  Value f32Const(OpBuilder &nb, double v) {
-    return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
-  }
-  Value toF32(OpBuilder &nb, Value x) {
-    return x.getType() == f32 ? x : arith::ExtFOp::create(nb, loc, f32, x);
-  }
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value empty(ArrayRef<OpFoldResult> sizes, Type t) {
-    return tensor::EmptyOp::create(b, loc, sizes, t);
-  }
-  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
-    return linalg::FillOp::create(b, loc, f32Const(b, v), empty(sizes, f32))
-        .getResult(0);
-  }
-  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
-    return AffineMap::get(dims, 0, results, b.getContext());
-  }
-  /// A linalg.generic with one init (whose type is the result type).
-  Value generic(ValueRange ins, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators,
-                function_ref<Value(OpBuilder &, ValueRange)> body) {
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
-               iterators,
-               [&](OpBuilder &nb, Location, ValueRange args) {
-                 linalg::YieldOp::create(nb, loc, body(nb, args));
-               })
-        .getResult(0);
-  }
-  /// scf.for from `lb` to `ub` carrying `inits`; `body` builds at the
-  /// rewriter's insertion point and returns the yielded values.
-  scf::ForOp forLoop(Value lb, Value ub, Value step, ValueRange inits,
-                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> yielded =
-        body(loop.getInductionVar(), loop.getRegionIterArgs());
-    scf::YieldOp::create(b, loc, yielded);
-    return loop;
-  }
-
-  /// `rows x width` slice of head `head` of a 4-D operand at row `row`,
-  /// padded with zeros to `paddedRows` rows when that is larger.
-  Value tile(Value source, Value batch, Value head, OpFoldResult row,
-             OpFoldResult rows, OpFoldResult paddedRows);
-
-  /// The tiles of heads firstHead .. firstHead + stack - 1 of `source`,
-  /// each padded to `rowsTile` rows, stacked into one `tileRows x width`
-  /// tile. `shared` reads head 0 for every one of them.
-  Value stackedTile(Value source, Value batch, Value firstHead, bool shared);
-
-  Value queryTile(Value batch, Value firstHead);
-  State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
-  Value epilogue(State s, Value gate);
-  /// The online softmax for heads firstHead .. firstHead + stack - 1, which
-  /// share one key/value head: one query tile of `tileRows` rows.
-  Value buildGroup(Value batch, Value firstHead);
-
-  RewriterBase &b;
-  AttentionOp op;
-  Location loc;
-  Type f32, elementType;
-  int64_t keyBlock;
-  // Per-op values set by build(): the op's rows, the rows of one head's
-  // padded tile, how many heads of one GQA group share a query tile (all of
-  // them when the rows are padded to a static count), and the stacked rows.
-  OpFoldResult rows, rowsTile;
-  int64_t stack = 1;
-  OpFoldResult tileRows;
-  Value numKeys, causalOffset;
-};
-} // namespace
-
-Value OnlineSoftmaxBuilder::tile(Value source, Value batch, Value head,
-                                 OpFoldResult row, OpFoldResult rows,
-                                 OpFoldResult paddedRows) {
-  auto type = cast<RankedTensorType>(source.getType());
-  int64_t width = type.getDimSize(3);
-  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  SmallVector<OpFoldResult> offsets = {batch, head, row, zero};
-  SmallVector<OpFoldResult> sizes = {one, one, rows, b.getIndexAttr(width)};
-  SmallVector<OpFoldResult> strides(4, one);
-  std::optional<int64_t> staticRows = getConstantIntValue(rows);
-  auto sliceType =
-      RankedTensorType::get({staticRows.value_or(ShapedType::kDynamic), width},
-                            type.getElementType());
-  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, source,
-                                               offsets, sizes, strides);
-  std::optional<int64_t> padded = getConstantIntValue(paddedRows);
-  if (!padded || staticRows == padded)
-    return slice;
-  auto paddedType =
-      RankedTensorType::get({*padded, width}, type.getElementType());
-  Value zeroElt =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  return tensor::createPadHighOp(paddedType, slice, zeroElt, /*nofold=*/false,
-                                 loc, b);
+int64_t mlir::gated_attention::stackedHeadsPerTile(int64_t group) {
+  constexpr int64_t kMaxStackedHeads = 16;
+  for (int64_t r = std::min(group, kMaxStackedHeads); r > 1; --r)
+    if (group % r == 0)
+      return r;
+  return 1;
 }
 
-Value OnlineSoftmaxBuilder::stackedTile(Value source, Value batch,
-                                        Value firstHead, bool shared) {
+//===----------------------------------------------------------------------===//
+// OnlineSoftmaxTile: the tile math
+//===----------------------------------------------------------------------===//
+
+Value OnlineSoftmaxTile::padRows(Value slice, OpFoldResult paddedRows) {
+  auto type = cast<RankedTensorType>(slice.getType());
+  std::optional<int64_t> padded = getConstantIntValue(paddedRows);
+  if (!padded || type.getDimSize(0) == *padded)
+    return slice;
+  auto paddedType = RankedTensorType::get({*padded, type.getDimSize(1)},
+                                          type.getElementType());
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return tensor::createPadHighOp(paddedType, slice, zero, /*nofold=*/false, loc,
+                                 b);
+}
+
+scf::ForOp OnlineSoftmaxTile::forLoop(
+    Value lb, Value ub, Value step, ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> yielded =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc, yielded);
+  return loop;
+}
+
+Value OnlineSoftmaxTile::generic(
+    ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+    ArrayRef<IteratorType> iterators,
+    function_ref<Value(OpBuilder &, ValueRange)> body) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               linalg::YieldOp::create(nb, loc, body(nb, args));
+             })
+      .getResult(0);
+}
+
+Value OnlineSoftmaxTile::stackedRows(Operand operand, Value firstHead,
+                                     bool shared) {
   auto headTile = [&](int64_t r) {
     Value head =
         shared ? index(0) : arith::AddIOp::create(b, loc, firstHead, index(r));
-    return tile(source, batch, head, b.getIndexAttr(0), rows, rowsTile);
+    return rowsOf(operand, head);
   };
   if (stack == 1)
     return headTile(0);
-  auto type = cast<RankedTensorType>(source.getType());
-  int64_t width = type.getDimSize(3), headRows = *getConstantIntValue(rowsTile);
+  int64_t headRows = *getConstantIntValue(rowsTile);
+  int64_t width = operand == Operand::Query ? spec.headDim
+                  : spec.gateHeadwise       ? 1
+                                            : spec.valueHeadDim;
   Value stacked = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{stack * headRows, width},
-      type.getElementType());
+      b, loc, ArrayRef<int64_t>{stack * headRows, width}, spec.elementType);
   for (int64_t r = 0; r < stack; ++r) {
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(r * headRows),
                                          b.getIndexAttr(0)};
@@ -179,28 +114,27 @@ Value OnlineSoftmaxBuilder::stackedTile(Value source, Value batch,
   return stacked;
 }
 
-Value OnlineSoftmaxBuilder::queryTile(Value batch, Value firstHead) {
+Value OnlineSoftmaxTile::queryTile(Value firstHead) {
   // Extended to f32 and pre-scaled once per tile, not once per key block.
-  Value q = stackedTile(op.getQuery(), batch, firstHead, /*shared=*/false);
-  double scale = op.getScaleValue();
+  Value q = stackedRows(Operand::Query, firstHead, /*shared=*/false);
   AffineMap id2 = b.getMultiDimIdentityMap(2);
-  return generic(q, empty({tileRows, b.getIndexAttr(op.getHeadDim())}, f32),
+  return generic(q, empty({tileRows, b.getIndexAttr(spec.headDim)}, f32),
                  {id2, id2}, {IteratorType::parallel, IteratorType::parallel},
                  [&](OpBuilder &nb, ValueRange args) -> Value {
                    return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
-                                                f32Const(nb, scale));
+                                                f32Const(nb, spec.scale));
                  });
 }
 
-OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
-                                                               Value v, State s,
-                                                               Value kb,
-                                                               bool masked) {
+OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
+                                                         Value v, State s,
+                                                         Value kb,
+                                                         bool masked) {
   MLIRContext *ctx = b.getContext();
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
   auto par = IteratorType::parallel, red = IteratorType::reduction;
-  OpFoldResult bk = b.getIndexAttr(keyBlock);
+  OpFoldResult bk = b.getIndexAttr(spec.keyBlock);
   AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
 
   // S = Q_blk K_blkᵀ (the scale is already in Q).
@@ -293,7 +227,7 @@ OnlineSoftmaxBuilder::State OnlineSoftmaxBuilder::keyBlockStep(Value q, Value k,
   return {mOut, lNew, accNew};
 }
 
-Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
+Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
   MLIRContext *ctx = b.getContext();
   AffineExpr d0, d1;
   bindDims(ctx, d0, d1);
@@ -305,31 +239,35 @@ Value OnlineSoftmaxBuilder::epilogue(State s, Value gate) {
                         return buildInverseRowSum(nb, loc, a[0]);
                       });
   Value init =
-      empty({tileRows, b.getIndexAttr(op.getValueHeadDim())}, elementType);
+      empty({tileRows, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
   SmallVector<Value> inputs = {s.acc, inv};
   SmallVector<AffineMap> maps = {ij, i};
   if (gate) {
     inputs.push_back(gate);
     maps.push_back(
-        op.isGateHeadwise() ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
+        spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
   }
   maps.push_back(ij);
   return generic(inputs, init, maps, {par, par},
                  [&](OpBuilder &nb, ValueRange a) -> Value {
                    Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
                    Value g = gate ? toF32(nb, a[2]) : Value();
-                   return buildGatedOutput(nb, loc, y, g, op.getGate(),
-                                           op.getCombine(), elementType);
+                   return buildGatedOutput(nb, loc, y, g, spec.gate,
+                                           spec.combine, spec.elementType);
                  });
 }
 
-Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
+Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
+                               Value causalOffset) {
+  this->numKeys = numKeys;
+  this->causalOffset = causalOffset;
+  int64_t keyBlock = spec.keyBlock;
   Value kvHead =
-      arith::DivUIOp::create(b, loc, firstHead, index(op.getGroupSize()));
-  Value q = queryTile(batch, firstHead);
+      arith::DivUIOp::create(b, loc, firstHead, index(spec.groupSize));
+  Value q = queryTile(firstHead);
 
   OpFoldResult bk = b.getIndexAttr(keyBlock);
-  OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
+  OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
   State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
               filled({tileRows, dv}, 0.0)};
 
@@ -363,8 +301,8 @@ Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
                     b.getContext()),
                 {kb, numKeys});
           }
-          Value k = tile(op.getKey(), batch, kvHead, kb, cols, bk);
-          Value v = tile(op.getValue(), batch, kvHead, kb, cols, bk);
+          Value k = keysOf(Operand::Key, kvHead, kb, cols);
+          Value v = keysOf(Operand::Value, kvHead, kb, cols);
           State next =
               keyBlockStep(q, k, v, {iter[0], iter[1], iter[2]}, kb, masked);
           return {next.m, next.l, next.acc};
@@ -374,13 +312,92 @@ Value OnlineSoftmaxBuilder::buildGroup(Value batch, Value firstHead) {
   keyLoop(index(0), unmasked, /*masked=*/false);
   keyLoop(unmasked, numKeys, /*masked=*/true);
 
-  Value gate = op.hasGate() ? stackedTile(op.getGateInput(), batch, firstHead,
-                                          /*shared=*/op.isGateShared())
-                            : Value();
+  Value gate = spec.hasGate
+                   ? stackedRows(Operand::Gate, firstHead, spec.gateShared)
+                   : Value();
   return epilogue(state, gate);
 }
 
-Value OnlineSoftmaxBuilder::build() {
+//===----------------------------------------------------------------------===//
+// The dense op
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The online softmax of a dense op: every (batch, head group) of the op is
+/// one tile of all its rows.
+class DenseOnlineSoftmax : public OnlineSoftmaxTile {
+public:
+  DenseOnlineSoftmax(RewriterBase &b, AttentionOp op,
+                     const OnlineSoftmaxOptions &options)
+      : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options.keyBlock)),
+        op(op) {}
+
+  Value build();
+
+private:
+  static Spec specOf(AttentionOp op, int64_t keyBlock) {
+    return {op.getQueryType().getElementType(),
+            op.getHeadDim(),
+            op.getValueHeadDim(),
+            op.getGroupSize(),
+            keyBlock,
+            op.getScaleValue(),
+            op.getGate(),
+            op.getCombine(),
+            op.hasGate(),
+            op.isGateShared(),
+            op.isGateHeadwise()};
+  }
+  Value sourceOf(Operand operand) {
+    switch (operand) {
+    case Operand::Query:
+      return op.getQuery();
+    case Operand::Key:
+      return op.getKey();
+    case Operand::Value:
+      return op.getValue();
+    case Operand::Gate:
+      return op.getGateInput();
+    }
+    llvm_unreachable("unknown operand");
+  }
+  /// `rows x width` slice of head `head` of a 4-D operand at row `row`,
+  /// padded with zeros to `paddedRows` rows when that is larger.
+  Value tile(Value source, Value head, OpFoldResult row, OpFoldResult rows,
+             OpFoldResult paddedRows);
+  Value rowsOf(Operand operand, Value head) override {
+    return tile(sourceOf(operand), head, b.getIndexAttr(0), rows, rowsTile);
+  }
+  Value keysOf(Operand operand, Value kvHead, Value kb,
+               OpFoldResult cols) override {
+    return tile(sourceOf(operand), kvHead, kb, cols,
+                b.getIndexAttr(spec.keyBlock));
+  }
+
+  AttentionOp op;
+  Value batch;
+  OpFoldResult rows;
+};
+} // namespace
+
+Value DenseOnlineSoftmax::tile(Value source, Value head, OpFoldResult row,
+                               OpFoldResult rows, OpFoldResult paddedRows) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t width = type.getDimSize(3);
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> offsets = {batch, head, row, zero};
+  SmallVector<OpFoldResult> sizes = {one, one, rows, b.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides(4, one);
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  auto sliceType =
+      RankedTensorType::get({staticRows.value_or(ShapedType::kDynamic), width},
+                            type.getElementType());
+  return padRows(tensor::ExtractSliceOp::create(b, loc, sliceType, source,
+                                                offsets, sizes, strides),
+                 paddedRows);
+}
+
+Value DenseOnlineSoftmax::build() {
   Value query = op.getQuery();
   rows = tensor::getMixedSize(b, loc, query, 2);
   rowsTile = rows;
@@ -400,7 +417,8 @@ Value OnlineSoftmaxBuilder::build() {
     stack = op.getGroupSize();
     tileRows = b.getIndexAttr(stack * *headRows);
   }
-  numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
+  Value numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
+  Value causalOffset;
   if (op.getCausal())
     causalOffset = buildCausalOffset(
         b, loc, numKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
@@ -412,15 +430,17 @@ Value OnlineSoftmaxBuilder::build() {
       SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
                                 b.getIndexAttr(op.getNumQueryHeads()), rows,
                                 b.getIndexAttr(op.getValueHeadDim())},
-      elementType);
+      spec.elementType);
   Value numBatches = tensor::DimOp::create(b, loc, query, 0);
   auto batchLoop = forLoop(
       index(0), numBatches, index(1), result,
-      [&](Value batch, ValueRange batchIter) -> SmallVector<Value> {
+      [&](Value batchIv, ValueRange batchIter) -> SmallVector<Value> {
+        batch = batchIv;
         auto headLoop = forLoop(
             index(0), index(op.getNumQueryHeads()), index(stack), batchIter,
             [&](Value firstHead, ValueRange headIter) -> SmallVector<Value> {
-              Value out = buildGroup(batch, firstHead);
+              Value out =
+                  OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset);
               // Head r of the group: rows [r * rowsTile, + rows) of the tile.
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
               OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
@@ -462,7 +482,7 @@ FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
     return rewriter.notifyMatchFailure(op, "block sizes must be positive");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  Value result = OnlineSoftmaxBuilder(rewriter, op, options).build();
+  Value result = DenseOnlineSoftmax(rewriter, op, options).build();
   rewriter.replaceOp(op, result);
   return result;
 }

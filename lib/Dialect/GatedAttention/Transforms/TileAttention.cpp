@@ -7,6 +7,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "OnlineSoftmaxTile.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -25,17 +26,8 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     const OnlineSoftmaxOptions &options) {
   // (B, Hq, Sq) in tiles of (1, R, Bq / R), one scf.forall iteration each:
   // R query heads of a GQA group share one tile of about Bq rows, so every
-  // key/value block is loaded once per R heads. R is the whole group up to
-  // kMaxStackedHeads, else its largest divisor below: a tile's IR holds one
-  // slice per stacked head, and bufferizing it is superlinear in their
-  // number (MQA with 256 query heads did not finish compiling).
-  constexpr int64_t kMaxStackedHeads = 16;
-  int64_t group = op.getGroupSize();
-  for (int64_t r = std::min(group, kMaxStackedHeads); r > 0; --r)
-    if (group % r == 0) {
-      group = r;
-      break;
-    }
+  // key/value block is loaded once per R heads.
+  int64_t group = stackedHeadsPerTile(op.getGroupSize());
   int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
   // No more rows per head than the op has (a static decode step: one).
   int64_t numRows = op.getQueryType().getDimSize(2);
@@ -83,14 +75,23 @@ struct GatedAttentionTilePass
       return signalPassFailure();
     }
     OnlineSoftmaxOptions options{queryBlock, keyBlock};
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, PagedAttentionOp>(op))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    for (AttentionOp op : ops)
-      if (failed(tileToOnlineSoftmax(rewriter, op, options))) {
-        op.emitError("failed to tile into the online-softmax form");
+    for (Operation *op : ops) {
+      FailureOr<Value> tiled =
+          isa<AttentionOp>(op)
+              ? tileToOnlineSoftmax(rewriter, cast<AttentionOp>(op), options)
+              : tilePagedToOnlineSoftmax(rewriter, cast<PagedAttentionOp>(op),
+                                         options);
+      if (failed(tiled)) {
+        op->emitError("failed to tile into the online-softmax form");
         return signalPassFailure();
       }
+    }
   }
 };
 } // namespace

@@ -15,6 +15,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "IndexBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -32,22 +33,6 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 
 namespace {
-/// The index builders of one rewrite.
-struct Indices {
-  OpBuilder &b;
-  Location loc;
-
-  Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
-  /// Element `i` of an i32 tensor, as an index.
-  Value at(Value table, ValueRange i) const {
-    Value x = tensor::ExtractOp::create(b, loc, table, i);
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
-  }
-  Value dim(Value v, int64_t i) const {
-    return tensor::DimOp::create(b, loc, v, i);
-  }
-};
-
 /// Rows [first, first + count) of a [T, H, W] tensor as [1, H, count, W].
 Value sequenceRows(OpBuilder &b, Location loc, Value packed, Value first,
                    Value count) {
@@ -95,11 +80,10 @@ Value sequenceKeys(OpBuilder &b, Location loc, Value cache, Value table,
                                       ValueRange{init}, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
-  Indices ix{b, loc};
+  IndexBuilder ix{b, loc};
   Value j = forall.getInductionVar(0);
-  Value pageId =
-      ix.at(table, {seq, arith::DivUIOp::create(b, loc, j, ix.c(page))});
-  Value slot = arith::RemUIOp::create(b, loc, j, ix.c(page));
+  Value pageId = ix.at(table, {seq, ix.div(j, ix.c(page))});
+  Value slot = ix.rem(j, ix.c(page));
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   OpFoldResult h = b.getIndexAttr(heads), w = b.getIndexAttr(width);
   Value row = tensor::ExtractSliceOp::create(
@@ -122,7 +106,7 @@ struct UnpageAttention : OpRewritePattern<PagedAttentionOp> {
   LogicalResult matchAndRewrite(PagedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Indices ix{rewriter, loc};
+    IndexBuilder ix{rewriter, loc};
     RankedTensorType resultType = op.getResultType();
     int64_t hq = op.getNumQueryHeads(), dv = op.getValueHeadDim();
     Type elem = resultType.getElementType();
@@ -138,7 +122,7 @@ struct UnpageAttention : OpRewritePattern<PagedAttentionOp> {
     auto loop = scf::ForOp::create(
         rewriter, loc, ix.c(0), numSeqs, ix.c(1), ValueRange{init},
         [&](OpBuilder &b, Location l, Value seq, ValueRange acc) {
-          Indices bx{b, l};
+          IndexBuilder bx{b, l};
           Value first = bx.at(op.getCuSeqlensQ(), {seq});
           Value next = arith::AddIOp::create(b, l, seq, bx.c(1));
           Value count = arith::SubIOp::create(

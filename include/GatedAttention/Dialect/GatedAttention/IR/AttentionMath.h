@@ -35,6 +35,23 @@ Value buildCausalKeyBound(OpBuilder &b, Location loc, Value row, Value offset);
 Value buildCausalVisible(OpBuilder &b, Location loc, Value key, Value row,
                          Value offset);
 
+/// The varlen tile schedule of the paged op's lowerings (GPU CTAs, CPU
+/// tiles): with `rows` queries per tile, sequence s's query blocks are tiles
+/// floor(cu[s] / rows) + s onwards, a numbering in which the sequences'
+/// ranges never overlap (each holds ceildiv(q_s, rows) blocks and at most
+/// one idle tile), so ceildiv(T, rows) + B tiles cover T queries in B
+/// sequences whatever their lengths. `cuOfS` is cu_seqlens_q[s] (index).
+/// Strictly increasing in s.
+Value buildVarlenFirstTile(OpBuilder &b, Location loc, Value cuOfS, Value s,
+                           int64_t rows);
+
+/// The sequence of tile `tile` under that schedule: the number of sequences
+/// s in [1, numSeqs) that start at or before it (independent loads, not a
+/// dependent search). `cuAt` loads cu_seqlens_q[s] as an index.
+Value buildVarlenTileSequence(
+    OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value)> cuAt);
+
 /// The shift that exp() subtracts from a row's scores: the running maximum
 /// `m` (f32), or 0 while the row has seen no visible key (m = -inf), so
 /// that the masked scores give exp(-inf) = 0 rather than exp(NaN).

@@ -137,10 +137,9 @@ def GatedAttentionUnpagePass : Pass<"gated-attention-unpage"> {
     NaN in real caches, never reach the result. Rows that no sequence
     covers are 0.
 
-    The CPU pipeline runs it first, so each sequence gets the tiled,
-    vectorized, multithreaded kernel. Its cost is the gather of each
-    sequence's K/V into contiguous tensors; a kernel reading the pages in
-    place is the GPU path's (issue 14).
+    The reference CPU pipeline (`reference=1`) and the PTX pipeline (for
+    the paged ops its tensor-core kernel does not take) run it; the tiled
+    CPU pipeline reads the pages in place instead (`gated-attention-tile`).
 
     ```mlir
     // Before:
@@ -149,7 +148,7 @@ def GatedAttentionUnpagePass : Pass<"gated-attention-unpage"> {
     // After (schematically):
     %o = scf.for %b = %c0 to %B step %c1 iter_args(%acc = %zeros) -> ... {
       %qb = ... extract_slice + transpose of %q to [1, 16, q_b, 256]
-      %kb = tensor.generate ... %kc[%table[%b, %j / P], %j mod P, %h, %d]
+      %kb = scf.forall (%j) in (%len) ... row %j: %kc[%table[%b, %j / P], %j mod P]
       %y = gated_attention.attention %qb, %kb, %vb {causal} : ...
       %r = tensor.insert_slice (transpose of %y) into %acc[...]
       scf.yield %r
@@ -204,6 +203,22 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
       ... epilogue, tensor.parallel_insert_slice ...
     }
     ```
+
+    and every `gated_attention.paged_attention` into one `scf.forall` over
+    `(ceildiv(T, R') + B, Hq / R)` tiles of the packed batch (R' =
+    `query-block / R` rows per head) with the same tile math, the GPU
+    kernel's varlen schedule: sequence `b`'s query blocks are tiles
+    `floor(cu[b] / R') + b, ...`, a tile finds its sequence by counting the
+    sequences that start at or before it (a tile past its sequence's
+    queries is idle and reads no key), so sequences run in parallel and one
+    compile serves every batch. Key blocks are read in place from the
+    pages: a slice of one page when `key-block` divides `P`, else pieces of
+    `gcd(P, key-block)` keys (each within one page) assembled into the
+    block; only keys below `seq_lens[b]` are looked up, so garbage slots and
+    table entries cannot reach the result. A tile with at most one query
+    (decode) computes one row per head instead of R' (an `scf.if`).
+    Bottom-right causal per sequence: tile row `r` is local query `i0 + r`,
+    visible keys `j <= i0 + r + seq_lens[b] - q_b`.
   }];
   let options = [
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"64",

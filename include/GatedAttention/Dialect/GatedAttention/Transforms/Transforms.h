@@ -19,6 +19,7 @@
 namespace mlir {
 namespace gated_attention {
 class AttentionOp;
+class PagedAttentionOp;
 
 /// Block sizes of the online-softmax form.
 struct OnlineSoftmaxOptions {
@@ -53,6 +54,14 @@ inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
 /// Returns the value replacing the op's result.
 FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                      const OnlineSoftmaxOptions &options);
+
+/// Rewrites `op` into an scf.forall over (query tile, head group) of the
+/// packed batch, each tile the online-softmax loop over its sequence's keys
+/// read in place from the pages (see PagedOnlineSoftmax.cpp). Returns the
+/// value replacing the op's result.
+FailureOr<Value> tilePagedToOnlineSoftmax(RewriterBase &rewriter,
+                                          PagedAttentionOp op,
+                                          const OnlineSoftmaxOptions &options);
 
 /// Patterns lowering gated_attention.paged_attention to a loop over the
 /// sequences with one dense gated_attention.attention each (see the

@@ -1,0 +1,125 @@
+//===- OnlineSoftmaxTile.h - the online softmax of one query tile -*- C++
+//-*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The math of one tile of the online-softmax form, shared by the dense op
+// (operands [B, H, S, D]) and the paged op (queries [T, H, D], keys in
+// pages): the query rows of the heads of one GQA group stacked into one
+// tile, a loop over key blocks carrying (m, l, acc), the gate in the
+// epilogue. Subclasses say where rows and key blocks are read from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_LIB_TRANSFORMS_ONLINE_SOFTMAX_TILE_H
+#define GATED_ATTENTION_LIB_TRANSFORMS_ONLINE_SOFTMAX_TILE_H
+
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::gated_attention {
+
+/// How many query heads of a GQA group of `group` share one query tile: the
+/// whole group up to 16, else its largest divisor below. A tile's IR holds
+/// one slice per stacked head, and bufferizing it is superlinear in their
+/// number (MQA with 256 query heads did not finish compiling).
+int64_t stackedHeadsPerTile(int64_t group);
+
+class OnlineSoftmaxTile {
+public:
+  /// What the tile math needs of its op.
+  struct Spec {
+    Type elementType;
+    int64_t headDim, valueHeadDim, groupSize, keyBlock;
+    double scale;
+    GateFunctionAttrInterface gate;
+    CombineKind combine;
+    bool hasGate, gateShared, gateHeadwise;
+  };
+
+  OnlineSoftmaxTile(RewriterBase &b, Location loc, const Spec &spec)
+      : b(b), loc(loc), spec(spec), f32(b.getF32Type()) {}
+  virtual ~OnlineSoftmaxTile() = default;
+
+  /// The output of query heads firstHead .. firstHead + stack - 1 (which
+  /// share one K/V head), `tileRows x Dv` in the element type: head r in rows
+  /// [r * rowsTile, + rowsTile). Keys [0, numKeys) exist; with
+  /// `causalOffset`, key j is visible from row i of a head iff
+  /// j <= i + causalOffset.
+  Value build(Value firstHead, Value numKeys, Value causalOffset);
+
+protected:
+  enum class Operand { Query, Key, Value, Gate };
+
+  /// Rows of head `head` of the query or the gate, zero-padded to
+  /// `rowsTile` rows: `rowsTile x width`.
+  virtual Value rowsOf(Operand operand, Value head) = 0;
+  /// Keys [kb, kb + cols) of the key or value operand of K/V head `kvHead`,
+  /// zero-padded to `keyBlock` rows: `keyBlock x width`.
+  virtual Value keysOf(Operand operand, Value kvHead, Value kb,
+                       OpFoldResult cols) = 0;
+
+  /// `slice` zero-padded at the end of its rows to `paddedRows`, when that
+  /// is static and larger.
+  Value padRows(Value slice, OpFoldResult paddedRows);
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value empty(ArrayRef<OpFoldResult> sizes, Type t) {
+    return tensor::EmptyOp::create(b, loc, sizes, t);
+  }
+  /// scf.for from `lb` to `ub` carrying `inits`; `body` builds at the
+  /// rewriter's insertion point and returns the yielded values.
+  scf::ForOp forLoop(Value lb, Value ub, Value step, ValueRange inits,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  RewriterBase &b;
+  Location loc;
+  Spec spec;
+  Type f32;
+  /// Set by subclasses before build(): the rows of one head's tile, how many
+  /// heads are stacked into the tile, and the stacked rows.
+  OpFoldResult rowsTile, tileRows;
+  int64_t stack = 1;
+
+private:
+  struct State {
+    Value m, l, acc;
+  };
+
+  Value f32Const(OpBuilder &nb, double v) {
+    return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
+  }
+  Value toF32(OpBuilder &nb, Value x) {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(nb, loc, f32, x);
+  }
+  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
+    return linalg::FillOp::create(b, loc, f32Const(b, v), empty(sizes, f32))
+        .getResult(0);
+  }
+  AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
+    return AffineMap::get(dims, 0, results, b.getContext());
+  }
+  /// A linalg.generic with one init (whose type is the result type).
+  Value generic(ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators,
+                function_ref<Value(OpBuilder &, ValueRange)> body);
+
+  /// The rows of heads firstHead .. + stack - 1 stacked into one tile;
+  /// `shared` reads head 0 for every one of them.
+  Value stackedRows(Operand operand, Value firstHead, bool shared);
+  Value queryTile(Value firstHead);
+  State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
+  Value epilogue(State s, Value gate);
+
+  Value numKeys, causalOffset;
+};
+
+} // namespace mlir::gated_attention
+
+#endif // GATED_ATTENTION_LIB_TRANSFORMS_ONLINE_SOFTMAX_TILE_H
