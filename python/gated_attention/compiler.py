@@ -51,7 +51,8 @@ import re
 import numpy as np
 
 from . import config as config_mod
-from . import dtypes, mlir, native, ptx, reference as reference_mod, runner
+from . import dtypes, launch, mlir, native, ptx
+from . import reference as reference_mod, runner
 
 AttentionConfig = config_mod.AttentionConfig
 load_plugin = runner.load_plugin
@@ -294,7 +295,10 @@ def tensor_core_unsupported(cfg):
 
 class CudaAttention:
     """The op's tensor-core kernel (f16 / bf16) on the CUDA GPU: Sq and Skv
-    are kernel arguments, B sets the grid, so one compile serves them all."""
+    are kernel arguments, B sets the grid, so one compile serves them all.
+    A decode step (Sq = 1) whose B x Hq tiles would leave the GPU idle runs
+    split-KV: the keys split across CTAs (launch.split_count, the device's
+    SM count) and a merge kernel that applies the gate once."""
 
     def __init__(self, cfg, chip="sm_90"):
         from . import cuda
@@ -304,10 +308,12 @@ class CudaAttention:
         if reason:
             raise ValueError(f"device='cuda' runs the tensor-core kernel: "
                              f"{reason}")
-        self.cfg, self._cuda = cfg, cuda
+        self.cfg, self.chip, self._cuda = cfg, chip, cuda
         _, text, desc = self.compile(cfg, chip)
         self.driver = cuda.Driver()
         self.kernel = cuda.Kernel(self.driver, text, desc)
+        # A decode step's kernels (Sq = 1 static), compiled on first use.
+        self.decode = None
 
     @staticmethod
     def compile(cfg, chip="sm_90"):
@@ -330,7 +336,22 @@ class CudaAttention:
         inputs = {n: np.asarray(x, np.float64) for n, x in zip(names, arrays)}
         # A kernel without a gate still takes a (unread) gate buffer.
         inputs.setdefault("gate", np.zeros(1))
-        out = self._cuda.run(self.driver, self.kernel, got, inputs)
+        splits = 1
+        if got.sq == 1:
+            if self.decode is None:
+                self.decode = {
+                    layout: self._cuda.Kernel(self.driver, text, desc)
+                    for layout, (_, text, desc) in
+                    self._cuda.compile_decode_kernels(
+                        self.cfg, chip=self.chip).items()}
+            splits = launch.split_count(self.decode["dense-split"].desc,
+                                        got.b * got.hq, got.skv,
+                                        self.driver.sm_count())
+        if splits > 1:
+            out = self._cuda.run_decode(self.driver, self.decode, got,
+                                        inputs, splits)
+        else:
+            out = self._cuda.run(self.driver, self.kernel, got, inputs)
         return dtypes.from_bits_as(dtypes.to_bits(out, self.cfg.dtype),
                                    self.cfg.dtype)
 

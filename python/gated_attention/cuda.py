@@ -15,6 +15,7 @@ with the float64 reference (what the `REQUIRES: cuda-gpu` tests run).
 
 import argparse
 import ctypes
+import dataclasses
 import hashlib
 import json
 import os
@@ -157,12 +158,14 @@ class Kernel:
         """Grid dims from the description: (ceildiv(Sq, rows), Hq, B)."""
         return launch.grid(self.desc, b, sq)
 
-    def launch(self, buffers, b, sq, skv, stream=None, strides=None):
+    def launch(self, buffers, b, sq, skv, stream=None, strides=None,
+               splits=1):
         """`buffers`: name -> (device pointer, number of elements), for the
         description's memref and tensor-map arguments; Sq and Skv are the
-        index ones. `strides`: name -> {"B", "H", "S"} strides in elements
-        of the buffers that are not [B, H, S, D]-contiguous (a tensor map
-        operand must be)."""
+        index ones (and `splits`, T = B x Sq for a dense-split kernel, whose
+        o_partial and lse_partial are in `buffers`). `strides`: name ->
+        {"B", "H", "S"} strides in elements of the buffers that are not
+        [B, H, S, D]-contiguous (a tensor map operand must be)."""
         layouts = launch.layouts(self.desc, b, sq, skv, strides or {},
                                  {n: ptr for n, (ptr, _) in buffers.items()})
         values = []
@@ -187,8 +190,11 @@ class Kernel:
                 values.append(
                     ctypes.c_int64(layouts[arg["of"][0]][arg["dim"]]))
             else:
-                values.append(ctypes.c_int64({"Sq": sq, "Skv": skv}[arg["name"]]))
-        self._launch(values, self.grid(b, sq), stream)
+                values.append(ctypes.c_int64(
+                    {"Sq": sq, "Skv": skv, "splits": splits,
+                     "T": b * sq}[arg["name"]]))
+        self._launch(values, launch.grid(self.desc, b, sq, skv,
+                                         splits=splits), stream)
 
     def launch_paged(self, buffers, b, mb, t, splits=1, stream=None):
         """A launch of one of a paged op's kernels (layout paged,
@@ -257,6 +263,41 @@ def run(driver, kernel, cfg, inputs):
         driver.synchronize()
         return dtypes.from_bytes(driver.download(out, n * size), cfg.dtype,
                                  shape)
+    finally:
+        for ptr in ptrs:
+            driver.free(ptr)
+
+
+def run_decode(driver, kernels, cfg, inputs, splits):
+    """Runs a dense decode step (cfg.sq == 1) by split-KV: the dense-split
+    kernel of `kernels` ({layout: Kernel}) on `splits` parts of the keys,
+    then the merge; `inputs` as for run. Returns the result as float64."""
+    size = 2
+    names = {"query": "q", "key": "k", "value": "v", "gate": "gate"}
+    buffers, ptrs = {}, []
+
+    def alloc(nbytes):
+        ptr = driver.alloc(max(nbytes, 16))
+        ptrs.append(ptr)
+        return ptr
+    try:
+        for operand, arg in names.items():
+            data = dtypes.to_bytes(inputs[operand], cfg.dtype)
+            ptr = alloc(len(data))
+            driver.upload(ptr, data)
+            buffers[arg] = (ptr, inputs[operand].size)
+        shape = cfg.shapes()["result"]
+        n = int(np.prod(shape))
+        buffers["out"] = (alloc(n * size), n)
+        rows = splits * cfg.b * cfg.hq
+        buffers["o_partial"] = (alloc(4 * rows * cfg.dv), rows * cfg.dv)
+        buffers["lse_partial"] = (alloc(4 * rows), rows)
+        kernels["dense-split"].launch(buffers, cfg.b, cfg.sq, cfg.skv,
+                                      splits=splits)
+        kernels["split-merge"].launch_paged(buffers, cfg.b, 0, cfg.b, splits)
+        driver.synchronize()
+        return dtypes.from_bytes(driver.download(buffers["out"][0], n * size),
+                                 cfg.dtype, shape)
     finally:
         for ptr in ptrs:
             driver.free(ptr)
@@ -392,6 +433,24 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
         cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())[0]
 
 
+def compile_decode_kernels(cfg, opt=None, chip="sm_90", warps=0,
+                           cache=None):
+    """{layout: (kernel name, PTX text, launch description)} of the dense
+    op's kernels for a decode step of `cfg` (Sq = 1) at every B and Skv:
+    "dense", and split-KV's "dense-split" and "split-merge". Cached as
+    compile_kernel."""
+    from . import kernel_cache
+    from .compiler import CHIPS, tensor_core_unsupported
+    config.check_choice("chip", chip, CHIPS)
+    cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=("b", "skv"))
+    text = mlir.attention_function(cfg, "case")
+    layouts = ("dense", "dense-split", "split-merge")
+    kernels = _compile_cached(
+        text, kernel_cache.variant(cfg), chip, "auto", warps, cache, opt,
+        lambda: tensor_core_unsupported(cfg), cfg.describe(), layouts)
+    return dict(zip(layouts, kernels))
+
+
 def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
                          cache=None):
     """{layout: (kernel name, PTX text, launch description)} of the paged
@@ -436,8 +495,7 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
     found = {}
     for entry in ptx_tools.tensor_core_kernels(lowered):
         found.setdefault(entry[2]["layout"], []).append(entry)
-    if sorted(found) != sorted(layouts) or any(
-            len(v) != 1 for v in found.values()):
+    if any(len(found.get(layout, ())) != 1 for layout in layouts):
         reason = unsupported() or (
             f"the tool made {sum(map(len, found.values()))} tensor-core "
             f"kernels of layouts {sorted(found)}")

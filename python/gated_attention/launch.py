@@ -17,9 +17,14 @@ every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
                          z = splits takes a part of the keys and writes f32
                          partials o_partial [splits, T, Hq, Dv] and
                          lse_partial [splits, T, Hq]; "split_rule" says how
-                         the MLIR host code picks splits) or "split-merge"
-                         (combines the partials and applies the gate)
-  page_size              P of a paged kernel (0 for a dense one)
+                         the MLIR host code picks splits), "dense-split"
+                         (the dense kernel's split-KV form for a decode
+                         step, Sq = 1: grid x = splits, the same partials
+                         with T = B) or "split-merge" (combines the partials
+                         and applies the gate: packed [T, H, W] gate and
+                         output)
+  page_size              P of a paged kernel and of its merge (0 for a
+                         dense one and its merge)
   kernel, module         the PTX entry and its binary
   element_type           "f16" or "bf16"
   Hq, Hkv, Hg, D, Dv     head counts and head dims
@@ -46,7 +51,8 @@ every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
                          "tensor_map", "element_type"?, "shape"?}] in
                          parameter order. An index argument is Sq or Skv
                          (dense) or B or MB (paged, whose block_table,
-                         seq_lens and cu_seqlens_q are i32 memrefs).
+                         seq_lens and cu_seqlens_q are i32 memrefs), and
+                         splits and T for the split and merge kernels.
                          A stride argument (one i64) has "of", the memref
                          arguments it lays out (several share it: K and V
                          when D = Dv), and "dim", "B" or "H"; such a memref
@@ -76,6 +82,7 @@ _FIELDS = {
 _SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one", "splits")
 _INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB"),
                     "paged-split": ("B", "MB", "splits", "T"),
+                    "dense-split": ("Sq", "Skv", "splits", "T"),
                     "split-merge": ("T", "splits")}
 _DIMS = ("B", "H")
 _MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
@@ -110,10 +117,12 @@ def validate(desc):
     if desc["layout"] not in _INDEX_ARGUMENTS:
         _fail(desc, f"field 'layout' must be one of "
               f"{tuple(_INDEX_ARGUMENTS)}, got {desc['layout']!r}")
-    if (desc["page_size"] > 0) != (desc["layout"] != "dense") or \
-            desc["page_size"] % 16:
-        _fail(desc, f"field 'page_size' {desc['page_size']!r} must be a "
-              "positive multiple of 16 for a paged kernel, 0 otherwise")
+    paged = desc["layout"] in ("paged", "paged-split")
+    page = desc["page_size"]
+    if page < 0 or page % 16 or (paged and page == 0) or (
+            desc["layout"] in ("dense", "dense-split") and page):
+        _fail(desc, f"field 'page_size' {page!r} must be a positive "
+              "multiple of 16 for a paged kernel, 0 for a dense one")
     grid = desc["grid"]
     if len(grid) != 3 or not all(
             isinstance(d, list) and len(d) in (2, 3) and d[0] in _SYMBOLS
@@ -204,6 +213,18 @@ def grid(desc, b, sq=0, skv=0, t=0, splits=1):
     return tuple(-(-values[d[0]] // d[1]) + (values[d[2]] if len(d) > 2
                                               else 0)
                  for d in desc["grid"])
+
+
+def split_count(split_desc, ctas, capacity, sm_count=None):
+    """The key splits of a split-KV launch whose tiles are `ctas` CTAs over
+    sequences of at most `capacity` keys, by the split kernel's
+    "split_rule" (what the MLIR host code does), with a target of two CTAs
+    per SM when `sm_count` is given; 1 means the direct kernel."""
+    rule = split_desc["split_rule"]
+    target = 2 * sm_count if sm_count else rule["target_ctas"]
+    fitting = -(-capacity // rule["min_keys_per_split"])
+    wanted = -(-target // max(ctas, 1))
+    return max(min(wanted, fitting, rule["max_splits"]), 1)
 
 
 def contiguous_strides(shape):

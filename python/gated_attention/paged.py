@@ -165,14 +165,10 @@ def choose_splits(split_desc, b, t, mb, sm_count=None):
     with a target of two CTAs per SM of the device when `sm_count` is
     given. Host-side sizes only: B sequences, T query tokens, tables of MB
     pages; 1 means the direct kernel."""
-    rule = split_desc["split_rule"]
     from . import launch
     gx, gy, _ = launch.grid(split_desc, b, t=t)
-    target = 2 * sm_count if sm_count else rule["target_ctas"]
-    capacity = mb * split_desc["page_size"]
-    fitting = -(-capacity // rule["min_keys_per_split"])
-    wanted = -(-target // max(gx * gy, 1))
-    return max(min(wanted, fitting, rule["max_splits"]), 1)
+    return launch.split_count(split_desc, gx * gy,
+                              mb * split_desc["page_size"], sm_count)
 
 
 def check_splits(num_splits):

@@ -110,12 +110,15 @@ std::string FlashKernelConfig::uniqueKey() const {
      << keyBlock << ' ' << hasGate << (isWgmma() ? " wgmma" : "") << " rows "
      << llvm::interleaved(rowStrides, ",");
   if (isPaged())
-    os << " paged " << pageSize << " role " << static_cast<int>(pagedKernel);
+    os << " paged " << pageSize;
+  if (role != KernelRole::Direct)
+    os << " role " << static_cast<int>(role);
   return s;
 }
 
 SmallVector<SmallVector<StringRef, 2>> FlashKernelConfig::strideGroups() const {
-  if (isPaged())
+  // The merge kernel's gate and output are packed [T, H, W] rows.
+  if (isPaged() || isMerge())
     return {};
   if (isWgmma())
     return {{"gate"}, {"out"}};
@@ -149,7 +152,7 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
                            {"kind", "memref"},
                            {"element_type", typeName()},
                            {"shape", shape}};
-    if (isStrided(name) || isPaged()) {
+    if (isStrided(name) || isPaged() || isMerge()) {
       arg["row_stride"] = rowStride(name);
       arg["row_alignment"] = rowAlignment(*this, name);
     }
@@ -235,7 +238,10 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
     buffer("out", "B x Hq x Sq x Dv");
     args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
     args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
-    grid = llvm::json::Array{llvm::json::Array{"Sq", queryBlock()},
+    // A dense decode step's split kernel: Sq = 1, one CTA per (split,
+    // head, batch).
+    grid = llvm::json::Array{isSplit() ? llvm::json::Array{"splits", 1}
+                                       : llvm::json::Array{"Sq", queryBlock()},
                              llvm::json::Array{"Hq", 1},
                              llvm::json::Array{"B", 1}};
   }
@@ -252,13 +258,17 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
       args.push_back(std::move(arg));
     }
   }
+  if (isSplit() && !isPaged()) {
+    partials();
+    indices({"splits", "T"});
+  }
   // Version 3 of the schema that python/gated_attention/launch.py reads
   // (and documents): a change of meaning bumps the version.
   llvm::json::Object desc{
       {"schema", "gated-attention.launch"},
       {"version", 3},
       {"layout", isMerge()   ? "split-merge"
-                 : isSplit() ? "paged-split"
+                 : isSplit() ? (isPaged() ? "paged-split" : "dense-split")
                  : isPaged() ? "paged"
                              : "dense"},
       {"page_size", pageSize},

@@ -66,6 +66,8 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
   }
   arguments.append(
       FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
+  if (cfg.isSplit() && !cfg.isPaged())
+    arguments.append({partial, partial, index, index});
   auto func =
       gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -156,4 +158,47 @@ void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
   Value threads = arith::ConstantIndexOp::create(b, loc, cfg.threads());
   gpu::LaunchFuncOp::create(b, loc, kernel, grid,
                             gpu::KernelDim3{threads, one, one}, smem, args);
+}
+
+Value flash::buildSplitCount(OpBuilder &b, Location loc, Value ctas,
+                             Value capacity) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value target = c(kSplitTargetCTAs);
+  Value wanted = arith::CeilDivUIOp::create(b, loc, target, ctas);
+  Value perSplit = c(kMinKeysPerSplit);
+  Value fitting = arith::CeilDivUIOp::create(b, loc, capacity, perSplit);
+  Value most = arith::MinUIOp::create(b, loc, fitting, c(kMaxSplits));
+  Value splits = arith::MinUIOp::create(b, loc, wanted, most);
+  return arith::MaxUIOp::create(b, loc, splits, c(1));
+}
+
+void flash::launchSplitKV(OpBuilder &b, Location loc, ModuleOp module,
+                          const FlashKernelConfig &cfg, Value when,
+                          Value splits, Value numTokens, gpu::KernelDim3 grid,
+                          ValueRange args, Value gate, Value out) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  FlashKernelConfig splitCfg = cfg.withRole(KernelRole::Split);
+  FlashKernelConfig mergeCfg = cfg.withRole(KernelRole::Merge);
+  gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
+  gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
+  // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
+  Value splitTokens = arith::MulIOp::create(b, loc, splits, numTokens);
+  Value rows = arith::MulIOp::create(b, loc, splitTokens, c(cfg.numQueryHeads));
+  auto flatF32 = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  Value partialOut = memref::AllocOp::create(
+      b, loc, flatF32,
+      ValueRange{arith::MulIOp::create(b, loc, rows, c(cfg.valueHeadDim))});
+  Value partialLse = memref::AllocOp::create(b, loc, flatF32, ValueRange{rows});
+  SmallVector<Value> splitArgs(args);
+  splitArgs.append({partialOut, partialLse, splits, numTokens});
+  launchWhen(b, loc, when, splitKernel, splitCfg, grid, splitArgs);
+  launchWhen(b, loc, when, mergeKernel, mergeCfg,
+             {numTokens, c(cfg.numQueryHeads), c(1)},
+             {gate, out, partialOut, partialLse, numTokens, splits});
+  memref::DeallocOp::create(b, loc, partialOut);
+  memref::DeallocOp::create(b, loc, partialLse);
 }

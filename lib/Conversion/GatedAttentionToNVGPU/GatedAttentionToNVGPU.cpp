@@ -86,6 +86,16 @@ static std::pair<Value, Value> allocateWithRowStride(OpBuilder &b, Location loc,
   return {flat, view};
 }
 
+/// Whether `op` is a decode step that split-KV serves: a static Sq = 1
+/// (ops of dynamic Sq keep one kernel: a decode kernel pair for each would
+/// double their compile), the mma.sync kernel, and a gate and output of
+/// packed rows, which the merge kernel reads and writes as [T = B, H, W].
+static bool isDecodeStep(AttentionOp op, const FlashKernelConfig &cfg) {
+  return !cfg.isWgmma() && op.getQueryType().getDimSize(2) == 1 &&
+         cfg.rowStride("out") == cfg.valueHeadDim &&
+         (!cfg.hasGate || cfg.rowStride("gate") == cfg.gateWidth);
+}
+
 namespace {
 struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
   using ToFlashKernel::ToFlashKernel;
@@ -201,8 +211,30 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
                               c(0)),
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
-    launchWhen(rewriter, loc, nonEmpty, kernel, cfg,
-               {gridX, c(cfg.numQueryHeads), numBatches}, args);
+    gpu::KernelDim3 grid{gridX, c(cfg.numQueryHeads), numBatches};
+    if (!isDecodeStep(op, cfg)) {
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
+    } else {
+      // A decode step (Sq = 1) whose B x Hq tiles leave the GPU idle:
+      // split-KV, each tile's keys split across CTAs and the gate applied
+      // once in the merge; the splits from B, Hq and Skv (host sizes).
+      Value ctas = arith::MulIOp::create(rewriter, loc, numBatches,
+                                         c(cfg.numQueryHeads));
+      Value splits = buildSplitCount(rewriter, loc, ctas, numKeys);
+      Value manySplits = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt, splits, c(1));
+      Value split = arith::AndIOp::create(rewriter, loc, nonEmpty, manySplits);
+      auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
+      launchSplitKV(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg, split,
+                    splits, numBatches,
+                    {splits, c(cfg.numQueryHeads), numBatches}, args, gate,
+                    out.first);
+      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
+      rewriter.setInsertionPointAfter(ifSplit);
+    }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(

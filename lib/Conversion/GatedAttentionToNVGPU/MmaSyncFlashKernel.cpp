@@ -152,6 +152,13 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
         out = entry.getArgument(4), numRows = entry.getArgument(5),
         numKeys = entry.getArgument(6);
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());
+  // A decode step's split kernel (Sq = 1): grid x is the split, the tile
+  // the sequence's one query block.
+  Value split;
+  if (cfg.isSplit()) {
+    split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    tile.rowBase = idx(0);
+  }
   setRowBase(tile.rowBase);
 
   // The (batch, head) slabs of the flat operands; GQA heads share K/V.
@@ -164,6 +171,30 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
   GlobalSlab qSlab = slab(q, tile.head, "q");
   GlobalSlab kSlab = slab(k, kvHead, "k");
   GlobalSlab vSlab = slab(v, kvHead, "v");
+  if (cfg.isSplit()) {
+    unsigned next =
+        FlashKernelConfig::kFixedArguments +
+        FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size();
+    Value partialOut = entry.getArgument(next),
+          partialLse = entry.getArgument(next + 1),
+          splits = entry.getArgument(next + 2),
+          numTokens = entry.getArgument(next + 3);
+    mainLoop(
+        qSlab, kSlab, vSlab, numRows, numKeys,
+        [&](SoftmaxState state) {
+          // Row (token, head) of split s, token b * Sq + row:
+          // (s * T + token) * Hq + head, as the paged split kernel's.
+          int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
+          Value token0 = add(mul(split, numTokens), mul(tile.batch, numRows));
+          Value row0 = add(mul(token0, hq), tile.head);
+          emitPartialEpilogue(*this, cfg, lanes, state, warpRow,
+                              PartialOperands{partialOut, partialLse,
+                                              mul(row0, dv), row0, numRows,
+                                              idx(hq * dv), idx(hq)});
+        },
+        split, splits);
+    return;
+  }
   mainLoop(qSlab, kSlab, vSlab, numRows, numKeys, [&](SoftmaxState state) {
     // The gate's and the output's slabs only now: at D = 256 no register is
     // left to carry them through the loop.

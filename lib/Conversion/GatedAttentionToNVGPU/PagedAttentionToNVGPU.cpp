@@ -24,26 +24,6 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
-/// The number of key splits of a paged launch of `ctas` CTAs over tables
-/// of `capacity` keys per sequence: enough CTAs for kSplitTargetCTAs, each
-/// split at least kMinKeysPerSplit keys of the capacity, at most
-/// kMaxSplits (python/gated_attention/paged.py: choose_splits is the same
-/// rule with the device's SM count).
-static Value buildSplitCount(OpBuilder &b, Location loc,
-                             const FlashKernelConfig &cfg, Value ctas,
-                             Value capacity) {
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value target = c(kSplitTargetCTAs);
-  Value wanted = arith::CeilDivUIOp::create(b, loc, target, ctas);
-  Value perSplit = c(kMinKeysPerSplit);
-  Value fitting = arith::CeilDivUIOp::create(b, loc, capacity, perSplit);
-  Value most = arith::MinUIOp::create(b, loc, fitting, c(kMaxSplits));
-  Value splits = arith::MinUIOp::create(b, loc, wanted, most);
-  return arith::MaxUIOp::create(b, loc, splits, c(1));
-}
-
 namespace {
 /// A paged_attention becomes a launch of the paged kernel on its flat
 /// buffers: grid (ceildiv(T, queries per CTA) + B, Hq / packed heads);
@@ -99,7 +79,7 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     Value ctas = arith::MulIOp::create(rewriter, loc, gridX, gridY);
     Value capacity =
         arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
-    Value splits = buildSplitCount(rewriter, loc, cfg, ctas, capacity);
+    Value splits = buildSplitCount(rewriter, loc, ctas, capacity);
     Value split = arith::AndIOp::create(
         rewriter, loc, nonEmpty,
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, splits,
@@ -108,33 +88,9 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifSplit.thenBlock());
-      auto module = op->getParentOfType<ModuleOp>();
-      FlashKernelConfig splitCfg = cfg.withPagedKernel(PagedKernel::Split);
-      FlashKernelConfig mergeCfg = cfg.withPagedKernel(PagedKernel::Merge);
-      gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
-      gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
-      // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
-      Value splitTokens =
-          arith::MulIOp::create(rewriter, loc, splits, numTokens);
-      Value rows = arith::MulIOp::create(rewriter, loc, splitTokens,
-                                         c(cfg.numQueryHeads));
-      auto f32 = rewriter.getF32Type();
-      auto flatF32 = MemRefType::get({ShapedType::kDynamic}, f32);
-      Value partialOut = memref::AllocOp::create(
-          rewriter, loc, flatF32,
-          ValueRange{
-              arith::MulIOp::create(rewriter, loc, rows, c(cfg.valueHeadDim))});
-      Value partialLse =
-          memref::AllocOp::create(rewriter, loc, flatF32, ValueRange{rows});
-      SmallVector<Value> splitArgs(args);
-      splitArgs.append({partialOut, partialLse, splits, numTokens});
-      launchWhen(rewriter, loc, split, splitKernel, splitCfg,
-                 {gridX, gridY, splits}, splitArgs);
-      launchWhen(rewriter, loc, split, mergeKernel, mergeCfg,
-                 {numTokens, c(cfg.numQueryHeads), c(1)},
-                 {gate, outFlat, partialOut, partialLse, numTokens, splits});
-      memref::DeallocOp::create(rewriter, loc, partialOut);
-      memref::DeallocOp::create(rewriter, loc, partialLse);
+      launchSplitKV(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg, split,
+                    splits, numTokens, {gridX, gridY, splits}, args, gate,
+                    outFlat);
       rewriter.setInsertionPointToStart(ifSplit.elseBlock());
       launchWhen(rewriter, loc, nonEmpty, kernel, cfg, {gridX, gridY, c(1)},
                  args);

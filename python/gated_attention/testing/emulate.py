@@ -611,15 +611,23 @@ def compile_paged(cfg, page, opt=None, options=""):
     (paged, paged-split, split-merge) for the heads, head dims and variant
     of `cfg` and pages of `page` tokens."""
     from .. import paged
+    return _kernels_by_layout(paged.paged_ir(cfg, page), opt, options,
+                              ("paged", "paged-split", "split-merge"),
+                              f"{cfg.describe()}: no paged tensor-core kernels")
+
+
+def _kernels_by_layout(module, opt, options, layouts, what):
+    """{layout: (kernel op, launch description)} of the tensor-core kernels
+    that convert-gated-attention-to-nvgpu makes of `module`: exactly
+    `layouts`, or a ValueError starting with `what`."""
     out = runner.compile_module(
-        paged.paged_ir(cfg, page),
-        [f"--convert-gated-attention-to-nvgpu={options}", "--canonicalize",
-         "--cse", "--mlir-print-op-generic"], opt=opt)
+        module, [f"--convert-gated-attention-to-nvgpu={options}",
+                 "--canonicalize", "--cse", "--mlir-print-op-generic"],
+        opt=opt)
     kernels = {desc["layout"]: (find_kernel(out, name), desc)
                for name, desc in ptx_tools.launch_descriptions(out).items()}
-    if set(kernels) != {"paged", "paged-split", "split-merge"}:
-        raise ValueError(f"{cfg.describe()}: no paged tensor-core kernels "
-                         f"(got {sorted(kernels)})")
+    if set(kernels) != set(layouts):
+        raise ValueError(f"{what} (got {sorted(kernels)})")
     return kernels
 
 
@@ -652,11 +660,70 @@ def compile_case(cfg, opt=None, options="", row_strides=None):
         module, [f"--convert-gated-attention-to-nvgpu={options}",
                  "--canonicalize", "--cse", "--mlir-print-op-generic"],
         opt=opt)
-    descs = ptx_tools.launch_descriptions(out)
+    # (A static Sq = 1 brings split-KV's kernels: compile_decode.)
+    descs = {name: desc
+             for name, desc in ptx_tools.launch_descriptions(out).items()
+             if desc["layout"] == "dense"}
     if len(descs) != 1:
         raise ValueError(f"{cfg.describe()}: no tensor-core kernel")
     (name, desc), = descs.items()
     return find_kernel(out, name), desc
+
+
+def compile_decode(cfg, opt=None, options=""):
+    """{layout: (kernel op, launch description)} of the dense op's kernels
+    for `cfg` at Sq = 1: dense, and split-KV's dense-split and
+    split-merge."""
+    return _kernels_by_layout(mlir.attention_function(cfg, "case"), opt,
+                              options, ("dense", "dense-split", "split-merge"),
+                              f"{cfg.describe()}: no split-KV decode kernels")
+
+
+def launch_decode(kernels, inputs, b, skv, splits):
+    """Runs a dense decode step (Sq = 1) by split-KV CTA by CTA: the
+    dense-split kernel over `splits` parts of the keys, then the merge.
+    `inputs` as for launch; returns the output's bits ([B, Hq, 1, Dv])."""
+    kernel, desc = kernels["dense-split"]
+    elem = desc["element_type"]
+    hq, dv = desc["Hq"], desc["Dv"]
+    layouts = launch_schema.layouts(desc, b, 1, skv, {})
+    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
+    mems["out"] = Memory(np.zeros(b * hq * dv, np.uint16), elem)
+    # Partials start as NaN: a row the split kernel leaves unwritten shows.
+    mems["o_partial"] = Memory(np.full(splits * b * hq * dv, np.nan,
+                                       np.float32), "f32")
+    mems["lse_partial"] = Memory(np.full(splits * b * hq, np.nan,
+                                         np.float32), "f32")
+    values = {"Sq": 1, "Skv": skv, "T": b, "splits": splits}
+
+    def arguments(desc):
+        threads = desc["block"][0]
+        return [mems[a["name"]] if a["kind"] == "memref"
+                else np.full(threads, layouts[a["of"][0]][a["dim"]], np.int64)
+                if a["kind"] == "stride"
+                else np.full(threads, values[a["name"]], np.int64)
+                for a in desc["arguments"]]
+    for layout in ("dense-split", "split-merge"):
+        kernel, desc = kernels[layout]
+        _run_grid(kernel, desc, launch_schema.grid(
+            launch_schema.validate(desc), b, 1, skv, t=b, splits=splits),
+            arguments(desc))
+    return mems["out"].bits
+
+
+def run_decode(cfg, seed, splits, opt=None, options=""):
+    """(result, reference, kernel name) of decode step `cfg` (Sq = 1) on
+    cfg.inputs(seed), its keys in `splits` parts merged by the merge
+    kernel."""
+    kernels = compile_decode(cfg, opt, options)
+    inputs = cfg.inputs(seed)
+    bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
+            for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
+                            ("gate", "gate"))}
+    out = launch_decode(kernels, bits, cfg.b, cfg.skv, splits)
+    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
+        cfg.shapes()["result"])
+    return result, cfg.reference(inputs), kernels["dense-split"][1]["kernel"]
 
 
 def run_case(cfg, seed, opt=None, options="", schedule=None):

@@ -2,7 +2,8 @@
 # RUN: %PYTHON %s
 """The Python package on a CUDA GPU: ga.attention(device="cuda") for the
 built-in gates and for the example plugin's gate variants, against the
-float64 reference. With --prepare, only compiles the kernels (into
+float64 reference; decode steps (Sq = 1 over a few thousand keys) run
+split-KV (the keys split across CTAs, the gate applied in the merge). With --prepare, only compiles the kernels (into
 GATED_ATTENTION_KERNEL_CACHE), for a GPU machine without MLIR that then runs
 this file with the same cache."""
 
@@ -12,7 +13,7 @@ import sys
 import numpy as np
 
 import gated_attention as ga
-from gated_attention import dtypes
+from gated_attention import cuda, dtypes
 
 PLUGIN = os.environ.get("GATE_VARIANTS_PLUGIN")
 TOL = {"f16": 2e-3, "bf16": 2e-2}
@@ -27,8 +28,9 @@ CASES = [
     ("f16", (1, 4, 2, 129, 129, 128), "full",
      "#gate_variants.sigmoid<temperature = 2.0 : f32>", "add", False),
 ]
-# Lengths a compiled kernel is reused for.
-RELENGTHS = [(1, 17, 17), (2, 260, 900)]
+# Lengths a compiled kernel is reused for; the last two are decode steps
+# whose B x Hq CTAs leave the GPU idle (split-KV).
+RELENGTHS = [(1, 17, 17), (2, 260, 900), (2, 1, 3000), (1, 1, 700)]
 
 ga.register_gate("#gate_variants.tanh", np.tanh)
 ga.register_gate("#gate_variants.sigmoid<temperature = 2.0 : f32>",
@@ -55,7 +57,9 @@ for dtype, shape, layout, gate, combine, causal in CASES:
     for lengths in [(None, None, None)] + RELENGTHS:
         ops = operands(rng, dtype, shape, layout, *lengths)
         if prepare:
-            ga.CudaAttention.compile(ga.config_for(*ops, dtype=dtype, **kw))
+            cfg = ga.config_for(*ops, dtype=dtype, **kw)
+            ga.CudaAttention.compile(cfg)
+            cuda.compile_decode_kernels(cfg)
             break
         out = ga.attention(*ops, dtype=dtype, device="cuda", **kw)
         ref = ga.attention_reference(*ops, **kw)

@@ -15,6 +15,7 @@
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -38,11 +39,12 @@ constexpr int64_t kMaxSplits = 64;
 /// the Hopper one on wgmma + TMA (sm_90a only).
 enum class FlashKernelKind { MmaSync, Wgmma };
 
-/// The kernels of a paged op: one that writes the gated output (Direct),
-/// or, for split-KV decode, one whose CTAs each take a part of the keys
-/// and write f32 partials (Split) and the SIMT kernel that combines them
-/// and applies the gate once (Merge, MergeKernel.cpp).
-enum class PagedKernel { Direct, Split, Merge };
+/// The kernels of an op: one that writes the gated output (Direct), or, for
+/// split-KV decode (a paged op's, or a dense op's with Sq = 1), one whose
+/// CTAs each take a part of the keys and write f32 partials (Split) and the
+/// SIMT kernel that combines them and applies the gate once (Merge,
+/// MergeKernel.cpp).
+enum class KernelRole { Direct, Split, Merge };
 
 /// Everything the kernel depends on. Batch and sequence lengths are not part
 /// of it: they are kernel arguments, so ops that differ only in them share
@@ -66,7 +68,7 @@ struct FlashKernelConfig {
   /// Tokens per page of the paged kernel's K/V caches (PagedAttentionOp);
   /// 0 for the dense kernel.
   int64_t pageSize = 0;
-  PagedKernel pagedKernel = PagedKernel::Direct;
+  KernelRole role = KernelRole::Direct;
 
   /// The configuration of `op`, a gated_attention.attention or
   /// paged_attention, with tiles (`warps`, `keyBlock`) (0: not chosen yet).
@@ -75,16 +77,17 @@ struct FlashKernelConfig {
 
   bool isWgmma() const { return kind == FlashKernelKind::Wgmma; }
   bool isPaged() const { return pageSize != 0; }
-  bool isSplit() const {
-    return isPaged() && pagedKernel == PagedKernel::Split;
-  }
-  bool isMerge() const {
-    return isPaged() && pagedKernel == PagedKernel::Merge;
-  }
-  /// This configuration's kernel `role` (a paged op's three kernels).
-  FlashKernelConfig withPagedKernel(PagedKernel role) const {
+  bool isSplit() const { return role == KernelRole::Split; }
+  bool isMerge() const { return role == KernelRole::Merge; }
+  /// This configuration's kernel `role` (one of an op's three kernels).
+  /// The split kernel carries its partials through the key loop: at
+  /// D = 256 it takes 16-key blocks (32 spill; ptxas-decode.test), as the
+  /// paged kernel does.
+  FlashKernelConfig withRole(KernelRole role) const {
     FlashKernelConfig cfg = *this;
-    cfg.pagedKernel = role;
+    cfg.role = role;
+    if (role == KernelRole::Split && std::max(headDim, valueHeadDim) > 128)
+      cfg.keyBlock = std::min<int64_t>(cfg.keyBlock, 16);
     return cfg;
   }
 
@@ -166,10 +169,11 @@ struct FlashKernelConfig {
   /// seq_lens, cu_seqlens_q (memref<?xi32>), B and MB (index); no strides
   /// (its buffers are packed, their row strides the row widths).
   static constexpr unsigned kPagedArguments = 10;
-  /// The split kernel's further arguments: partial O and LSE
-  /// (memref<?xf32>: [splits, T, Hq, Dv] and [splits, T, Hq]), splits and
-  /// T (index). The merge kernel's: gate, out, partial O and LSE, T,
-  /// splits.
+  /// The split kernels' further arguments (after the paged kernel's, or
+  /// after the dense kernel's strides): partial O and LSE (memref<?xf32>:
+  /// [splits, T, Hq, Dv] and [splits, T, Hq], T the query tokens: B for a
+  /// dense decode step), splits and T (index). The merge kernel's: gate,
+  /// out, partial O and LSE, T, splits.
 
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.

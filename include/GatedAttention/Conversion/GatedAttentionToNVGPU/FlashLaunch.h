@@ -52,6 +52,23 @@ void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
                 gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
                 gpu::KernelDim3 grid, ValueRange args);
 
+/// The number of key splits of a launch of `ctas` CTAs whose sequences hold
+/// at most `capacity` keys: enough CTAs for kSplitTargetCTAs, each split at
+/// least kMinKeysPerSplit keys of the capacity, at most kMaxSplits
+/// (python/gated_attention/paged.py: choose_splits is the same rule with
+/// the device's SM count). Host-side sizes only: nothing is read back.
+Value buildSplitCount(OpBuilder &b, Location loc, Value ctas, Value capacity);
+
+/// Split-KV, when `when`: launches the split kernel of `cfg` on `grid` with
+/// `args` followed by the f32 partials (allocated here for `splits` x
+/// `numTokens` rows of Hq heads), `splits` and `numTokens`, then the merge
+/// kernel writing the gated rows of `out` ([T, Hq, Dv], `gate` [T, Hg, Dg]),
+/// and frees the partials.
+void launchSplitKV(OpBuilder &b, Location loc, ModuleOp module,
+                   const FlashKernelConfig &cfg, Value when, Value splits,
+                   Value numTokens, gpu::KernelDim3 grid, ValueRange args,
+                   Value gate, Value out);
+
 /// Replaces an op of type OpT by a launch of its flash kernel (built on
 /// first use): `launch` builds the host side.
 template <typename OpT> struct ToFlashKernel : OpRewritePattern<OpT> {
