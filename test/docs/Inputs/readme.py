@@ -37,6 +37,7 @@ SKIP = [
     (r"bench/run-cpu", "benchmark (minutes)"),
     (r"bench/compile_time\.py", "benchmark (minutes)"),
     (r"bench/cpu_paged\.py", "benchmark (writes bench/results)"),
+    (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
     (r"scripts/device-check", "needs a CUDA GPU"),
     (r"scripts/fuzz|scripts/check-sanitizers",
      "sanitizer build and fuzzing (tens of minutes)"),

@@ -329,8 +329,8 @@ class DenseOnlineSoftmax : public OnlineSoftmaxTile {
 public:
   DenseOnlineSoftmax(RewriterBase &b, AttentionOp op,
                      const OnlineSoftmaxOptions &options)
-      : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options.keyBlock)),
-        op(op) {}
+      : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options.keyBlock)), op(op),
+        decodeVariant(options.decodeVariant) {}
 
   Value build();
 
@@ -374,7 +374,12 @@ private:
                 b.getIndexAttr(spec.keyBlock));
   }
 
+  /// The tile of heads firstHead..., and the rows between its heads.
+  std::pair<Value, OpFoldResult> buildTile(Value firstHead, Value numKeys,
+                                           Value causalOffset);
+
   AttentionOp op;
+  bool decodeVariant;
   Value batch;
   OpFoldResult rows;
 };
@@ -395,6 +400,43 @@ Value DenseOnlineSoftmax::tile(Value source, Value head, OpFoldResult row,
   return padRows(tensor::ExtractSliceOp::create(b, loc, sliceType, source,
                                                 offsets, sizes, strides),
                  paddedRows);
+}
+
+std::pair<Value, OpFoldResult>
+DenseOnlineSoftmax::buildTile(Value firstHead, Value numKeys,
+                              Value causalOffset) {
+  std::optional<int64_t> bound = getConstantIntValue(rowsTile);
+  if (!decodeVariant || !bound || *bound == 1 || getConstantIntValue(rows))
+    return {OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset),
+            rowsTile};
+  // Rows bounded but dynamic in a tile of an op of dynamic Sq: a decode step
+  // (one row) computes one row per head, not `bound` padded ones. Both
+  // variants are inside the tile, so the scf.forall still writes the op's
+  // destination (test/Pipelines/destination-passing.mlir).
+  auto variant = [&](int64_t headRows) -> Value {
+    rowsTile = b.getIndexAttr(headRows);
+    tileRows = b.getIndexAttr(stack * headRows);
+    Value out = OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset);
+    return tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic, spec.valueHeadDim},
+                              spec.elementType),
+        out);
+  };
+  Value numRows = getValueOrCreateConstantIndexOp(b, loc, rows);
+  Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                       numRows, index(1));
+  auto branch = scf::IfOp::create(
+      b, loc, decode,
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, variant(1));
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, variant(*bound));
+      });
+  Value headRows =
+      arith::SelectOp::create(b, loc, decode, index(1), index(*bound));
+  return {branch.getResult(0), headRows};
 }
 
 Value DenseOnlineSoftmax::build() {
@@ -439,19 +481,25 @@ Value DenseOnlineSoftmax::build() {
         auto headLoop = forLoop(
             index(0), index(op.getNumQueryHeads()), index(stack), batchIter,
             [&](Value firstHead, ValueRange headIter) -> SmallVector<Value> {
-              Value out =
-                  OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset);
-              // Head r of the group: rows [r * rowsTile, + rows) of the tile.
+              auto [out, headRows] =
+                  buildTile(firstHead, numKeys, causalOffset);
+              // Head r of the group: rows [r * headRows, + rows) of the tile.
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
               OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
               Value result = headIter[0];
               for (int64_t r = 0; r < stack; ++r) {
                 Value headOut = out;
                 if (stack > 1 || rows != rowsTile) {
-                  OpFoldResult first =
-                      stack > 1
-                          ? b.getIndexAttr(r * *getConstantIntValue(rowsTile))
-                          : zero;
+                  OpFoldResult first = zero;
+                  if (r && getConstantIntValue(headRows))
+                    first = b.getIndexAttr(r * *getConstantIntValue(headRows));
+                  else if (r)
+                    first =
+                        arith::MulIOp::create(
+                            b, loc,
+                            getValueOrCreateConstantIndexOp(b, loc, headRows),
+                            index(r))
+                            .getResult();
                   SmallVector<OpFoldResult> offsets = {first, zero};
                   SmallVector<OpFoldResult> sizes = {rows, dv};
                   SmallVector<OpFoldResult> strides(2, one);

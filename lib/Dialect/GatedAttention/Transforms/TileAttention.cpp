@@ -35,10 +35,11 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     numRows = op.getResultType().getDimSize(2);
   if (!ShapedType::isDynamic(numRows))
     rowsPerHead = std::max<int64_t>(1, std::min(rowsPerHead, numRows));
-  // (With Sq dynamic, a decode step still computes rowsPerHead padded rows
-  // per head: a second tiling for Sq = 1 under an scf.if would cost the
-  // destination-passing result of the torch op, whose functions are
-  // dynamic in Sq: each branch's tiling makes its own result buffer.)
+  // (With Sq dynamic, a decode step's tile takes a one-row-per-head
+  // version inside the tile (OnlineSoftmaxOptions::decodeVariant): a second
+  // tiling for Sq = 1 under an scf.if would cost the destination-passing
+  // result of the torch op, whose functions are dynamic in Sq: each
+  // branch's tiling would make its own result buffer.)
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   tiling.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(group),
@@ -58,7 +59,10 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
   rewriter.replaceOp(op, result);
   tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
-  if (failed(decomposeToOnlineSoftmax(rewriter, tile, options)))
+  // With Sq dynamic, each tile also gets the decode step's one-row version.
+  OnlineSoftmaxOptions tileOptions = options;
+  tileOptions.decodeVariant = ShapedType::isDynamic(numRows);
+  if (failed(decomposeToOnlineSoftmax(rewriter, tile, tileOptions)))
     return failure();
   return result;
 }

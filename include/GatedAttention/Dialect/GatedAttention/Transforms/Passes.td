@@ -191,7 +191,9 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     that they vectorize; rows past `Sq` are computed and dropped. A tile
     never has more rows per head than a static `Sq` (a decode step compiled
     for `Sq = 1` computes one row per head, not `query-block / R`); with `Sq`
-    dynamic the padding stays.
+    dynamic each tile also has a one-row-per-head version, taken by a tile
+    of one row (a decode step; an `scf.if` inside the tile, so the
+    `scf.forall` still writes the op's destination).
 
     ```mlir
     %o = gated_attention.attention %q, %k, %v, %g {causal} : ...

@@ -28,6 +28,11 @@ struct OnlineSoftmaxOptions {
   int64_t queryBlock = 64;
   /// Keys per iteration of the key loop.
   int64_t keyBlock = 64;
+  /// Whether a tile of a dynamic but bounded row count also gets a version
+  /// of one row per head, taken when it has one row (a decode step of an op
+  /// compiled for any Sq). tileToOnlineSoftmax sets it for ops of dynamic
+  /// Sq.
+  bool decodeVariant = false;
 };
 
 /// Rewrites one attention op into the online-softmax (FlashAttention-2) key
