@@ -174,13 +174,21 @@ Value flash::buildSplitCount(OpBuilder &b, Location loc, Value ctas,
   return arith::MaxUIOp::create(b, loc, splits, c(1));
 }
 
-void flash::launchSplitKV(OpBuilder &b, Location loc, ModuleOp module,
-                          const FlashKernelConfig &cfg, Value when,
-                          Value splits, Value numTokens, gpu::KernelDim3 grid,
-                          ValueRange args, Value gate, Value out) {
+void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
+                                const FlashKernelConfig &cfg,
+                                gpu::GPUFuncOp kernel, Value nonEmpty,
+                                gpu::KernelDim3 grid, Value splits,
+                                Value numTokens, gpu::KernelDim3 splitGrid,
+                                ValueRange args, Value gate, Value out) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  Value manySplits =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, splits, c(1));
+  Value split = arith::AndIOp::create(b, loc, nonEmpty, manySplits);
+  auto ifSplit = scf::IfOp::create(b, loc, split, true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifSplit.thenBlock());
   FlashKernelConfig splitCfg = cfg.withRole(KernelRole::Split);
   FlashKernelConfig mergeCfg = cfg.withRole(KernelRole::Merge);
   gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
@@ -195,10 +203,12 @@ void flash::launchSplitKV(OpBuilder &b, Location loc, ModuleOp module,
   Value partialLse = memref::AllocOp::create(b, loc, flatF32, ValueRange{rows});
   SmallVector<Value> splitArgs(args);
   splitArgs.append({partialOut, partialLse, splits, numTokens});
-  launchWhen(b, loc, when, splitKernel, splitCfg, grid, splitArgs);
-  launchWhen(b, loc, when, mergeKernel, mergeCfg,
+  launchWhen(b, loc, split, splitKernel, splitCfg, splitGrid, splitArgs);
+  launchWhen(b, loc, split, mergeKernel, mergeCfg,
              {numTokens, c(cfg.numQueryHeads), c(1)},
              {gate, out, partialOut, partialLse, numTokens, splits});
   memref::DeallocOp::create(b, loc, partialOut);
   memref::DeallocOp::create(b, loc, partialLse);
+  b.setInsertionPointToStart(ifSplit.elseBlock());
+  launchWhen(b, loc, nonEmpty, kernel, cfg, grid, args);
 }

@@ -29,7 +29,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
@@ -221,19 +220,10 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       Value ctas = arith::MulIOp::create(rewriter, loc, numBatches,
                                          c(cfg.numQueryHeads));
       Value splits = buildSplitCount(rewriter, loc, ctas, numKeys);
-      Value manySplits = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ugt, splits, c(1));
-      Value split = arith::AndIOp::create(rewriter, loc, nonEmpty, manySplits);
-      auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
-      launchSplitKV(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg, split,
-                    splits, numBatches,
-                    {splits, c(cfg.numQueryHeads), numBatches}, args, gate,
-                    out.first);
-      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
-      rewriter.setInsertionPointAfter(ifSplit);
+      launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
+                          kernel, nonEmpty, grid, splits, numBatches,
+                          {splits, c(cfg.numQueryHeads), numBatches}, args,
+                          gate, out.first);
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);

@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -80,21 +79,9 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     Value capacity =
         arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
     Value splits = buildSplitCount(rewriter, loc, ctas, capacity);
-    Value split = arith::AndIOp::create(
-        rewriter, loc, nonEmpty,
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, splits,
-                              c(1)));
-    auto ifSplit = scf::IfOp::create(rewriter, loc, split, true);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(ifSplit.thenBlock());
-      launchSplitKV(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg, split,
-                    splits, numTokens, {gridX, gridY, splits}, args, gate,
-                    outFlat);
-      rewriter.setInsertionPointToStart(ifSplit.elseBlock());
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, {gridX, gridY, c(1)},
-                 args);
-    }
+    launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
+                        kernel, nonEmpty, {gridX, gridY, c(1)}, splits,
+                        numTokens, {gridX, gridY, splits}, args, gate, outFlat);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));

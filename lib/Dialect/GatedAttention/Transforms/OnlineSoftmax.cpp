@@ -318,6 +318,39 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
   return epilogue(state, gate);
 }
 
+std::pair<Value, OpFoldResult>
+OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
+                                       Value firstHead, Value numKeys,
+                                       Value causalOffset) {
+  auto version = [&](int64_t headRows) -> Value {
+    rowsTile = b.getIndexAttr(headRows);
+    tileRows = b.getIndexAttr(stack * headRows);
+    return build(firstHead, numKeys, causalOffset);
+  };
+  if (bound == 1)
+    return {version(1), rowsTile};
+  auto dynamicRows = [&](Value out) -> Value {
+    return tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic, spec.valueHeadDim},
+                              spec.elementType),
+        out);
+  };
+  Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                       numRows, index(1));
+  auto branch = scf::IfOp::create(
+      b, loc, decode,
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, dynamicRows(version(1)));
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, dynamicRows(version(bound)));
+      });
+  Value headRows =
+      arith::SelectOp::create(b, loc, decode, index(1), index(bound));
+  return {branch.getResult(0), headRows};
+}
+
 //===----------------------------------------------------------------------===//
 // The dense op
 //===----------------------------------------------------------------------===//
@@ -406,37 +439,14 @@ std::pair<Value, OpFoldResult>
 DenseOnlineSoftmax::buildTile(Value firstHead, Value numKeys,
                               Value causalOffset) {
   std::optional<int64_t> bound = getConstantIntValue(rowsTile);
-  if (!decodeVariant || !bound || *bound == 1 || getConstantIntValue(rows))
+  if (!decodeVariant || !bound || getConstantIntValue(rows))
     return {OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset),
             rowsTile};
-  // Rows bounded but dynamic in a tile of an op of dynamic Sq: a decode step
-  // (one row) computes one row per head, not `bound` padded ones. Both
-  // variants are inside the tile, so the scf.forall still writes the op's
+  // Rows bounded but dynamic in a tile of an op of dynamic Sq. Both
+  // versions are inside the tile, so the scf.forall still writes the op's
   // destination (test/Pipelines/destination-passing.mlir).
-  auto variant = [&](int64_t headRows) -> Value {
-    rowsTile = b.getIndexAttr(headRows);
-    tileRows = b.getIndexAttr(stack * headRows);
-    Value out = OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset);
-    return tensor::CastOp::create(
-        b, loc,
-        RankedTensorType::get({ShapedType::kDynamic, spec.valueHeadDim},
-                              spec.elementType),
-        out);
-  };
-  Value numRows = getValueOrCreateConstantIndexOp(b, loc, rows);
-  Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                       numRows, index(1));
-  auto branch = scf::IfOp::create(
-      b, loc, decode,
-      [&](OpBuilder &nb, Location l) {
-        scf::YieldOp::create(nb, l, variant(1));
-      },
-      [&](OpBuilder &nb, Location l) {
-        scf::YieldOp::create(nb, l, variant(*bound));
-      });
-  Value headRows =
-      arith::SelectOp::create(b, loc, decode, index(1), index(*bound));
-  return {branch.getResult(0), headRows};
+  return buildWithDecodeRows(getValueOrCreateConstantIndexOp(b, loc, rows),
+                             *bound, firstHead, numKeys, causalOffset);
 }
 
 Value DenseOnlineSoftmax::build() {

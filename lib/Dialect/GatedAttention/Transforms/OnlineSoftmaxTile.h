@@ -58,6 +58,15 @@ public:
 protected:
   enum class Operand { Query, Key, Value, Gate };
 
+  /// build() with `bound` rows per head, and, when `numRows` (the tile's
+  /// real rows per head) is at most 1 at run time -- a decode step -- with
+  /// one row per head instead (an scf.if; no branch for `bound` = 1).
+  /// Returns the output (rows dynamic when there are two versions) and the
+  /// rows between its heads; leaves rowsTile and tileRows at `bound`'s.
+  std::pair<Value, OpFoldResult>
+  buildWithDecodeRows(Value numRows, int64_t bound, Value firstHead,
+                      Value numKeys, Value causalOffset);
+
   /// Rows of head `head` of the query or the gate, zero-padded to
   /// `rowsTile` rows: `rowsTile x width`.
   virtual Value rowsOf(Operand operand, Value head) = 0;

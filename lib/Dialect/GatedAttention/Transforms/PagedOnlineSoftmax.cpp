@@ -45,18 +45,18 @@ public:
   PagedOnlineSoftmax(RewriterBase &b, PagedAttentionOp op, int64_t keyBlock)
       : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, keyBlock)), op(op) {}
 
-  /// The tile of `headRows` rows per head (`count` of them real) for the
-  /// `stackedHeads` heads from firstHead, as OnlineSoftmaxTile::build.
-  Value buildTile(int64_t headRows, int64_t stackedHeads, Value seq,
-                  Value firstRow, Value count, Value firstHead, Value numKeys,
-                  Value causalOffset) {
+  /// The tile of `headRows` rows per head (`count` of them real; one per
+  /// head when count <= 1, a decode step) for the `stackedHeads` heads from
+  /// firstHead, as OnlineSoftmaxTile::buildWithDecodeRows.
+  std::pair<Value, OpFoldResult>
+  buildTile(int64_t headRows, int64_t stackedHeads, Value seq, Value firstRow,
+            Value count, Value firstHead, Value numKeys, Value causalOffset) {
     this->seq = seq;
     this->firstRow = firstRow;
     this->count = count;
     stack = stackedHeads;
-    rowsTile = b.getIndexAttr(headRows);
-    tileRows = b.getIndexAttr(stackedHeads * headRows);
-    return build(firstHead, numKeys, causalOffset);
+    return buildWithDecodeRows(count, headRows, firstHead, numKeys,
+                               causalOffset);
   }
 
 private:
@@ -225,33 +225,12 @@ FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
   Value causalOffset =
       op.getCausal() ? ix.sub(ix.add(i0, seqLen), seqQueries) : Value();
 
-  // Decode tiles (one query) compute one row per head, not R.
+  // Decode tiles (one query) compute one row per head, not R'.
   PagedOnlineSoftmax tile(rewriter, op, options.keyBlock);
-  auto tileOf = [&](int64_t headRows) {
-    Value out = tile.buildTile(headRows, stack, seq, firstRow, count, firstHead,
-                               numKeys, causalOffset);
-    return tensor::CastOp::create(
-        rewriter, loc,
-        RankedTensorType::get({ShapedType::kDynamic, dv},
-                              resultType.getElementType()),
-        out);
-  };
-  Value out, headRows = rows;
-  if (rowsPerHead == 1) {
-    out = tileOf(1);
-  } else {
-    Value decode = ix.le(count, ix.c(1));
-    auto branch = scf::IfOp::create(
-        rewriter, loc, decode,
-        [&](OpBuilder &b, Location l) {
-          scf::YieldOp::create(b, l, Value(tileOf(1)));
-        },
-        [&](OpBuilder &b, Location l) {
-          scf::YieldOp::create(b, l, Value(tileOf(rowsPerHead)));
-        });
-    out = branch.getResult(0);
-    headRows = arith::SelectOp::create(rewriter, loc, decode, ix.c(1), rows);
-  }
+  auto [out, headRowsFold] =
+      tile.buildTile(rowsPerHead, stack, seq, firstRow, count, firstHead,
+                     numKeys, causalOffset);
+  Value headRows = getValueOrCreateConstantIndexOp(rewriter, loc, headRowsFold);
 
   // Head r of the tile: its rows [r * headRows, + count) go to tokens
   // [firstRow, + count) of head firstHead + r.
