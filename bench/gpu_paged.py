@@ -23,6 +23,10 @@ Qwen3-Next's full-attention heads (Hq 16, Hkv 2, D 256), bf16, gate
   prefill one sequence of 4k and 16k tokens, causal, pages of 16 and 528
           tokens: the paged op against the dense torch op on the same
           values in contiguous [B, S, H, D] tensors (ratio: paged / dense).
+          Rows "prefill-sm90a": the sm_90a paged kernel (kernel=wgmma, its
+          producer warpgroup copying rows through the block table),
+          launched on the same tensors, against the same dense op and (in
+          vs_mma_sync) the torch op's mma.sync paged kernel.
 
 Each result is checked against its baseline first; the CSV is
 gpu-paged-<date>-<gpu>.csv.
@@ -99,11 +103,38 @@ def prepare(directory):
         for page in pages:
             cuda.compile_paged_kernel(cfg, page, chip="sm_90",
                                       cache=directory)
+            if causal:
+                cuda.compile_paged_kernel(cfg, page, chip="sm_90a",
+                                          kernel="wgmma", cache=directory)
     meta = torch.empty(1, 16, HQ, D, device="meta", dtype=torch.bfloat16)
     kv = torch.empty(1, 16, HKV, D, device="meta", dtype=torch.bfloat16)
     gat.warmup(meta, kv, kv, meta, causal=True, layout="bshd", chip="sm_90")
     print(f"paged benchmark kernels for sm_90 in {directory} "
           f"({kernel_cache.directory()})")
+
+
+def hopper_paged(args, page):
+    """A launcher of the sm_90a paged kernel (causal, direct) on the torch
+    tensors `args` of paged_inputs, on torch's current stream, and its
+    output tensor."""
+    q, kc, vc, table, lens, cu, g = args
+    cfg = paged._config(q, kc, vc, g, causal=True, scale=None,
+                        gate="sigmoid", combine="mul", dtype="bf16")
+    _, ptx, desc = cuda.compile_paged_kernel(
+        cfg, page, chip="sm_90a", kernel="wgmma",
+        cache=kernel_cache.directory())["paged"]
+    kernel = cuda.Kernel(cuda.Driver(), ptx, desc)
+    out = torch.empty_like(q)
+    names = {"q": q, "k": kc, "v": vc, "gate": g, "out": out,
+             "block_table": table, "seq_lens": lens, "cu_seqlens_q": cu}
+    buffers = {n: (x.data_ptr(), x.numel()) for n, x in names.items()}
+
+    def launch():
+        kernel.launch_paged(buffers, table.shape[0], table.shape[1],
+                            q.shape[0],
+                            stream=torch.cuda.current_stream().cuda_stream)
+        return out
+    return launch
 
 
 def close(ours, ref):
@@ -113,7 +144,8 @@ def close(ours, ref):
 
 def run(out_dir):
     rows = ["kind,B,context,P,op_ms,baseline_ms,contiguous_ms,op_TBps,"
-            "fraction_of_peak,speedup_vs_gather,ratio_vs_contiguous"]
+            "fraction_of_peak,speedup_vs_gather,ratio_vs_contiguous,"
+            "vs_mma_sync"]
     failed = False
     for b, ctx in DECODE:
         args, (k, v) = paged_inputs(b, ctx, 1, DECODE_PAGE, "cuda", False)
@@ -133,7 +165,7 @@ def run(out_dir):
         tbps = b * ctx * HKV * 2 * D * 2 / (op * 1e-3) / 1e12
         rows.append(f"decode,{b},{ctx},{DECODE_PAGE},{op:.4f},{base:.4f},"
                     f"{contiguous:.4f},{tbps:.3f},{tbps / PEAK_TBPS:.3f},"
-                    f"{base / op:.3f},{contiguous / op:.3f}")
+                    f"{base / op:.3f},{contiguous / op:.3f},")
         print(rows[-1], flush=True)
     for s, page in PREFILL:
         args, (k, v) = paged_inputs(1, s, s, page, "cuda", True)
@@ -153,7 +185,18 @@ def run(out_dir):
             continue
         op, contiguous = common.timed(ours, reps=5), common.timed(dense, reps=5)
         rows.append(f"prefill,1,{s},{page},{op:.4f},,{contiguous:.4f},,,,"
-                    f"{contiguous / op:.3f}")
+                    f"{contiguous / op:.3f},")
+        print(rows[-1], flush=True)
+        hopper = hopper_paged(args, page)
+        ok, err = close(hopper(), dense()[0])
+        if not ok:
+            print(f"FAIL prefill-sm90a S={s} P={page}: max error {err}")
+            failed = True
+            continue
+        fast = common.timed(hopper, reps=5)
+        rows.append(f"prefill-sm90a,1,{s},{page},{fast:.4f},,"
+                    f"{contiguous:.4f},,,,{contiguous / fast:.3f},"
+                    f"{op / fast:.3f}")
         print(rows[-1], flush=True)
     common.write_csv(out_dir, "gpu-paged", rows)
     return 1 if failed else 0

@@ -6,10 +6,11 @@ JSON object (the `gated_attention.kernels` attribute of the module;
 <kernel>.json). Everything outside MLIR that launches or checks a kernel
 (the CUDA runner, the emulator, `gated_attention.ptx --check`) reads it
 through `validate`, so a description of another version is an error that
-names the field, not a wrong launch. Version 3 (version 1 had no strides:
-every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
+names the field, not a wrong launch. Version 4 (version 1 had no strides:
+every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels;
+version 3 no "instructions", every sm_90a kernel took TMA maps):
 
-  schema, version        "gated-attention.launch", 3
+  schema, version        "gated-attention.launch", 4
   layout                 "dense" (the [B, H, S, D] kernels), "paged" (the
                          paged_attention kernel: packed [T, H, D] queries,
                          gate and output, [NB, P, Hkv, D] caches),
@@ -26,6 +27,11 @@ every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
   page_size              P of a paged kernel and of its merge (0 for a
                          dense one and its merge)
   kernel, module         the PTX entry and its binary
+  instructions           "mma.sync" (the sm_80 kernel), "wgmma" (the
+                         warp-specialized sm_90a kernel: a producer
+                         warpgroup, mbarriers, setmaxnreg; the dense one
+                         reads TMA maps, the paged one copies rows by
+                         cp.async) or "simt" (the split-KV merge)
   element_type           "f16" or "bf16"
   Hq, Hkv, Hg, D, Dv     head counts and head dims
   gate_width             Dv (elementwise gate) or 1 (headwise)
@@ -69,7 +75,7 @@ every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels):
 """
 
 SCHEMA = "gated-attention.launch"
-VERSION = 3
+VERSION = 4
 
 _MEMREF_ABI = ["allocated", "aligned", "offset", "size", "stride"]
 _FIELDS = {
@@ -78,7 +84,9 @@ _FIELDS = {
     "gated": bool, "rows_per_block": int, "key_block": int, "grid": list,
     "block": list, "dynamic_shared_memory": int, "abi": dict,
     "arguments": list, "layout": str, "page_size": int, "row_group": int,
+    "instructions": str,
 }
+_INSTRUCTIONS = ("mma.sync", "wgmma", "simt")
 _SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one", "splits")
 _INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB"),
                     "paged-split": ("B", "MB", "splits", "T"),
@@ -114,6 +122,12 @@ def validate(desc):
                                            isinstance(value, bool)):
             _fail(desc, f"field {field!r} must be {kind.__name__}, got "
                   f"{value!r}")
+    if desc["instructions"] not in _INSTRUCTIONS or (
+            (desc["instructions"] == "simt") != (desc["layout"] ==
+                                                 "split-merge")):
+        _fail(desc, f"field 'instructions' must be one of {_INSTRUCTIONS} "
+              "('simt' for the split-merge kernel only), got "
+              f"{desc['instructions']!r}")
     if desc["layout"] not in _INDEX_ARGUMENTS:
         _fail(desc, f"field 'layout' must be one of "
               f"{tuple(_INDEX_ARGUMENTS)}, got {desc['layout']!r}")
@@ -316,6 +330,13 @@ def parameter_count(desc):
                for a in desc["arguments"])
 
 
+def is_warp_specialized(desc):
+    """Whether the kernel is the sm_90a one (a producer warpgroup feeding
+    wgmma consumers through mbarriers)."""
+    return desc["instructions"] == "wgmma"
+
+
 def uses_tensor_maps(desc):
-    """Whether the kernel is the sm_90a one (its operands are TMA maps)."""
+    """Whether the kernel reads operands through TMA maps (the dense sm_90a
+    kernel)."""
     return any(a["kind"] == "tensor_map" for a in desc["arguments"])

@@ -214,10 +214,14 @@ def check_kernel(ptx, report, chip, desc):
                         f"{expected}")
     if desc["layout"] == "split-merge":
         required = ()   # a SIMT kernel: f32 loads, exp2, the gate
-    elif launch.uses_tensor_maps(desc):
-        required = ("wgmma.mma_async", "cp.async.bulk.tensor",
-                    "mbarrier.try_wait.parity", "setmaxnreg.dec",
-                    "setmaxnreg.inc")
+    elif launch.is_warp_specialized(desc):
+        # The dense kernel's copies are TMA boxes; the paged one's, rows
+        # copied by cp.async that arrive on the mbarriers when they land.
+        copies = (("cp.async.bulk.tensor",) if launch.uses_tensor_maps(desc)
+                  else ("cp.async.cg.shared.global",
+                        "cp.async.mbarrier.arrive.noinc"))
+        required = ("wgmma.mma_async", "mbarrier.try_wait.parity",
+                    "setmaxnreg.dec", "setmaxnreg.inc") + copies
         # ptxas advisories that mean the wgmma pipeline is broken: setmaxnreg
         # ignored, wgmma serialized, accumulators touched mid-pipeline,
         # waits or arrives injected.

@@ -10,9 +10,10 @@ import tempfile
 
 from gated_attention import config, cuda, launch, paged, ptx
 
-DESC = {"schema": "gated-attention.launch", "version": 3, "kernel": "k",
+DESC = {"schema": "gated-attention.launch", "version": 4, "kernel": "k",
         "layout": "dense", "page_size": 0, "row_group": 1,
-        "module": "k", "element_type": "bf16", "Hq": 16, "Hkv": 2, "Hg": 16,
+        "instructions": "mma.sync", "module": "k", "element_type": "bf16",
+        "Hq": 16, "Hkv": 2, "Hg": 16,
         "D": 128, "Dv": 128, "gate_width": 128, "causal": False,
         "gated": True, "rows_per_block": 64, "key_block": 64,
         "grid": [["Sq", 64], ["Hq", 1], ["B", 1]], "block": [128, 1, 1],
@@ -53,7 +54,7 @@ assert bad == ["27 kernel parameters, description says 26"], bad
 # wgmma pipeline.
 MAP = {"kind": "tensor_map", "element_type": "bf16", "box": [64, 64, 1],
        "swizzle": "128B", "oob_fill": "zero"}
-HOPPER = dict(DESC, arguments=[
+HOPPER = dict(DESC, instructions="wgmma", arguments=[
     dict(MAP, name="q", dims=["D", "Sq", "B*Hq"]),
     dict(MAP, name="k", dims=["D", "Skv", "B*Hkv"]),
     dict(MAP, name="v", dims=["Dv", "Skv", "B*Hkv"])] + DESC["arguments"][3:])
@@ -112,7 +113,7 @@ text = (f'module attributes {{gated_attention.kernels = {{a = "{attr(DESC)}", '
 assert ptx.launch_descriptions(text) == {"a": DESC,
                                          "b_1": dict(DESC, kernel="b_1")}
 try:
-    ptx.launch_descriptions(text.replace("\\22version\\22:3",
+    ptx.launch_descriptions(text.replace("\\22version\\22:4",
                                          "\\22version\\22:1"))
     raise AssertionError("a description of another version is an error")
 except launch.LaunchDescriptionError as e:

@@ -15,11 +15,11 @@ import torch
 
 from gated_attention import config
 from gated_attention.testing import emulate
-from gated_attention.torch._cuda import readable, strides_of
+from gated_attention.torch._cuda import packed_rows, readable, strides_of
 
 cfg = config.parse_cases("dtype=bf16,d=64,dv=64,hq=4,hkv=2,sq=32,skv=32")[0]
 _, desc = emulate.compile_case(cfg)
-assert desc["version"] == 3 and desc["layout"] == "dense"
+assert desc["version"] == 4 and desc["layout"] == "dense"
 
 # [q | gate] per head: [B, S, H, 2D] split, seen as [B, H, S, D].
 proj = torch.zeros(2, 32, 4, 128, dtype=torch.bfloat16)
@@ -77,4 +77,16 @@ assert rows == {"q": 512, "out": 256}, rows
 row_major = [torch.zeros(2, h, 32, 64, dtype=torch.bfloat16)
              for h in (4, 2, 2, 4, 4)]
 assert plan(desc, qwen, *row_major)[2] == {}
+
+# A decode step (Sq = 1) runs split-KV when its gate and output are packed
+# [B x H, W] rows, as the merge kernel reads and writes them: the output in
+# either layout and a separate gate are; q's gate half of a projection is
+# not (it keeps the one-kernel launch).
+out = torch.zeros(2, 4, 1, 64, dtype=torch.bfloat16)
+assert packed_rows(out) and packed_rows(out.transpose(1, 2).contiguous()
+                                        .transpose(1, 2))
+proj = torch.zeros(2, 1, 4, 128, dtype=torch.bfloat16)
+assert not packed_rows(proj[..., 64:].transpose(1, 2))
+assert not packed_rows(torch.zeros(2, 4, 2, 64))   # not a decode step
+assert packed_rows(torch.zeros(1, 1, 1, 64))
 print("torch CUDA layouts: ok")

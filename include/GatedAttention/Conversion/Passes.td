@@ -87,10 +87,13 @@ def ConvertGatedAttentionToNVGPUPass
     Hopper kernel has been validated on a GPU.
 
     `gated_attention.paged_attention` ops of the same types get the paged
-    form of the mma.sync kernel (also on sm_90a): K/V rows read through the
-    block table, queries, gate and output packed, the query heads of one
-    K/V head packed into a CTA's rows, grid `(ceildiv(T, rows / G) + B,
-    Hq / G)` with lengths and offsets read by the kernel. Where that grid is
+    form of the kernel: K/V rows read through the block table, queries,
+    gate and output packed, the query heads of one K/V head packed into a
+    CTA's rows, grid `(ceildiv(T, rows / G) + B, Hq / G)` with lengths and
+    offsets read by the kernel. With `kernel=wgmma` the whole producer
+    warpgroup copies those rows by cp.async into the swizzled layout,
+    arriving on the full mbarriers as its copies land (TMA boxes cannot
+    follow a block table); its split-KV kernels stay mma.sync. Where that grid is
     small (decode), the host code splits each tile's keys across CTAs
     (split-KV: grid z) into f32 partials that a merge kernel combines and
     gates; the number of splits comes from sizes alone, not lengths.

@@ -47,28 +47,18 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
     Value r = add(threadRow, pass * rowsPerPass);
-    Value row = add(row0, r);
-    Value groupOffset;
-    if (src.rowGroup > 1) {
-      groupOffset = mul(rem(row, src.rowGroup), src.groupStride);
-      row = div(row, src.rowGroup);
-    }
-    Value valid = lt(row, limit);
-    Value srcRow;
-    if (src.pages) {
-      Value &cached = pagedRows[{chunksPerRow, pass}];
-      if (!cached)
-        cached = sourceRow(src, row, valid);
-      srcRow = cached;
-    } else {
-      srcRow = select(valid, row, zero);
-    }
     // (In this order: the one the digests of mma-sync-ptx.test pin.)
-    Value chunkOffset = mul(chunk, ChunkSwizzle::kChunkElements);
-    Value srcIndex = add(src.base, mul(srcRow, src.rowStride));
-    if (groupOffset)
-      srcIndex = add(srcIndex, groupOffset);
-    srcIndex = add(srcIndex, chunkOffset);
+    auto [valid, srcIndex] = slabElement(
+        *this, src, add(row0, r), limit,
+        [&](Value row, Value valid) {
+          if (!src.pages)
+            return select(valid, row, zero);
+          Value &cached = pagedRows[{chunksPerRow, pass}];
+          if (!cached)
+            cached = pagedSourceRow(*this, src, row, valid);
+          return cached;
+        },
+        [&] { return mul(chunk, ChunkSwizzle::kChunkElements); });
     SmallVector<Value> dstIndices(prefix);
     dstIndices.push_back(r);
     dstIndices.push_back(swizzle.column(*this, chunk, swizzle.bits(*this, r)));
@@ -79,21 +69,40 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   }
 }
 
-Value CpAsyncPipeline::sourceRow(const GlobalSlab &src, Value row,
-                                 Value valid) {
-  // A row past the sequence may lie past its table (or in garbage entries):
-  // its page id is not even loaded.
+std::pair<Value, Value> mlir::gated_attention::flash::slabElement(
+    const KernelBuilder &kb, const GlobalSlab &src, Value row, Value limit,
+    function_ref<Value(Value, Value)> physical, function_ref<Value()> column) {
+  Value groupOffset;
+  if (src.rowGroup > 1) {
+    groupOffset = kb.mul(kb.rem(row, src.rowGroup), src.groupStride);
+    row = kb.div(row, src.rowGroup);
+  }
+  Value valid = kb.lt(row, limit);
+  Value srcRow = physical(row, valid);
+  Value columnOffset = column();
+  Value element = kb.add(src.base, kb.mul(srcRow, src.rowStride));
+  if (groupOffset)
+    element = kb.add(element, groupOffset);
+  return {valid, kb.add(element, columnOffset)};
+}
+
+Value mlir::gated_attention::flash::pagedSourceRow(const KernelBuilder &kb,
+                                                   const GlobalSlab &src,
+                                                   Value row, Value valid) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
   auto ifOp = scf::IfOp::create(b, loc, b.getIndexType(), valid,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   const PageTable &pages = *src.pages;
-  Value page =
-      loadIndex(pages.table, add(pages.tableBase, div(row, pages.pageSize)));
+  Value page = kb.loadIndex(
+      pages.table, kb.add(pages.tableBase, kb.div(row, pages.pageSize)));
   scf::YieldOp::create(
-      b, loc, add(mul(page, pages.pageSize), rem(row, pages.pageSize)));
+      b, loc,
+      kb.add(kb.mul(page, pages.pageSize), kb.rem(row, pages.pageSize)));
   b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, loc, idx(0));
+  scf::YieldOp::create(b, loc, kb.idx(0));
   return ifOp.getResult(0);
 }
 

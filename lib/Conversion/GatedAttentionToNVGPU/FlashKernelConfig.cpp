@@ -262,11 +262,14 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
     partials();
     indices({"splits", "T"});
   }
-  // Version 3 of the schema that python/gated_attention/launch.py reads
+  // Version 4 of the schema that python/gated_attention/launch.py reads
   // (and documents): a change of meaning bumps the version.
   llvm::json::Object desc{
       {"schema", "gated-attention.launch"},
-      {"version", 3},
+      {"version", 4},
+      {"instructions", isMerge()   ? "simt"
+                       : isWgmma() ? "wgmma"
+                                   : "mma.sync"},
       {"layout", isMerge()   ? "split-merge"
                  : isSplit() ? (isPaged() ? "paged-split" : "dense-split")
                  : isPaged() ? "paged"
@@ -314,16 +317,13 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
   return s;
 }
 
+/// The default tiles of a kernel of `kind` for head dims up to `d`.
 /// The O accumulators take Dv / 2 registers per lane and the scores
 /// key-block / 8: the choices keep ptxas within 255 registers and without
 /// spills for D = 64, 128 and 256 on sm_80 and sm_90 (checked by
 /// test/Pipelines/ptxas.test).
-std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
-                                               FlashKernelKind kind,
-                                               int64_t warps,
-                                               int64_t keyBlock) {
-  FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
-  int64_t d = std::max(shape.headDim, shape.valueHeadDim);
+static std::pair<int64_t, int64_t> defaultTiles(FlashKernelKind kind, int64_t d,
+                                                bool causal, bool paged) {
   if (kind == FlashKernelKind::Wgmma) {
     // FlashAttention-3's tiles: two consumer warpgroups (128 query rows);
     // 176 keys at D = 128 and 80 at D = 256, smaller when causal (less
@@ -331,23 +331,46 @@ std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
     // thread's S takes key-block / 2 registers, P key-block / 4 and O
     // Dv / 2: the consumers' 240 hold them without spills
     // (test/Pipelines/ptxas-wgmma.test checks; causal D = 256 spills at 80).
-    bool causal = shape.causal;
-    if (!warps)
-      warps = 8;
-    if (!keyBlock)
-      keyBlock = d <= 64    ? 128
-                 : d <= 128 ? (causal ? 128 : 176)
-                            : (causal ? 64 : 80);
-    return {warps, keyBlock};
+    // Reading pages row by row (copiesRows): 128 keys at D = 128, as
+    // FlashAttention-3's cp.async path (the copies take issue slots a
+    // longer block would not hide); at D = 256 one consumer warpgroup of
+    // 256 registers and 64 keys (the packed rows' index math spills two
+    // consumers of 240; test/Pipelines/ptxas-paged.test checks).
+    if (paged && d > 128)
+      return {4, 64};
+    int64_t keyBlock = d <= 64    ? 128
+                       : d <= 128 ? (causal || paged ? 128 : 176)
+                                  : (causal ? 64 : 80);
+    return {8, keyBlock};
   }
-  if (!warps)
-    warps = d <= 128 ? 4 : 8;
   // The paged kernel carries its sequence's table and lengths through the
   // loop: at D = 256 that leaves registers for 16-key blocks only (32 spill
   // on sm_80 with 528-token pages; test/Pipelines/ptxas.test checks).
-  if (!keyBlock)
-    keyBlock = d <= 64 ? 128 : d <= 128 ? 64 : (shape.isPaged() ? 16 : 32);
-  return {warps, keyBlock};
+  return {d <= 128 ? 4 : 8, d <= 64 ? 128 : d <= 128 ? 64 : (paged ? 16 : 32)};
+}
+
+std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
+                                               FlashKernelKind kind,
+                                               int64_t warps,
+                                               int64_t keyBlock) {
+  FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
+  auto [defaultWarps, defaultKeyBlock] =
+      defaultTiles(kind, std::max(shape.headDim, shape.valueHeadDim),
+                   shape.causal, shape.isPaged());
+  return {warps ? warps : defaultWarps, keyBlock ? keyBlock : defaultKeyBlock};
+}
+
+FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
+  FlashKernelConfig cfg = *this;
+  cfg.role = role;
+  if (role != KernelRole::Direct && isWgmma()) {
+    cfg.kind = FlashKernelKind::MmaSync;
+    std::tie(cfg.warps, cfg.keyBlock) = defaultTiles(
+        cfg.kind, std::max(headDim, valueHeadDim), causal, isPaged());
+  }
+  if (role == KernelRole::Split && std::max(headDim, valueHeadDim) > 128)
+    cfg.keyBlock = std::min<int64_t>(cfg.keyBlock, 16);
+  return cfg;
 }
 
 /// (The op's verifier already guarantees one element type and static head
@@ -364,9 +387,6 @@ std::string flash::unsupportedReason(Operation *op, FlashKernelKind kind) {
   if (kind == FlashKernelKind::Wgmma &&
       (d % kSwizzleSpanElements || dv % kSwizzleSpanElements))
     return "the sm_90a kernel needs head dims that are multiples of 64";
-  // Its TMA boxes would have to follow the block table page by page.
-  if (kind == FlashKernelKind::Wgmma && shape.isPaged())
-    return "the sm_90a kernel does not read paged caches yet";
   return "";
 }
 

@@ -48,9 +48,10 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
   b.setInsertionPointToStart(gpuModule.getBody());
   auto buffer = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
   auto index = b.getIndexType();
-  // The wgmma kernel reads Q, K and V through TMA maps.
+  // The dense wgmma kernel reads Q, K and V through TMA maps (the paged
+  // one row by row, through the block table).
   Type input = buffer;
-  if (cfg.isWgmma())
+  if (cfg.isWgmma() && !cfg.copiesRows())
     input = LLVM::LLVMPointerType::get(ctx);
   auto partial = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   SmallVector<Type> arguments = {input, input, input, buffer, buffer};

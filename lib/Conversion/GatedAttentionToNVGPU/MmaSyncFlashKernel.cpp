@@ -20,6 +20,7 @@
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/MmaSyncAtom.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/PagedTile.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -208,58 +209,19 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
 }
 
 void MmaSyncFlashKernel::buildPaged(Block &entry) {
-  Value q = entry.getArgument(0), keyCache = entry.getArgument(1),
-        valueCache = entry.getArgument(2), g = entry.getArgument(3),
-        out = entry.getArgument(4), table = entry.getArgument(5),
-        seqLens = entry.getArgument(6), cuSeqlens = entry.getArgument(7),
-        numSeqs = entry.getArgument(8), tableWidth = entry.getArgument(9);
-  int64_t group = cfg.rowGroup();
-  VarlenTile t =
-      scheduleVarlenTile(*this, cfg.queriesPerBlock(), cuSeqlens, numSeqs);
+  VarlenTile t = PagedTile::schedule(*this, cfg, entry);
   // The CTAs past the sequence's last block have nothing to do; the
   // condition is uniform, so the barriers inside stay CTA-wide.
   auto active = scf::IfOp::create(b, loc, t.active);
   b.setInsertionPointToStart(active.thenBlock());
   setRowBase(t.tile.rowBase);
-  // The CTA's first query head: its `group` heads share one K/V head.
-  Value batch = t.tile.batch;
-  Value head = group > 1 ? mul(t.tile.head, group) : t.tile.head;
-  Value numKeys = loadIndex(seqLens, batch);
-
-  // Packed token rows: row s of head h is token firstRow + s, its elements
-  // at h * width within the token's row; the CTA's rows are (query, head)
-  // pairs of its `group` heads.
-  auto packed = [&](Value buffer, Value firstRow, Value h, int64_t width,
-                    StringRef name, bool perHead = true) {
-    int64_t rowStride = cfg.rowStride(name);
-    Value base = mul(firstRow, rowStride);
-    if (perHead)
-      base = add(base, mul(h, width));
-    return GlobalSlab{buffer,       base,  idx(rowStride),
-                      std::nullopt, group, perHead ? width : 0};
-  };
-  Value kvHead = div(head, cfg.groupSize());
-  PageTable pages{table, mul(batch, tableWidth), cfg.pageSize};
-  GlobalSlab kSlab{keyCache, mul(kvHead, cfg.headDim), idx(cfg.rowStride("k")),
-                   pages};
-  GlobalSlab vSlab{valueCache, mul(kvHead, cfg.valueHeadDim),
-                   idx(cfg.rowStride("v")), pages};
+  PagedTile paged(*this, cfg, entry, t);
   auto gatedEpilogue = [&](SoftmaxState state) {
-    // The sequence's first row is loaded again: at D = 256 there is no
-    // register to keep it through the loop.
-    Value firstRow = loadIndex(cuSeqlens, batch);
-    GlobalSlab gSlab =
-        packed(g, firstRow, head, cfg.gateWidth, "gate", cfg.numGateHeads != 1);
-    GlobalSlab oSlab = packed(out, firstRow, head, cfg.valueHeadDim, "out");
-    emitGatedEpilogue(*this, cfg, lanes, state, warpRow,
-                      EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
-                                       oSlab.base, t.numRows, gSlab.rowStride,
-                                       oSlab.rowStride, group,
-                                       gSlab.groupStride, oSlab.groupStride});
+    emitGatedEpilogue(*this, cfg, lanes, state, warpRow, paged.gatedEpilogue());
   };
-  GlobalSlab qSlab = packed(q, t.firstRow, head, cfg.headDim, "q");
   if (!cfg.isSplit()) {
-    mainLoop(qSlab, kSlab, vSlab, t.numRows, numKeys, gatedEpilogue);
+    mainLoop(paged.query, paged.key, paged.value, t.numRows, paged.numKeys,
+             gatedEpilogue);
     b.setInsertionPointAfter(active);
     return;
   }
@@ -272,18 +234,18 @@ void MmaSyncFlashKernel::buildPaged(Block &entry) {
         numTokens = entry.getArgument(next + 3);
   Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   auto partialEpilogue = [&](SoftmaxState state) {
-    Value firstRow = loadIndex(cuSeqlens, batch);
+    Value firstRow = paged.reloadFirstRow();
     int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
     // Row (token, head) of split s: (s * T + token) * Hq + head.
     Value token0 = add(mul(split, numTokens), firstRow);
-    Value row0 = add(mul(token0, hq), head);
+    Value row0 = add(mul(token0, hq), paged.head);
     emitPartialEpilogue(*this, cfg, lanes, state, warpRow,
                         PartialOperands{partialOut, partialLse, mul(row0, dv),
                                         row0, t.numRows, idx(hq * dv), idx(hq),
-                                        group, dv, 1});
+                                        cfg.rowGroup(), dv, 1});
   };
-  mainLoop(qSlab, kSlab, vSlab, t.numRows, numKeys, partialEpilogue, split,
-           splits);
+  mainLoop(paged.query, paged.key, paged.value, t.numRows, paged.numKeys,
+           partialEpilogue, split, splits);
   b.setInsertionPointAfter(active);
 }
 

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A gated_attention.paged_attention becomes launches of the paged kernels
-// (MmaSyncFlashKernel.cpp's paged form, MergeKernel.cpp) on its flat
+// (MmaSyncFlashKernel.cpp's or WgmmaFlashKernel.cpp's paged form, and
+// for split-KV mma.sync's split form and MergeKernel.cpp) on its flat
 // buffers: lengths, offsets and the block table stay in device memory, so
 // the host code uses sizes only, and picks split-KV when the tiles alone
 // leave the GPU idle.
@@ -28,7 +29,6 @@ namespace {
 /// buffers: grid (ceildiv(T, queries per CTA) + B, Hq / packed heads);
 /// lengths, offsets and the block table stay in device memory, read by the
 /// kernel.
-/// (The sm_90a kernel does not read paged caches: mma.sync serves them.)
 struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
   using ToFlashKernel::ToFlashKernel;
 
@@ -63,15 +63,18 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     Value cu = flatBuffer(rewriter, loc, op.getCuSeqlensQ());
     SmallVector<Value> args = {q,     k,    v,  gate,    outFlat,
                                table, lens, cu, numSeqs, tableWidth};
-    Value gridX = arith::AddIOp::create(
-        rewriter, loc,
-        arith::CeilDivUIOp::create(rewriter, loc, numTokens,
-                                   c(cfg.queriesPerBlock())),
-        numSeqs);
+    // A kernel's tiles: (ceildiv(T, queries per CTA) + B, Hq / packed
+    // heads). The split kernel's may differ (an sm_90a op's is mma.sync).
+    auto tiles = [&](const FlashKernelConfig &kernelCfg) {
+      Value blocks = arith::CeilDivUIOp::create(rewriter, loc, numTokens,
+                                                c(kernelCfg.queriesPerBlock()));
+      Value x = arith::AddIOp::create(rewriter, loc, blocks, numSeqs);
+      return std::pair{x, c(kernelCfg.numQueryHeads / kernelCfg.rowGroup())};
+    };
+    auto [gridX, gridY] = tiles(cfg);
     // CUDA rejects empty grids; without tokens there is nothing to write.
     Value nonEmpty = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
-    Value gridY = c(cfg.numQueryHeads / cfg.rowGroup());
     // Split-KV when the tiles alone leave the GPU idle (decode): the
     // number of splits from the grid and the table's capacity, host-side
     // sizes only (no lengths are read back).
@@ -79,9 +82,11 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     Value capacity =
         arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
     Value splits = buildSplitCount(rewriter, loc, ctas, capacity);
+    auto [splitX, splitY] = tiles(cfg.withRole(KernelRole::Split));
     launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
                         kernel, nonEmpty, {gridX, gridY, c(1)}, splits,
-                        numTokens, {gridX, gridY, splits}, args, gate, outFlat);
+                        numTokens, {splitX, splitY, splits}, args, gate,
+                        outFlat);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));

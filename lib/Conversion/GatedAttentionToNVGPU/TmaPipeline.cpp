@@ -10,6 +10,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -46,9 +47,22 @@ void TmaPipeline::declareSharedMemory(OpBuilder &b, Location loc,
 }
 
 TmaPipeline::TmaPipeline(OpBuilder &b, Location loc,
-                         const FlashKernelConfig &cfg, ValueRange maps)
+                         const FlashKernelConfig &cfg, TmaBoxes boxes)
     : KernelBuilder(b, loc), cfg(cfg), layout(TmaSharedLayout::get(cfg)),
-      queryMap(maps[0]), keyMap(maps[1]), valueMap(maps[2]) {}
+      boxes(boxes) {}
+
+TmaPipeline::TmaPipeline(OpBuilder &b, Location loc,
+                         const FlashKernelConfig &cfg)
+    : KernelBuilder(b, loc), cfg(cfg), layout(TmaSharedLayout::get(cfg)) {
+  assert(cfg.copiesRows() && "a TMA kernel's pipeline needs its maps");
+}
+
+void TmaPipeline::setRowCopies(RowCopies sources) {
+  rows = sources;
+  queryBase = globalPointer(rows->query.buffer);
+  keyBase = globalPointer(rows->key.buffer);
+  valueBase = globalPointer(rows->value.buffer);
+}
 
 // Builder calls that make ops are sequenced in statements, never two in
 // one argument list: the order C++ evaluates arguments in differs between
@@ -106,12 +120,14 @@ void TmaPipeline::initBarriers(Value lead) {
       NVVM::MBarrierInitOp::create(b, loc, bar, i32(arrivals),
                                    /*predicate=*/Value());
     };
-    // Full barriers: the producer's arrival; empty ones: every consumer
-    // warp's.
+    // Full barriers: the producer's arrival (TMA: one, with the bytes; row
+    // copies: each producer thread's, once its copies landed); empty ones:
+    // every consumer warp's.
+    int64_t producers = cfg.copiesRows() ? 128 : 1;
     for (int64_t s = 0; s < 4 * TmaSharedLayout::kStages; ++s)
       init(layout.barriers + 8 * s,
-           s < 2 * TmaSharedLayout::kStages ? 1 : cfg.warps);
-    init(layout.queryBarrier, 1);
+           s < 2 * TmaSharedLayout::kStages ? producers : cfg.warps);
+    init(layout.queryBarrier, producers);
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
@@ -146,19 +162,89 @@ void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
   }
 }
 
-void TmaPipeline::loadQuery(Value rowBase, Value slab) {
+Value TmaPipeline::globalPointer(Value buffer) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value bits = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), bits);
+  auto global = LLVM::LLVMPointerType::get(
+      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Global));
+  return LLVM::AddrSpaceCastOp::create(b, loc, global, generic);
+}
+
+void TmaPipeline::copyRows(const GlobalSlab &src, Value base, Value row0,
+                           Value limit, Value dst, int64_t numRows,
+                           int64_t width, Value bar) {
+  constexpr int64_t chunkElements = 8;
+  int64_t chunksPerRow = width / chunkElements;
+  Value threadRow = div(rows->thread, chunksPerRow);
+  Value chunk = rem(rows->thread, chunksPerRow);
+  // A loop over the thread's rows, kept rolled: the producer has few
+  // registers, and a row's lookup, address and copy need only a handful.
+  // (From the thread's first row: a bound LLVM cannot count, so it does
+  // not unroll the loop; every thread makes numRows / rowsPerPass trips.)
+  int64_t rowsPerPass = 128 / chunksPerRow;
+  assert(numRows % rowsPerPass == 0 && "tiles are whole passes");
+  auto loop =
+      scf::ForOp::create(b, loc, threadRow, idx(numRows), idx(rowsPerPass));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value r = loop.getInductionVar();
+    auto [valid, element] = slabElement(
+        *this, src, add(row0, r), limit,
+        [&](Value row, Value valid) {
+          return src.pages ? pagedSourceRow(*this, src, row, valid)
+                           : select(valid, row, idx(0));
+        },
+        [&] { return mul(chunk, chunkElements); });
+    Value bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             mul(element, cfg.elementBytes()));
+    Value from = LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(),
+                                     base, ValueRange{bytes});
+    Value offset = i32(swizzledChunkOffset(*this, r, chunk, numRows));
+    Value to = LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
+                                   ValueRange{offset});
+    // Rows past the sequence: 0 bytes read, 16 zeroed.
+    Value sixteen = i32(16), zero = i32(0);
+    NVVM::CpAsyncOp::create(b, loc, to, from, /*size=*/16,
+                            NVVM::LoadCacheModifierKind::CG,
+                            select(valid, sixteen, zero));
+  }
+  NVVM::CpAsyncMBarrierArriveOp::create(b, loc, bar, /*noinc=*/true);
+}
+
+void TmaPipeline::loadQuery(Value rowBase) {
   Value bar = pointer(layout.queryBarrier);
+  if (cfg.copiesRows()) {
+    copyRows(rows->query, queryBase, rowBase, rows->numQueries, queryTile(),
+             cfg.queryBlock(), cfg.headDim, bar);
+    return;
+  }
   NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar,
                                          i32(cfg.queryTileBytes()),
                                          /*scope=*/nullptr,
                                          /*relaxed=*/nullptr, Value());
-  loadTile(queryMap, queryTile(), rowBase, slab, cfg.queryBlock(), cfg.headDim,
-           bar);
+  loadTile(boxes->queryMap, queryTile(), rowBase, boxes->querySlab,
+           cfg.queryBlock(), cfg.headDim, bar);
+}
+
+void TmaPipeline::waitLanded(Value barrier, Value parity) {
+  wait(barrier, parity);
+  // cp.async writes through the generic proxy, wgmma reads through the
+  // async one.
+  if (cfg.copiesRows())
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
 }
 
 void TmaPipeline::waitQuery() {
   Value bar = pointer(layout.queryBarrier);
-  wait(bar, i32(0));
+  waitLanded(bar, i32(0));
 }
 
 void TmaPipeline::waitEmpty(KeyValue which, Value block) {
@@ -168,22 +254,30 @@ void TmaPipeline::waitEmpty(KeyValue which, Value block) {
   wait(barrier(/*full=*/false, which, block), parity);
 }
 
-void TmaPipeline::load(KeyValue which, Value block, Value slab) {
+void TmaPipeline::load(KeyValue which, Value block) {
   bool isKey = which == KeyValue::Key;
   Value bar = barrier(/*full=*/true, which, block);
+  int64_t width = isKey ? cfg.headDim : cfg.valueHeadDim;
+  if (cfg.copiesRows()) {
+    Value tile = isKey ? keyTile(block) : valueTile(block);
+    Value firstKey = mul(block, cfg.keyBlock);
+    copyRows(isKey ? rows->key : rows->value, isKey ? keyBase : valueBase,
+             firstKey, rows->numKeys, tile, cfg.keyBlock, width, bar);
+    return;
+  }
   NVVM::MBarrierArriveExpectTxOp::create(
       b, loc, Type(), bar,
       i32(isKey ? layout.keyStageBytes : layout.valueStageBytes),
       /*scope=*/nullptr, /*relaxed=*/nullptr, Value());
   Value tile = isKey ? keyTile(block) : valueTile(block);
   Value firstKey = mul(block, cfg.keyBlock);
-  loadTile(isKey ? keyMap : valueMap, tile, firstKey, slab, cfg.keyBlock,
-           isKey ? cfg.headDim : cfg.valueHeadDim, bar);
+  loadTile(isKey ? boxes->keyMap : boxes->valueMap, tile, firstKey,
+           boxes->keySlab, cfg.keyBlock, width, bar);
 }
 
 void TmaPipeline::waitFull(KeyValue which, Value block) {
   Value parity = phaseOf(block);
-  wait(barrier(/*full=*/true, which, block), parity);
+  waitLanded(barrier(/*full=*/true, which, block), parity);
 }
 
 void TmaPipeline::release(KeyValue which, Value block) {

@@ -14,6 +14,22 @@
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
 
+Value mlir::gated_attention::flash::swizzledChunkOffset(const KernelBuilder &kb,
+                                                        Value row, Value chunk,
+                                                        int64_t rows) {
+  constexpr int64_t chunksPerSpan = kSwizzleSpanBytes / 16;
+  Value atom = kb.mul(kb.div(chunk, chunksPerSpan), rows * kSwizzleSpanBytes);
+  Value rowBytes = kb.mul(row, kSwizzleSpanBytes);
+  Value column = kb.rem(chunk, chunksPerSpan);
+  Value phase = kb.rem(row, 8);
+  Value swizzled =
+      arith::XOrIOp::create(kb.builder(), kb.location(), column, phase)
+          .getResult();
+  Value chunkBytes = kb.mul(swizzled, 16);
+  Value rowStart = kb.add(atom, rowBytes);
+  return kb.add(rowStart, chunkBytes);
+}
+
 Type WgmmaAtom::structType(int64_t registers) {
   return LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(registers, b.getF32Type()));

@@ -20,13 +20,16 @@
 // has. The online softmax, the mask and the gated epilogue are the
 // mma.sync kernel's (FragmentSoftmax.h, Epilogue.h), on the same
 // accumulator layout. With two consumers and D <= 128 they take turns
-// issuing their GEMMs (Pingpong.h).
-// Not yet: FA3's tile sizes, GQA packing, persistent scheduling.
+// issuing their GEMMs (Pingpong.h). The paged kernel is the same loop over
+// one sequence's packed queries (PagedTile.h), its producer warpgroup
+// copying rows through the block table (TmaPipeline.h).
+// Not yet: GQA packing for the dense kernel, persistent scheduling.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/PagedTile.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/Pingpong.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
@@ -50,12 +53,21 @@ public:
   void build(gpu::GPUFuncOp func);
 
 private:
-  /// Warpgroup 0: one thread loads Q, then every key block into its stage
-  /// once the stage is free.
-  void produce(Value thread, Value rowBase, Value querySlab, Value keySlab);
+  /// The dense kernel: a (batch, head) slab, copied by TMA.
+  void buildDense(Block &entry, Value thread, Value warpgroup);
+  /// The paged kernel: packed queries of one sequence (PagedTile.h), rows
+  /// copied through the block table.
+  void buildPaged(Block &entry, Value thread, Value warpgroup);
+  /// The barriers, then the producer and the consumers, each starting with
+  /// `setup(isProducer)`, which returns the tile's first (packed) row.
+  void runRoles(Value thread, Value warpgroup, function_ref<Value(bool)> setup,
+                function_ref<EpilogueOperands()> epilogue);
+  /// Warpgroup 0: loads Q, then every key block into its stage once the
+  /// stage is free (TMA: one thread issues; row copies: all 128 copy).
+  void produce(Value thread, Value rowBase);
   /// Consumer warpgroup `consumer`: its 64 rows, through every key block,
   /// and the epilogue.
-  void consume(Value thread, Value consumer, const FlashTile &tile,
+  void consume(Value thread, Value consumer, Value rowBase,
                function_ref<EpilogueOperands()> epilogue);
   /// Issues S = Q K^T of key block `block`.
   Value issueScores(Value block);
@@ -208,12 +220,9 @@ WgmmaFlashKernel::ifAnyBlock(ValueRange values,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-void WgmmaFlashKernel::produce(Value thread, Value rowBase, Value querySlab,
-                               Value keySlab) {
-  setMaxRegisters(cfg.producerRegisters(),
-                  NVVM::SetMaxRegisterAction::decrease);
-  when(eq(thread, idx(0)), [&] {
-    pipeline->loadQuery(rowBase, querySlab);
+void WgmmaFlashKernel::produce(Value thread, Value rowBase) {
+  auto copies = [&] {
+    pipeline->loadQuery(rowBase);
     Value first = idx(0), step = idx(1);
     auto loop = scf::ForOp::create(b, loc, first, range->numBlocks(), step);
     OpBuilder::InsertionGuard guard(b);
@@ -221,19 +230,20 @@ void WgmmaFlashKernel::produce(Value thread, Value rowBase, Value querySlab,
     Value j = loop.getInductionVar();
     for (KeyValue which : {KeyValue::Key, KeyValue::Value}) {
       pipeline->waitEmpty(which, j);
-      pipeline->load(which, j, keySlab);
+      pipeline->load(which, j);
     }
-  });
+  };
+  if (cfg.copiesRows())
+    copies();
+  else
+    when(eq(thread, idx(0)), copies);
 }
 
-void WgmmaFlashKernel::consume(Value thread, Value consumer,
-                               const FlashTile &tile,
+void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
                                function_ref<EpilogueOperands()> epilogue) {
-  setMaxRegisters(cfg.consumerRegisters(),
-                  NVVM::SetMaxRegisterAction::increase);
   // Threads, warps and rows counted from the first consumer's.
   lanes = LaneLayout::build(*this, sub(thread, 128));
-  warpRow = add(tile.rowBase, mul(lanes.warp, 16));
+  warpRow = add(rowBase, mul(lanes.warp, 16));
   pipeline->waitQuery();
   // The consumer's 64 rows of the Q tile start 64 x 128 bytes further into
   // each column atom: a whole number of swizzle atoms.
@@ -271,12 +281,6 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer,
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value queryMap = entry.getArgument(0), keyMap = entry.getArgument(1),
-        valueMap = entry.getArgument(2), g = entry.getArgument(3),
-        out = entry.getArgument(4), numRows = entry.getArgument(5),
-        numKeys = entry.getArgument(6);
-  int64_t rows = cfg.queryBlock();
-
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   // Read from lane 0, so that ptxas knows the warpgroup index to be
   // uniform and keeps what derives from it (the Q descriptor, the barrier
@@ -289,6 +293,19 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
           0, 32, gpu::ShuffleMode::IDX)
           .getShuffleResult());
   atom.emplace(b, loc, cfg.elementType);
+  if (cfg.isPaged())
+    buildPaged(entry, thread, warpgroup);
+  else
+    buildDense(entry, thread, warpgroup);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
+  Value queryMap = entry.getArgument(0), keyMap = entry.getArgument(1),
+        valueMap = entry.getArgument(2), g = entry.getArgument(3),
+        out = entry.getArgument(4), numRows = entry.getArgument(5),
+        numKeys = entry.getArgument(6);
+  int64_t rows = cfg.queryBlock();
   FlashTile tile = scheduleTile(*this, rows);
   Value kvHead = div(tile.head, cfg.groupSize());
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
@@ -307,22 +324,57 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
                             outStrides.row};
   };
 
-  pipeline.emplace(b, loc, cfg, ValueRange{queryMap, keyMap, valueMap});
+  pipeline.emplace(b, loc, cfg,
+                   TmaBoxes{queryMap, keyMap, valueMap, querySlab, keySlab});
   range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
                 numKeys);
-  pipeline->initBarriers(eq(thread, idx(0)));
+  runRoles(
+      thread, warpgroup, [&](bool) { return tile.rowBase; }, epilogue);
+}
 
+void WgmmaFlashKernel::buildPaged(Block &entry, Value thread, Value warpgroup) {
+  VarlenTile t = PagedTile::schedule(*this, cfg, entry);
+  // The CTAs past the sequence's last block have nothing to do (uniform:
+  // the barriers inside stay CTA-wide).
+  auto active = scf::IfOp::create(b, loc, t.active);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(active.thenBlock());
+  pipeline.emplace(b, loc, cfg);
+  // Each role derives its operands after its setmaxnreg: only the tile's
+  // schedule lives across the split of the register file.
+  std::optional<PagedTile> paged;
+  auto setup = [&](bool producer) {
+    paged.emplace(*this, cfg, entry, t);
+    range.emplace(*this, cfg.causal, cfg.keyBlock, t.tile.rowBase,
+                  cfg.queriesPerBlock(), t.numRows, paged->numKeys,
+                  cfg.rowGroup());
+    if (producer)
+      pipeline->setRowCopies(RowCopies{paged->query, paged->key, paged->value,
+                                       t.numRows, paged->numKeys, thread});
+    return paged->packedRowBase();
+  };
+  runRoles(thread, warpgroup, setup, [&] { return paged->gatedEpilogue(); });
+}
+
+void WgmmaFlashKernel::runRoles(Value thread, Value warpgroup,
+                                function_ref<Value(bool)> setup,
+                                function_ref<EpilogueOperands()> epilogue) {
+  pipeline->initBarriers(eq(thread, idx(0)));
   // setmaxnreg is warpgroup-wide: the branch is uniform per warpgroup.
   auto roles = scf::IfOp::create(b, loc, eq(warpgroup, idx(0)),
                                  /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(roles.thenBlock());
-    produce(thread, tile.rowBase, querySlab, keySlab);
-    b.setInsertionPointToStart(roles.elseBlock());
-    consume(thread, sub(warpgroup, 1), tile, epilogue);
-  }
-  gpu::ReturnOp::create(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(roles.thenBlock());
+  setMaxRegisters(cfg.producerRegisters(),
+                  NVVM::SetMaxRegisterAction::decrease);
+  Value producerRows = setup(/*producer=*/true);
+  produce(thread, producerRows);
+  b.setInsertionPointToStart(roles.elseBlock());
+  Value consumer = sub(warpgroup, 1);
+  setMaxRegisters(cfg.consumerRegisters(),
+                  NVVM::SetMaxRegisterAction::increase);
+  Value consumerRows = setup(/*producer=*/false);
+  consume(thread, consumer, consumerRows, epilogue);
 }
 
 void mlir::gated_attention::flash::buildWgmmaFlashKernel(

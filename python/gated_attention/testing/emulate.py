@@ -387,11 +387,17 @@ class CTA:
             mem.bits[i] = to_bits(val[active], mem.elem)
             return None
         if n == "scf.for":
-            lb, ub, step = (self.uniform(v) for v in x[:3])
+            # Bounds may differ between threads (a thread's first row) as
+            # long as the trip count does not: lockstep stays lockstep.
+            lb, ub, step = (np.broadcast_to(np.asarray(v, np.int64), (t,))
+                            for v in x[:3])
+            trips = np.maximum(0, -(-(ub - lb) // step))
+            count = self.uniform(trips[self.mask] if self.mask.any()
+                                 else trips[:1])
             state = x[3:]
             body = op.regions[0]
-            for iv in range(lb, ub, step):
-                self.env[body.args[0]] = np.full(t, iv, dtype=np.int64)
+            for k in range(count):
+                self.env[body.args[0]] = lb + k * step
                 for a, v in zip(body.args[1:], state):
                     self.env[a] = v
                 state = self.block(body) or []
@@ -530,7 +536,7 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
     mems["out"] = Memory(out, elem)
     cta = CTA
-    if launch_schema.uses_tensor_maps(desc):
+    if launch_schema.is_warp_specialized(desc):
         from .emulate_wgmma import WgmmaCTA
 
         def cta(*a):
@@ -559,15 +565,21 @@ def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
     return mems["out"].bits
 
 
-def _run_grid(kernel, desc, grid, args):
+def _run_grid(kernel, desc, grid, args, schedule=None):
+    cta = CTA
+    if launch_schema.is_warp_specialized(desc):
+        from .emulate_wgmma import WgmmaCTA
+
+        def cta(*a):
+            return WgmmaCTA(*a, schedule=schedule)
     for z in range(grid[2]):
         for y in range(grid[1]):
             for xx in range(grid[0]):
-                CTA(kernel, desc["block"][0], (xx, y, z), grid, args,
+                cta(kernel, desc["block"][0], (xx, y, z), grid, args,
                     desc["dynamic_shared_memory"]).run()
 
 
-def launch_paged(kernels, inputs, tables, splits=1):
+def launch_paged(kernels, inputs, tables, splits=1, schedule=None):
     """Runs a paged op's kernels (compile_paged) CTA by CTA: the direct
     kernel, or with `splits` > 1 the split kernel then the merge. `inputs`:
     q, k, v, gate -> raw uint16 bits of the packed [T, H, D] / [NB, P,
@@ -597,7 +609,7 @@ def launch_paged(kernels, inputs, tables, splits=1):
                 for a in desc["arguments"]]
     _run_grid(kernel, desc, launch_schema.grid(
         launch_schema.validate(desc), b, t=t, splits=splits),
-        arguments(desc))
+        arguments(desc), schedule)
     if splits > 1:
         kernel, desc = kernels["split-merge"]
         _run_grid(kernel, desc, launch_schema.grid(
@@ -631,10 +643,11 @@ def _kernels_by_layout(module, opt, options, layouts, what):
     return kernels
 
 
-def run_paged(case, arrays, opt=None, options="", splits=1):
+def run_paged(case, arrays, opt=None, options="", splits=1, schedule=None):
     """The paged kernels' result ([T, Hq, Dv], float64) on `arrays` of
     paged_cases.PagedCase `case` (an f16 or bf16 one), with the keys in
-    `splits` parts (split-KV) or not, and the kernel's name."""
+    `splits` parts (split-KV) or not, and the kernel's name. `schedule`:
+    as for `launch`, for the sm_90a kernel."""
     kernels = compile_paged(case.dense_config(), case.page, opt, options)
 
     def bits(x):
@@ -643,7 +656,7 @@ def run_paged(case, arrays, opt=None, options="", splits=1):
     inputs = {"q": bits(arrays["q"]), "k": bits(arrays["key_cache"]),
               "v": bits(arrays["value_cache"]),
               "gate": bits(g) if g is not None else np.zeros(0, np.uint16)}
-    out = launch_paged(kernels, inputs, arrays, splits)
+    out = launch_paged(kernels, inputs, arrays, splits, schedule)
     t, hq, dv = len(arrays["q"]), case.hq, case.dv
     name = kernels["paged-split" if splits > 1 else "paged"][1]["kernel"]
     return from_bits(out, case.dtype).astype(np.float64).reshape(
@@ -670,23 +683,25 @@ def compile_case(cfg, opt=None, options="", row_strides=None):
     return find_kernel(out, name), desc
 
 
-def compile_decode(cfg, opt=None, options=""):
+def compile_decode(cfg, opt=None, options="", row_strides=None):
     """{layout: (kernel op, launch description)} of the dense op's kernels
     for `cfg` at Sq = 1: dense, and split-KV's dense-split and
-    split-merge."""
-    return _kernels_by_layout(mlir.attention_function(cfg, "case"), opt,
-                              options, ("dense", "dense-split", "split-merge"),
-                              f"{cfg.describe()}: no split-KV decode kernels")
+    split-merge; `row_strides` as for compile_case."""
+    return _kernels_by_layout(
+        mlir.attention_function(cfg, "case", row_strides=row_strides), opt,
+        options, ("dense", "dense-split", "split-merge"),
+        f"{cfg.describe()}: no split-KV decode kernels")
 
 
-def launch_decode(kernels, inputs, b, skv, splits):
+def launch_decode(kernels, inputs, b, skv, splits, strides=None):
     """Runs a dense decode step (Sq = 1) by split-KV CTA by CTA: the
     dense-split kernel over `splits` parts of the keys, then the merge.
-    `inputs` as for launch; returns the output's bits ([B, Hq, 1, Dv])."""
+    `inputs` and `strides` as for launch; returns the output's bits ([B,
+    Hq, 1, Dv])."""
     kernel, desc = kernels["dense-split"]
     elem = desc["element_type"]
     hq, dv = desc["Hq"], desc["Dv"]
-    layouts = launch_schema.layouts(desc, b, 1, skv, {})
+    layouts = launch_schema.layouts(desc, b, 1, skv, strides or {})
     mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
     mems["out"] = Memory(np.zeros(b * hq * dv, np.uint16), elem)
     # Partials start as NaN: a row the split kernel leaves unwritten shows.
@@ -711,16 +726,26 @@ def launch_decode(kernels, inputs, b, skv, splits):
     return mems["out"].bits
 
 
-def run_decode(cfg, seed, splits, opt=None, options=""):
+def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False):
     """(result, reference, kernel name) of decode step `cfg` (Sq = 1) on
     cfg.inputs(seed), its keys in `splits` parts merged by the merge
-    kernel."""
-    kernels = compile_decode(cfg, opt, options)
+    kernel; with `kv_bshd` K and V stored [B, S, H, D] (the torch op's
+    bshd layout: kernels compiled for their rows)."""
     inputs = cfg.inputs(seed)
-    bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
-            for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
-                            ("gate", "gate"))}
-    out = launch_decode(kernels, bits, cfg.b, cfg.skv, splits)
+    arrays = {arg: inputs[op] for op, arg in (
+        ("query", "q"), ("key", "k"), ("value", "v"), ("gate", "gate"))}
+    strides = {}
+    if kv_bshd:
+        for name in ("k", "v"):
+            x = arrays[name]
+            _, h, s, d = x.shape
+            arrays[name] = x.transpose(0, 2, 1, 3)
+            strides[name] = {"B": s * h * d, "H": d, "S": h * d}
+    kernels = compile_decode(cfg, opt, options, row_strides={
+        n: st["S"] for n, st in strides.items()} or None)
+    bits = {arg: to_bits(np.ascontiguousarray(x, np.float32).ravel(),
+                         cfg.dtype) for arg, x in arrays.items()}
+    out = launch_decode(kernels, bits, cfg.b, cfg.skv, splits, strides)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
     return result, cfg.reference(inputs), kernels["dense-split"][1]["kernel"]

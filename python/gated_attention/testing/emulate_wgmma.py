@@ -25,6 +25,16 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   gives way at random after its waits and arrivals: other interleavings,
   reproducibly. When no warpgroup can move, the kernel would hang on a
   GPU: MbarrierHang names the waits.
+- cp.async (the paged kernel's row copies: 16 bytes from a global pointer,
+  zero-filled past its src-size) does not land at issue: a thread's copies
+  are in flight from its cp.async.mbarrier.arrive on (.noinc: that arrival
+  counts against the barrier; without, the barrier's count is raised
+  first) and land, with the arrival, only when the warpgroup gives way,
+  and under a `schedule` at random later ones. A consumer that reads a
+  stage without waiting for its arrival thus reads what was there before;
+  copies that no arrival tracks, or still in flight when the CTA exits,
+  are errors. Global pointers (memref.extract_aligned_pointer_as_index,
+  inttoptr, getelementptr) are a buffer and byte offsets.
 - Named barriers (bar.sync / bar.arrive with an id and a thread count)
   complete when that many threads have arrived; bar.sync waits for it.
 - setmaxnreg is checked against the register file: multiples of 8 in
@@ -92,6 +102,24 @@ class PendingElement:
 # that carries values.
 _CARRIERS = frozenset(("nvvm.wgmma.mma_async", "llvm.inline_asm",
                        "llvm.extractvalue", "scf.yield", "scf.for", "scf.if"))
+
+
+def _complete_phase(bar):
+    """Completes the mbarrier's phase once its arrivals and bytes are in."""
+    if bar["pending"] == 0 and bar["tx"] == 0:
+        bar["phase"] += 1
+        bar["pending"] = bar["count"]
+
+
+class GlobalPointer:
+    """An address in global memory: byte offsets (per thread) into the
+    elements of a buffer (emulate.Memory)."""
+
+    def __init__(self, mem, offset):
+        self.mem, self.offset = mem, offset
+
+    def __add__(self, byte_offset):
+        return GlobalPointer(self.mem, self.offset + byte_offset)
 
 
 class TensorMap:
@@ -175,6 +203,29 @@ class WgmmaCTA:
         self.back = threading.Event()
         # Bumped by every change of a barrier's state.
         self.version = 0
+        # cp.async copies in flight, each thread's with the arrival that
+        # tracks them: (barrier address, [(smem offset, 16 bytes)], noinc).
+        self.inflight = []
+
+    def land(self, everything=False):
+        """Lands copies in flight (with a schedule, some of them) and their
+        arrivals."""
+        keep = []
+        for address, copies, noinc in self.inflight:
+            if not everything and self.rng and self.rng.random() < 0.5:
+                keep.append((address, copies, noinc))
+                continue
+            for offset, data in copies:
+                self.smem[offset:offset + 16] = data
+            bar = self.barriers[address]
+            bar["pending"] -= 1
+            if bar["pending"] < 0:
+                raise AssertionError(
+                    f"mbarrier at {address:#x}: more arrivals than its "
+                    f"count {bar['count']}")
+            self.version += 1
+            _complete_phase(bar)
+        self.inflight = keep
 
     def run(self):
         threads = [threading.Thread(target=wg.main, daemon=True)
@@ -196,10 +247,15 @@ class WgmmaCTA:
                         raise wg.error
                     if wg.done:
                         live.remove(wg)
+                    self.land()
                 # A round in which every warpgroup waited and no barrier
-                # changed: nothing will ever change one.
+                # changed: nothing will ever change one, once every copy
+                # has landed.
                 if live and self.version == version and all(
                         wg.blocked for wg in live):
+                    if self.inflight:
+                        self.land(everything=True)
+                        continue
                     raise MbarrierHang("; ".join(
                         f"warpgroup {wg.index} waits on {wg.waiting()}"
                         for wg in live))
@@ -209,6 +265,10 @@ class WgmmaCTA:
                 wg.go.set()
             for t in threads:
                 t.join()
+        if self.inflight or any(any(wg.untracked) for wg in
+                                self.warpgroups):
+            raise AssertionError("the CTA exits with cp.async copies in "
+                                 "flight or never tracked by an mbarrier")
         # Every phase begun is completed: no copy in flight, no arrival
         # that nothing waits for.
         for address, bar in self.barriers.items():
@@ -244,6 +304,8 @@ class Warpgroup(CTA):
         self.blocked, self.waiting = False, None
         # Issued wgmmas not yet committed, and the commit groups in order.
         self.uncommitted, self.groups = [], []
+        # Each thread's cp.async copies that no arrival tracks yet.
+        self.untracked = [[] for _ in range(128)]
 
     def main(self):
         """The warpgroup's thread: runs the kernel when first scheduled."""
@@ -376,9 +438,7 @@ class Warpgroup(CTA):
 
     # -- mbarriers --------------------------------------------------------
     def _complete(self, bar):
-        if bar["pending"] == 0 and bar["tx"] == 0:
-            bar["phase"] += 1
-            bar["pending"] = bar["count"]
+        _complete_phase(bar)
 
     def _barrier(self, address):
         key = int(address)
@@ -463,6 +523,46 @@ class Warpgroup(CTA):
             barrier["tx"] -= bw * bh * bd * 2
             self.cta.version += 1
             self._complete(barrier)
+        return None
+
+    def cp_async(self, op, x):
+        """cp.async.cg.shared.global [dst], [src], 16, src-size: read now
+        (zero past src-size), written when it lands."""
+        if _attr_int(op, "size") != 16:
+            raise NotImplementedError("cp.async of other than 16 bytes")
+        dst, src = x[0], x[1]
+        size = x[2] if len(x) > 2 else np.full(self.t, 16)
+        for thread in np.nonzero(self.mask)[0]:
+            n, to = int(size[thread]), int(dst[thread]) - SMEM_BASE
+            if n not in (0, 16) or to % 16 or not (
+                    0 <= to <= self.smem.size - 16):
+                raise AssertionError(
+                    f"cp.async of {n} bytes to shared offset {to}: not a "
+                    "16-byte chunk of the CTA's shared memory")
+            data = np.zeros(16, np.uint8)
+            if n:
+                at = int(src.offset[thread])
+                bits = src.mem.bits
+                if at % 16 or not 0 <= at // 2 <= bits.size - 8:
+                    raise AssertionError(
+                        f"cp.async from byte {at} of a buffer of "
+                        f"{bits.size} elements: misaligned or outside it")
+                data = bits[at // 2:at // 2 + 8].astype("<u2").view(np.uint8)
+            self.untracked[thread].append((to, data.copy()))
+        return None
+
+    def cp_async_arrive(self, op, x):
+        """cp.async.mbarrier.arrive(.noinc): the thread's copies so far
+        go in flight with an arrival on the barrier when they land."""
+        noinc = re.search(r"noinc = true", op.attrs) is not None
+        for thread in np.nonzero(self.mask)[0]:
+            address = int(x[0][thread])
+            bar = self._barrier(address)
+            if not noinc:
+                bar["pending"] += 1
+            self.cta.inflight.append((address, self.untracked[thread],
+                                      noinc))
+            self.untracked[thread] = []
         return None
 
     # -- wgmma ------------------------------------------------------------
@@ -587,8 +687,11 @@ class Warpgroup(CTA):
             if index == -2**31:
                 return x[0] + x[1]
             return x[0] + index
-        if n in ("llvm.addrspacecast", "llvm.ptrtoint", "arith.index_cast"):
+        if n in ("llvm.addrspacecast", "llvm.ptrtoint", "arith.index_cast",
+                 "llvm.inttoptr"):
             return x[0]
+        if n == "memref.extract_aligned_pointer_as_index":
+            return GlobalPointer(x[0], np.zeros(t, dtype=np.int64))
         if n == "llvm.mlir.constant":
             value = re.search(r"value = (-?\d+) : i\d+", op.attrs).group(1)
             return np.full(t, int(value), dtype=np.int64)
@@ -612,7 +715,12 @@ class Warpgroup(CTA):
             return self.named_barrier(n, x)
         if n == "nvvm.cp.async.bulk.tensor.shared.cluster.global":
             return self.tma_load(op, x)
-        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned"):
+        if n == "nvvm.cp.async.shared.global":
+            return self.cp_async(op, x)
+        if n == "nvvm.cp.async.mbarrier.arrive":
+            return self.cp_async_arrive(op, x)
+        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
+                 "nvvm.fence.proxy"):
             return None
         if n == "nvvm.wgmma.commit.group.sync.aligned":
             return self.commit_group()
@@ -628,6 +736,9 @@ class Warpgroup(CTA):
 SM90_OPS = frozenset((
     "llvm.mlir.addressof", "llvm.getelementptr", "llvm.addrspacecast",
     "llvm.ptrtoint", "arith.index_cast", "llvm.mlir.constant", "llvm.and",
+    "llvm.inttoptr", "memref.extract_aligned_pointer_as_index",
+    "nvvm.cp.async.shared.global", "nvvm.cp.async.mbarrier.arrive",
+    "nvvm.fence.proxy",
     "llvm.or", "llvm.lshr", "llvm.add", "llvm.mlir.undef",
     "nvvm.mbarrier.init", "nvvm.mbarrier.arrive.expect_tx",
     "nvvm.mbarrier.arrive", "nvvm.mbarrier.try_wait.parity",

@@ -19,6 +19,15 @@ rows overlap, or whose address or row starts are not aligned as the
 kernel's loads need (16 bytes for q, k and v: strides a multiple of 8
 elements; the gate 4 bytes, 2 when headwise); with D = Dv, K and V that are
 laid out differently (one stride pair serves both).
+
+A decode step (Sq = 1) whose B x Hq one-row CTAs would leave the GPU idle
+runs split-KV instead (compiled on the first decode step, or by warmup
+with Sq = 1): the dense kernel's split form over parts of the keys into
+f32 partials, then the merge kernel, which applies the gate once. The
+merge reads and writes packed [B x H, W] rows: a gate or output that is
+not (q's gate half of a projection) keeps the one-kernel launch. The
+partials come from torch's caching allocator, on the stream: graph
+capture still works.
 """
 
 import threading
@@ -98,6 +107,15 @@ def plan(desc, cfg, q, k, v, g, out):
     return buffers, strides, rows
 
 
+def packed_rows(x):
+    """Whether a [B, H, 1, W] view is packed [B x H, W] rows, which the
+    split-KV merge kernel reads and writes."""
+    b, h, s, w = x.shape
+    strides = strides_of(x)
+    return (s == 1 and (b == 1 or strides["B"] == h * w)
+            and (h == 1 or strides["H"] == w))
+
+
 def _check_supported(cfg):
     reason = compiler.tensor_core_unsupported(cfg)
     if reason:
@@ -118,6 +136,9 @@ def ahead_of_time(cfg, chip, q, k, v, g, out):
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
     if rows:
         cuda.compile_kernel(cfg, chip=chip, cache=cache, row_strides=rows)
+    if q.shape[2] == 1:
+        cuda.compile_decode_kernels(cfg, chip=chip, cache=cache,
+                                    row_strides=rows or None)
 
 
 class CudaKernel:
@@ -132,26 +153,42 @@ class CudaKernel:
         self._kernels = {}
         with torch.cuda.device(device):
             self._driver = cuda.Driver(device.index or 0)
+        self._sm_count = torch.cuda.get_device_properties(
+            device).multi_processor_count
         # The row-major kernel, compiled (or loaded) now: its description
         # also gives the alignment every layout needs.
         self._desc = self._kernel({}).desc
 
+    def _cached(self, key, compile_kernels):
+        """The kernel(s) under `key`, made by `compile_kernels()` ->
+        {name: (kernel name, PTX, description)} on first use."""
+        kernels = self._kernels.get(key)
+        if kernels is None:
+            with self._lock:
+                kernels = self._kernels.get(key)
+                if kernels is None:
+                    compiled = compile_kernels()
+                    with torch.cuda.device(self.device):
+                        kernels = {name: cuda.Kernel(self._driver, ptx, desc)
+                                   for name, (_, ptx, desc)
+                                   in compiled.items()}
+                    self._kernels[key] = kernels
+        return kernels
+
     def _kernel(self, rows):
         """The kernel for `rows` ({operand: row stride}, others row-major)."""
         key = tuple(sorted(rows.items()))
-        kernel = self._kernels.get(key)
-        if kernel is None:
-            with self._lock:
-                kernel = self._kernels.get(key)
-                if kernel is None:
-                    _, ptx, desc = cuda.compile_kernel(
-                        self.cfg, chip=self._chip,
-                        cache=kernel_cache.directory() or "",
-                        row_strides=dict(key) or None)
-                    with torch.cuda.device(self.device):
-                        kernel = cuda.Kernel(self._driver, ptx, desc)
-                    self._kernels[key] = kernel
-        return kernel
+        return self._cached(key, lambda: {"dense": cuda.compile_kernel(
+            self.cfg, chip=self._chip, cache=kernel_cache.directory() or "",
+            row_strides=dict(key) or None)})["dense"]
+
+    def _decode(self, rows):
+        """The split-KV kernels (dense-split, split-merge) of a decode step
+        whose K/V rows are `rows`."""
+        key = ("decode",) + tuple(sorted(rows.items()))
+        return self._cached(key, lambda: cuda.compile_decode_kernels(
+            self.cfg, chip=self._chip, cache=kernel_cache.directory() or "",
+            row_strides=dict(key[1:]) or None))
 
     def prepare(self, q, k, v, g, out):
         """Compiles (or loads) the kernel for these views' rows."""
@@ -164,10 +201,29 @@ class CudaKernel:
         kernel = self._kernel(rows)
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", out)
-        b, _, sq, _ = buffers["q"].shape
-        k = buffers["k"]
+        b, hq, sq, _ = buffers["q"].shape
+        skv = buffers["k"].shape[2]
         with torch.cuda.device(self.device):
             stream = torch.cuda.current_stream(self.device).cuda_stream
+            if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
+                decode = self._decode(rows)
+                splits = launch.split_count(decode["dense-split"].desc,
+                                            b * hq, skv, self._sm_count)
+                if splits > 1:
+                    # Partials [splits, B, Hq, Dv] and [splits, B, Hq], f32.
+                    partial_rows = splits * b * hq
+                    buffers["o_partial"] = out.new_empty(
+                        partial_rows * out.shape[-1], dtype=torch.float32)
+                    buffers["lse_partial"] = out.new_empty(
+                        partial_rows, dtype=torch.float32)
+                    pointers = {n: (x.data_ptr(), x.numel())
+                                for n, x in buffers.items()}
+                    decode["dense-split"].launch(
+                        pointers, b, 1, skv, stream=stream, strides=strides,
+                        splits=splits)
+                    decode["split-merge"].launch_paged(pointers, b, 0, b,
+                                                       splits, stream=stream)
+                    return
             kernel.launch(
                 {n: (x.data_ptr(), x.numel()) for n, x in buffers.items()},
-                b, sq, k.shape[2], stream=stream, strides=strides)
+                b, sq, skv, stream=stream, strides=strides)

@@ -7,7 +7,7 @@
 // blocks) share one kernel, launched on (ceildiv(Sq, 64), Hq, B) CTAs of 128
 // threads with 64x64 + 2 x (2 x 128x64) bf16 = 73728 bytes of dynamic shared
 // memory; the launch description goes on the module.
-// CHECK: module attributes {gated_attention.kernels = {gated_attention_bf16_h8x2_d64_causal = "{{.*}}\22dynamic_shared_memory\22:73728{{.*}}\22grid\22:{{\[}}[\22Sq\22,64],[\22Hq\22,1],[\22B\22,1]]{{.*}}\22schema\22:\22gated-attention.launch\22,\22version\22:3}"}, gpu.container_module}
+// CHECK: module attributes {gated_attention.kernels = {gated_attention_bf16_h8x2_d64_causal = "{{.*}}\22dynamic_shared_memory\22:73728{{.*}}\22grid\22:{{\[}}[\22Sq\22,64],[\22Hq\22,1],[\22B\22,1]]{{.*}}\22schema\22:\22gated-attention.launch\22,\22version\22:4}"}, gpu.container_module}
 // CHECK-LABEL: func.func @shared_kernel
 // CHECK:       %[[SQ:.+]] = tensor.dim %{{.+}}, %c2 : tensor<2x8x?x64xbf16>
 // CHECK:       %[[BLOCKS:.+]] = arith.ceildivui %[[SQ]], %c64

@@ -11,7 +11,7 @@
 // Hq / 2) with no host-side lengths; block table, seq_lens and cu_seqlens_q
 // go to the kernel as i32 buffers with B and MB. Its launch description
 // says so.
-// CHECK: gated_attention_paged16_bf16_h4x2_d64_causal = "{{.*}}\22grid\22:{{\[}}[\22T\22,32,\22B\22],[\22Hq\22,2],[\22one\22,1]]{{.*}}\22layout\22:\22paged\22{{.*}}\22page_size\22:16{{.*}}\22version\22:3}"
+// CHECK: gated_attention_paged16_bf16_h4x2_d64_causal = "{{.*}}\22grid\22:{{\[}}[\22T\22,32,\22B\22],[\22Hq\22,2],[\22one\22,1]]{{.*}}\22layout\22:\22paged\22{{.*}}\22page_size\22:16{{.*}}\22version\22:4}"
 // CHECK-LABEL: func.func @paged
 // CHECK-DAG:   %[[T:.+]] = tensor.dim %arg0, %c0 : tensor<?x4x64xbf16>
 // CHECK-DAG:   %[[B:.+]] = tensor.dim %arg4, %c0 : tensor<?xi32>

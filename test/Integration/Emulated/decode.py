@@ -7,7 +7,9 @@
 # (gated_attention.accuracy), over f16 and bf16, D 64/128/256, GQA and MQA,
 # causal or not, every gate, combine and gate layout, no gate, B > 1, and
 # more splits than key blocks (empty parts: -inf LSE, weight 0). Partials
-# start as NaN, so a row the split kernel leaves unwritten fails.
+# start as NaN, so a row the split kernel leaves unwritten fails. K and V
+# stored [B, S, H, D] (the torch op's bshd layout, whose decode steps run
+# split-KV too) take kernels compiled for their rows.
 # GATED_ATTENTION_TEST_SEED draws other inputs.
 import os
 
@@ -23,16 +25,21 @@ CASES = [
     ("dtype=f16,d=128,dv=64,hq=8,hkv=1,sq=1,skv=257,gw=headwise,gh=shared", 4),
     ("dtype=bf16,d=64,dv=64,hq=2,hkv=2,sq=1,skv=130,gate=none", 2),
     ("dtype=bf16,d=256,dv=256,hq=2,hkv=1,sq=1,skv=100,causal=1", 3),
+    ("dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=300,causal=1", 3,
+     "bshd"),
+    ("dtype=f16,d=128,dv=64,hq=4,hkv=1,b=2,sq=1,skv=200", 5, "bshd"),
 ]
 failures = count = 0
-for spec, splits in CASES:
+for spec, splits, *layout in CASES:
     for cfg in config.parse_cases(spec):
         seed = SEED * 1000 + count
-        out, ref, name = emulate.run_decode(cfg, seed, splits)
+        out, ref, name = emulate.run_decode(cfg, seed, splits,
+                                            kv_bshd=layout == ["bshd"])
         result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
         failures += not result.ok
         count += 1
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
-              f"splits={splits}] {accuracy.describe(result)}", flush=True)
+              f"splits={splits} {''.join(layout) or 'bhsd'}] "
+              f"{accuracy.describe(result)}", flush=True)
 assert not failures, f"{failures} of {count} failed"
 print(f"decode split-KV: {count} passed")

@@ -12,6 +12,13 @@
 # table read outside its buffer; partials start as NaN, so a row the split
 # kernel leaves unwritten fails too. GATED_ATTENTION_TEST_SEED draws other
 # cases.
+# The sm_90a kernel (chip=sm_90a kernel=wgmma: a producer warpgroup copying
+# rows through the block table by cp.async, mbarriers, wgmma) runs the same
+# matrix with head dims rounded up to multiples of 64 (its swizzle span),
+# plus Qwen3-Next's D = 256 with 528-token pages: with its default tiles,
+# with 48-key blocks (pieces of 16-token pages) and 64-row CTAs under a
+# random interleaving of the warpgroups and of the copies' landing, and
+# with split-KV (whose split kernel is mma.sync's).
 import dataclasses
 import os
 
@@ -32,4 +39,25 @@ for i, case in enumerate(paged_cases.MATRIX):
         worst = paged_cases.check(case, a, out)
         print(f"PASS {case.describe()} [{name} {options} splits={splits}] "
               f"err/bound={worst:.3g}", flush=True)
+
+WGMMA = "chip=sm_90a kernel=wgmma"
+wide = [dataclasses.replace(case, d=-(-case.d // 64) * 64,
+                            dv=-(-case.dv // 64) * 64,
+                            dtype=("bf16", "f16")[i % 2])
+        for i, case in enumerate(paged_cases.MATRIX)]
+wide.append(paged_cases.PagedCase(528, 16, 2, 256, 256, (1, 5), (600, 40),
+                                  causal=True, dtype="bf16"))
+for case in wide:
+    for options, splits, schedule in ((WGMMA, 1, None),
+                                      (WGMMA + " warps=4 key-block=48", 1,
+                                       SEED + 1),
+                                      (WGMMA, 3, None)):
+        a = paged_cases.build(case, rng)
+        out, name = emulate.run_paged(case, a, options=options, splits=splits,
+                                      schedule=schedule)
+        if splits == 1:
+            assert name.endswith("_sm90a"), name
+        worst = paged_cases.check(case, a, out)
+        print(f"PASS {case.describe()} [{name} {options} splits={splits} "
+              f"schedule={schedule}] err/bound={worst:.3g}", flush=True)
 print("paged kernel: ok")

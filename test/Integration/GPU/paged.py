@@ -9,6 +9,10 @@ chooses), each against the float64 reference within the error model's
 bound, no NaN from the unused slots. Then the torch op in a CUDA graph: captured once, replayed after new
 queries, tables and lengths are copied into the captured tensors, it gives
 what an eager call gives (lengths and tables are read on the device).
+On an sm_90 GPU, last, the sm_90a paged kernel (kernel=wgmma: a producer
+warpgroup copying rows through the block table by cp.async) over the matrix
+with head dims rounded up to multiples of 64 and Qwen3-Next's D = 256 with
+528-token pages, direct and with 3 splits (mma.sync's split kernel).
 
 `--prepare DIR` (on a machine without a GPU) compiles each case's kernel for
 sm_90 into the disk cache DIR; the device check runs the test on the GPU
@@ -33,11 +37,28 @@ GRAPH_CASE = paged_cases.PagedCase(64, 16, 2, 128, 128, (1, 1, 1, 1),
                                    (300, 64, 129, 1), causal=True,
                                    dtype="bf16", spare_pages=8)
 
+# The sm_90a kernel's cases: its swizzle span is 64 elements.
+HOPPER_CASES = [dataclasses.replace(c, d=-(-c.d // 64) * 64,
+                                    dv=-(-c.dv // 64) * 64) for c in CASES]
+HOPPER_CASES.append(paged_cases.PagedCase(528, 16, 2, 256, 256, (1, 5, 300),
+                                          (600, 40, 900), causal=True,
+                                          dtype="bf16"))
+
+
+def hopper_kernels(case, cache=None):
+    return cuda.compile_paged_kernel(case.dense_config(), case.page,
+                                     chip="sm_90a", kernel="wgmma",
+                                     cache=cache)
+
+
 if PREPARE:
     for case in CASES + [GRAPH_CASE]:
         cuda.compile_paged_kernel(case.dense_config(), case.page,
                                   chip="sm_90", cache=sys.argv[2])
-    print(f"prepared the paged kernels of {len(CASES) + 1} configurations")
+    for case in HOPPER_CASES:
+        hopper_kernels(case, sys.argv[2])
+    print(f"prepared the paged kernels of {len(CASES) + 1} configurations "
+          f"for sm_90 and {len(HOPPER_CASES)} for sm_90a")
     sys.exit(0)
 
 import torch  # noqa: E402
@@ -106,4 +127,17 @@ for a in (second, first):
     eager = torch.ops.gated_attention.paged_attention(*on_cuda(a, "bf16"),
                                                       **case.kwargs())
     assert torch.equal(captured, eager), (captured - eager).abs().max()
+
+if torch.cuda.get_device_capability() == (9, 0):
+    driver = cuda.Driver()
+    for case in HOPPER_CASES:
+        compiled = hopper_kernels(case)
+        assert compiled["paged"][0].endswith("_sm90a"), compiled["paged"][0]
+        kernels = {layout: cuda.Kernel(driver, ptx, desc)
+                   for layout, (_, ptx, desc) in compiled.items()}
+        a = paged_cases.build(case, rng)
+        worst = [paged_cases.check(case, a, cuda.run_paged(
+            driver, kernels, a, case.dtype, splits)) for splits in (1, 3)]
+        print(f"PASS {case.describe()} sm_90a (direct, 3 splits): "
+              + ", ".join(f"{w:.3g}" for w in worst), flush=True)
 print("paged kernel on the GPU: ok")

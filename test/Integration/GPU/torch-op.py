@@ -4,7 +4,8 @@
 (bf16 and f16, both layouts, the q | gate halves of one projection read
 in place through their strides, the output written in the caller's layout),
 the result on the input's device in its dtype, no allocation but the output,
-and capture in a CUDA graph: replaying the graph on new inputs (copied into
+decode steps (split-KV where the gate and output are packed rows), and
+capture in a CUDA graph: replaying the graph on new inputs (copied into
 the captured tensors) gives what an eager call gives.
 
 `--prepare DIR` (on a machine without a GPU) compiles every kernel the test
@@ -88,6 +89,29 @@ if not PREPARE:
     assert torch.cuda.memory_stats()["allocation.all.allocated"] == \
         allocations + 1
     assert out.is_contiguous() and out.shape == (1, 300, 16, 256)
+
+# Decode steps (Sq = 1) of Qwen3-Next's heads over 4000 keys: B x Hq = 32
+# one-row CTAs leave the GPU idle, so the op runs split-KV (partials, then
+# the merge applying the gate once) when the gate and output are packed
+# rows, in both layouts; q's gate half of a projection keeps one kernel.
+for layout in ("bhsd", "bshd"):
+    def decode_shape(h, s):
+        return (2, h, s, 256) if layout == "bhsd" else (2, s, h, 256)
+    q, g = randn(*decode_shape(16, 1)), randn(*decode_shape(16, 1))
+    k, v = (randn(*decode_shape(2, 4000)) for _ in range(2))
+    out = attention(q, k, v, g, layout=layout)
+    if not PREPARE:
+        views = [x if layout == "bhsd" else x.transpose(1, 2)
+                 for x in (q, k, v, g, out)]
+        ref = reference(*views[:4], "sigmoid", "mul")
+        assert (views[4].double() - ref).abs().max().item() < 3e-2, layout
+proj = randn(2, 1, 16, 512)
+q, g = proj[..., :256], proj[..., 256:]
+out = attention(q, k, v, g, layout="bshd")
+if not PREPARE:
+    ref = reference(*(x.transpose(1, 2) for x in (q, k, v, g)), "sigmoid",
+                    "mul")
+    assert (out.transpose(1, 2).double() - ref).abs().max().item() < 3e-2
 
 # CUDA graph: capture once, replay on new data.
 q, k, v, g = (randn(1, h, 128, 64) for h in (4, 2, 2, 4))

@@ -43,6 +43,24 @@ struct GlobalSlab {
   int64_t rowGroup = 1, groupStride = 0;
 };
 
+/// The row of `src`'s buffer that holds its row `row`: through the page
+/// table, where `valid` holds (a row past the sequence may lie past its
+/// table, or in garbage entries: its page id is not even loaded; 0 then).
+Value pagedSourceRow(const KernelBuilder &kb, const GlobalSlab &src, Value row,
+                     Value valid);
+
+/// Where copy row `row` of `src` starts: (whether the row is below `limit`,
+/// the element of `src`'s buffer). With rowGroup G > 1, `row` is packed:
+/// row row / G of the slab, at (row % G) x groupStride. `physical(row,
+/// valid)` is the buffer's row that holds the slab's row (the row itself,
+/// or through the page table; anything when not valid); `column()` the
+/// elements into the row, built last.
+std::pair<Value, Value> slabElement(const KernelBuilder &kb,
+                                    const GlobalSlab &src, Value row,
+                                    Value limit,
+                                    function_ref<Value(Value, Value)> physical,
+                                    function_ref<Value()> column);
+
 class CpAsyncPipeline : public KernelBuilder {
 public:
   CpAsyncPipeline(OpBuilder &b, Location loc, const FlashKernelConfig &cfg,
@@ -74,8 +92,6 @@ private:
   void copyTile(GlobalSlab src, Value row0, Value limit, Value dst,
                 ValueRange prefix, int64_t rows, int64_t width,
                 SmallVectorImpl<Value> &tokens);
-  /// The row of `src`'s buffer that holds its row `row`, valid or not.
-  Value sourceRow(const GlobalSlab &src, Value row, Value valid);
   void copyKeyBlock(Value block, Value buffer, Value limit, GlobalSlab k,
                     GlobalSlab v, SmallVectorImpl<Value> &tokens);
   Value commit(ValueRange tokens);

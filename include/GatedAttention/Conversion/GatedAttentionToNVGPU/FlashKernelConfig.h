@@ -82,14 +82,15 @@ struct FlashKernelConfig {
   /// This configuration's kernel `role` (one of an op's three kernels).
   /// The split kernel carries its partials through the key loop: at
   /// D = 256 it takes 16-key blocks (32 spill; ptxas-decode.test), as the
-  /// paged kernel does.
-  FlashKernelConfig withRole(KernelRole role) const {
-    FlashKernelConfig cfg = *this;
-    cfg.role = role;
-    if (role == KernelRole::Split && std::max(headDim, valueHeadDim) > 128)
-      cfg.keyBlock = std::min<int64_t>(cfg.keyBlock, 16);
-    return cfg;
-  }
+  /// paged kernel does. Split-KV decode reads memory more than it
+  /// multiplies, and the sm_90a kernel has no split form: a wgmma
+  /// configuration's split and merge kernels are mma.sync ones, with that
+  /// kernel's default tiles.
+  FlashKernelConfig withRole(KernelRole role) const;
+  /// Whether the sm_90a kernel's producer warpgroup copies Q, K and V row by
+  /// row (cp.async through the block table: the paged kernel; pages make no
+  /// TMA box) rather than issuing TMA boxes.
+  bool copiesRows() const { return isWgmma() && isPaged(); }
 
   /// `warps` are the warps that compute; the wgmma kernel adds a producer
   /// warpgroup that only issues copies.

@@ -20,6 +20,17 @@
 // TMA zero-fills rows past the end of a (batch, head)'s sequence: the maps
 // are 3-D (D, S, B x H), so a tile never reads another head's rows.
 //
+// The paged kernel's rows come through a block table (and its Q rows are
+// packed (query, head) pairs), which no TMA box follows: there the whole
+// producer warpgroup copies them in 16-byte cp.async chunks into the same
+// swizzled layout, rows at or past the sequence's end zero-filled without
+// being read (so a NaN in a page's unused slots never reaches P V), and
+// each thread's cp.async.mbarrier.arrive.noinc arrives on the full barrier
+// once its copies have landed: full barriers count 128 arrivals and no
+// bytes. FlashAttention-3 reads paged K/V the same way when a page is not a
+// whole number of key blocks. The consumers then fence the generic proxy's
+// writes (cp.async) against wgmma's reads (the async proxy).
+//
 // All of shared memory is one extern array aligned to 1024 bytes (the
 // swizzle atom), with the mbarriers inside it: MLIR 22's
 // gpu.dynamic_shared_memory is 16-byte aligned and may overlap other
@@ -30,8 +41,11 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TMA_PIPELINE_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TMA_PIPELINE_H
 
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+
+#include <optional>
 
 namespace mlir::gpu {
 class GPUModuleOp;
@@ -52,9 +66,25 @@ struct TmaSharedLayout {
 /// The K and the V tiles of a key block, each with a ring and barriers.
 enum class KeyValue { Key, Value };
 
-/// The shared tiles and mbarriers, and the copies and waits on them. The
+/// What TMA copies: the tensor maps of Q, K and V (pointers to them in
+/// global memory), and the tile's Q slab (batch x Hq + head) and K/V slab
+/// (batch x Hkv + kv head).
+struct TmaBoxes {
+  Value queryMap, keyMap, valueMap, querySlab, keySlab;
+};
+
+/// What the producer warpgroup copies row by row: the Q, K and V slabs
+/// (GlobalSlab: pages, packed heads), the sequence's queries and keys (rows
+/// at or past them are zero-filled) and the producer thread (0..127).
+struct RowCopies {
+  GlobalSlab query, key, value;
+  Value numQueries, numKeys, thread;
+};
+
+/// The shared tiles and mbarriers, and the copies and waits on them. TMA
 /// copies are issued by whoever calls them (the kernel lets one thread of
-/// the producer warpgroup); waits and arrivals by every calling thread.
+/// the producer warpgroup); row copies by the whole producer warpgroup;
+/// waits and arrivals by every calling thread.
 class TmaPipeline : public KernelBuilder {
 public:
   /// The extern shared array, declared once per gpu.module.
@@ -62,24 +92,27 @@ public:
   static void declareSharedMemory(OpBuilder &b, Location loc,
                                   gpu::GPUModuleOp module);
 
-  /// `maps` are the tensor maps of Q, K and V (pointers to them in global
-  /// memory).
+  /// The pipeline of a kernel whose copies are TMA boxes.
   TmaPipeline(OpBuilder &b, Location loc, const FlashKernelConfig &cfg,
-              ValueRange maps);
+              TmaBoxes boxes);
+  /// The pipeline of a kernel that copies rows (cfg.copiesRows()); the
+  /// producer sets their sources (setRowCopies) before its first copy.
+  TmaPipeline(OpBuilder &b, Location loc, const FlashKernelConfig &cfg);
+  void setRowCopies(RowCopies sources);
 
   /// Initializes the mbarriers (in the thread where `lead` holds) and makes
   /// them visible to the CTA and to the TMA unit; every thread must call it.
   void initBarriers(Value lead);
-  /// Issues Q rows [rowBase, rowBase + queryBlock) of slab `slab` (batch x
-  /// Hq + head), completing on the query barrier.
-  void loadQuery(Value rowBase, Value slab);
+  /// Copies Q rows [rowBase, rowBase + queryBlock) (packed rows for row
+  /// copies), completing on the query barrier.
+  void loadQuery(Value rowBase);
+  /// Consumers: wait until Q has landed.
   void waitQuery();
   /// Producer: waits until the consumers have released the stage of the
   /// `which` tile of key block `block` (its previous block's).
   void waitEmpty(KeyValue which, Value block);
-  /// Producer: issues the `which` tile of key block `block` (rows of slab
-  /// `slab`, batch x Hkv + kv head) into its stage.
-  void load(KeyValue which, Value block, Value slab);
+  /// Producer: copies the `which` tile of key block `block` into its stage.
+  void load(KeyValue which, Value block);
   /// Consumers: wait until the `which` tile of key block `block` has
   /// landed.
   void waitFull(KeyValue which, Value block);
@@ -103,12 +136,25 @@ private:
   /// TMA loads of the column atoms of a [rows, width] tile at `dst`.
   void loadTile(Value map, Value dst, Value row, Value slab, int64_t rows,
                 int64_t width, Value bar);
+  /// Row copies of rows [row0, row0 + numRows) of `src` (its buffer at
+  /// `base`) into the [numRows, width] tile at `dst` (zero-filled at or
+  /// past `limit`), then this thread's arrival on `bar` once they landed.
+  void copyRows(const GlobalSlab &src, Value base, Value row0, Value limit,
+                Value dst, int64_t numRows, int64_t width, Value bar);
+  /// `buffer`'s first element as an !llvm.ptr<1>.
+  Value globalPointer(Value buffer);
+  /// Waits on a full barrier (of a key block or of Q), and with row copies
+  /// the proxy fence that orders their writes before wgmma reads them.
+  void waitLanded(Value barrier, Value parity);
   Value i32(Value index);
   Value i32(int64_t value);
 
   const FlashKernelConfig &cfg;
   TmaSharedLayout layout;
-  Value queryMap, keyMap, valueMap;
+  std::optional<TmaBoxes> boxes;
+  std::optional<RowCopies> rows;
+  /// The global addresses of Q, K and V for row copies.
+  Value queryBase, keyBase, valueBase;
 };
 
 } // namespace mlir::gated_attention::flash

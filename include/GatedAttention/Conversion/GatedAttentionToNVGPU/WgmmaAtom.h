@@ -49,6 +49,13 @@ constexpr int64_t kMajorStepOffset(int64_t rows, int64_t kk) {
   return kk / 4 * rows * kSwizzleSpanBytes + kk % 4 * 32;
 }
 
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a column-atom tile
+/// of `rows` rows (the chunk's atom, the row's 128 bytes in it, the chunk
+/// XOR-swizzled by row % 8): where a TMA box with 128B swizzle puts it, for
+/// copies that write the layout themselves.
+Value swizzledChunkOffset(const KernelBuilder &kb, Value row, Value chunk,
+                          int64_t rows);
+
 class WgmmaAtom : public KernelBuilder {
 public:
   static constexpr int64_t kM = 64, kK = 16;
