@@ -34,7 +34,10 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   stage without waiting for its arrival thus reads what was there before;
   copies that no arrival tracks, or still in flight when the CTA exits,
   are errors. Global pointers (memref.extract_aligned_pointer_as_index,
-  inttoptr, getelementptr) are a buffer and byte offsets.
+  inttoptr, getelementptr) are a buffer and byte offsets. cp.async writes
+  through the generic proxy and wgmma reads through the async one: a
+  wgmma that reads bytes landed after its warpgroup's last
+  fence.proxy.async is an error (TMA writes through the async proxy).
 - Named barriers (bar.sync / bar.arrive with an id and a thread count)
   complete when that many threads have arrived; bar.sync waits for it.
 - setmaxnreg is checked against the register file: multiples of 8 in
@@ -206,6 +209,10 @@ class WgmmaCTA:
         # cp.async copies in flight, each thread's with the arrival that
         # tracks them: (barrier address, [(smem offset, 16 bytes)], noinc).
         self.inflight = []
+        # When each byte of shared memory was last written through the
+        # generic proxy (a count of landings; 0: never).
+        self.landed = 0
+        self.generic_writes = np.zeros(smem_bytes, dtype=np.int64)
 
     def land(self, everything=False):
         """Lands copies in flight (with a schedule, some of them) and their
@@ -215,8 +222,10 @@ class WgmmaCTA:
             if not everything and self.rng and self.rng.random() < 0.5:
                 keep.append((address, copies, noinc))
                 continue
+            self.landed += 1
             for offset, data in copies:
                 self.smem[offset:offset + 16] = data
+                self.generic_writes[offset:offset + 16] = self.landed
             bar = self.barriers[address]
             bar["pending"] -= 1
             if bar["pending"] < 0:
@@ -306,6 +315,9 @@ class Warpgroup(CTA):
         self.uncommitted, self.groups = [], []
         # Each thread's cp.async copies that no arrival tracks yet.
         self.untracked = [[] for _ in range(128)]
+        # The generic-proxy writes its fence.proxy.async has ordered before
+        # its async-proxy reads (CTA.landed at the fence).
+        self.fenced = 0
 
     def main(self):
         """The warpgroup's thread: runs the kernel when first scheduled."""
@@ -432,6 +444,10 @@ class Warpgroup(CTA):
 
     def smem_read(self, addresses, elem):
         a = swizzle128(np.asarray(addresses)) - SMEM_BASE
+        if self.cta.generic_writes[a].max(initial=0) > self.fenced:
+            raise AssertionError(
+                "wgmma reads shared memory that cp.async wrote (the generic "
+                "proxy) after the warpgroup's last fence.proxy.async")
         lo = self.smem[a].astype(np.uint16)
         hi = self.smem[a + 1].astype(np.uint16)
         return from_bits(lo | (hi << 8), elem).astype(np.float64)
@@ -719,8 +735,12 @@ class Warpgroup(CTA):
             return self.cp_async(op, x)
         if n == "nvvm.cp.async.mbarrier.arrive":
             return self.cp_async_arrive(op, x)
-        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
-                 "nvvm.fence.proxy"):
+        if n == "nvvm.fence.proxy":
+            if "proxy_kind<async" not in op.attrs:
+                raise NotImplementedError(f"fence.proxy {op.attrs}")
+            self.fenced = self.cta.landed
+            return None
+        if n in ("nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned"):
             return None
         if n == "nvvm.wgmma.commit.group.sync.aligned":
             return self.commit_group()

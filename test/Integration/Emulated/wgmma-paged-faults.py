@@ -1,7 +1,7 @@
 # RUN: %PYTHON %s
 # The emulator's model of the paged sm_90a kernel's row copies must be able
-# to fail: each fault injected here into the kernel is one its producer
-# could have, and the emulator must report it (a result outside the bound,
+# to fail: each fault injected here into the kernel is one its producer (or
+# its consumers' proxy fence) could have, and the emulator must report it (a result outside the bound,
 # a hang, or an error naming the copies), under an interleaving of the
 # warpgroups and of the copies' landing that a GPU could run.
 import dataclasses
@@ -103,4 +103,10 @@ LOOP_ARRIVE = re.compile(
     r'( *"nvvm\.cp\.async\.mbarrier\.arrive"\(.*\n)', re.M)
 assert len(LOOP_ARRIVE.findall(text)) == 3
 fails(LOOP_ARRIVE.sub(r"\2\1", text), "arrivals before the copies")
+# The consumers' proxy fence left out: wgmma (the async proxy) reads what
+# cp.async wrote (the generic proxy) unordered.
+FENCE = re.compile(r'^ *"nvvm\.fence\.proxy"\(.*\n', re.M)
+assert FENCE.search(text)
+unfenced = fails(FENCE.sub("", text), "wgmma reads without a proxy fence")
+assert "fence.proxy.async" in unfenced, unfenced
 print("ok")
