@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
@@ -40,13 +41,28 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
                                Value dst, ValueRange prefix, int64_t rows,
                                int64_t width, SmallVectorImpl<Value> &tokens) {
   int64_t chunksPerRow = width / ChunkSwizzle::kChunkElements;
-  int64_t rowsPerPass = cfg.threads() / chunksPerRow;
+  int64_t threads = cfg.threads();
+  int64_t rowsPerPass = threads / chunksPerRow;
+  // Threads that a row's chunks divide take a chunk column each and step
+  // over rows; otherwise (D = 96 has 12 chunks a row, 128 threads) pass p
+  // takes chunks [p x threads, (p + 1) x threads) of the tile, row-major
+  // (tileError keeps the tile a whole number of passes).
+  bool wholeRows = threads % chunksPerRow == 0;
+  int64_t passes = wholeRows ? llvm::divideCeil(rows, rowsPerPass)
+                             : rows * chunksPerRow / threads;
   Value threadRow = div(thread, chunksPerRow);
-  Value chunk = rem(thread, chunksPerRow);
+  Value threadChunk = rem(thread, chunksPerRow);
   Value eight = idx(ChunkSwizzle::kChunkElements), zero = idx(0);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
-    Value r = add(threadRow, pass * rowsPerPass);
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    Value r, chunk = threadChunk;
+    if (wholeRows) {
+      r = add(threadRow, pass * rowsPerPass);
+    } else {
+      Value linear = add(thread, pass * threads);
+      r = div(linear, chunksPerRow);
+      chunk = rem(linear, chunksPerRow);
+    }
     // (In this order: the one the digests of mma-sync-ptx.test pin.)
     auto [valid, srcIndex] = slabElement(
         *this, src, add(row0, r), limit,

@@ -317,6 +317,21 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
   return s;
 }
 
+/// `keyBlock`, or the next multiple of 16 at which each of the mma.sync
+/// kernel's `warps` x 32 threads copies the same number of 16-byte chunks
+/// of a K tile (D) and of a V tile (Dv): what tileError asks of tiles the
+/// user chose, made to hold for the ones chosen here (D = 192: 24 chunks a
+/// row).
+static int64_t wholeCopies(int64_t warps, int64_t keyBlock, int64_t d,
+                           int64_t dv) {
+  auto divides = [&](int64_t width) {
+    return (keyBlock * width / 8) % (32 * warps) == 0;
+  };
+  while (!divides(d) || !divides(dv))
+    keyBlock += 16;
+  return keyBlock;
+}
+
 /// The default tiles of a kernel of `kind` for head dims up to `d`.
 /// The O accumulators take Dv / 2 registers per lane and the scores
 /// key-block / 8: the choices keep ptxas within 255 registers and without
@@ -357,7 +372,15 @@ std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
   auto [defaultWarps, defaultKeyBlock] =
       defaultTiles(kind, std::max(shape.headDim, shape.valueHeadDim),
                    shape.causal, shape.isPaged());
-  return {warps ? warps : defaultWarps, keyBlock ? keyBlock : defaultKeyBlock};
+  if (!warps)
+    warps = defaultWarps;
+  if (!keyBlock) {
+    keyBlock = defaultKeyBlock;
+    if (kind == FlashKernelKind::MmaSync && warps > 0 && warps <= kMaxWarps)
+      keyBlock =
+          wholeCopies(warps, keyBlock, shape.headDim, shape.valueHeadDim);
+  }
+  return {warps, keyBlock};
 }
 
 FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
@@ -369,7 +392,8 @@ FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
         cfg.kind, std::max(headDim, valueHeadDim), causal, isPaged());
   }
   if (role == KernelRole::Split && std::max(headDim, valueHeadDim) > 128)
-    cfg.keyBlock = std::min<int64_t>(cfg.keyBlock, 16);
+    cfg.keyBlock = wholeCopies(cfg.warps, std::min<int64_t>(cfg.keyBlock, 16),
+                               headDim, valueHeadDim);
   return cfg;
 }
 

@@ -183,11 +183,14 @@ void TmaPipeline::copyRows(const GlobalSlab &src, Value base, Value row0,
   // A loop over the thread's rows, kept rolled: the producer has few
   // registers, and a row's lookup, address and copy need only a handful.
   // (From the thread's first row: a bound LLVM cannot count, so it does
-  // not unroll the loop; every thread makes numRows / rowsPerPass trips.)
+  // not unroll the loop.) Rows of 24 chunks (D = 192) leave 8 threads
+  // without a whole row: they start past the tile and copy nothing, and
+  // the others' trip counts may differ by one.
   int64_t rowsPerPass = 128 / chunksPerRow;
-  assert(numRows % rowsPerPass == 0 && "tiles are whole passes");
-  auto loop =
-      scf::ForOp::create(b, loc, threadRow, idx(numRows), idx(rowsPerPass));
+  Value first = threadRow;
+  if (128 % chunksPerRow)
+    first = select(lt(threadRow, idx(rowsPerPass)), threadRow, idx(numRows));
+  auto loop = scf::ForOp::create(b, loc, first, idx(numRows), idx(rowsPerPass));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -387,20 +387,26 @@ class CTA:
             mem.bits[i] = to_bits(val[active], mem.elem)
             return None
         if n == "scf.for":
-            # Bounds may differ between threads (a thread's first row) as
-            # long as the trip count does not: lockstep stays lockstep.
+            # Bounds may differ between threads (a thread's first row): a
+            # thread whose trips are done idles under the mask, as a
+            # diverged warp does (loops that carry values keep lockstep).
             lb, ub, step = (np.broadcast_to(np.asarray(v, np.int64), (t,))
                             for v in x[:3])
             trips = np.maximum(0, -(-(ub - lb) // step))
-            count = self.uniform(trips[self.mask] if self.mask.any()
-                                 else trips[:1])
+            active = trips[self.mask] if self.mask.any() else trips[:1]
             state = x[3:]
+            if state and active.size and active.min() != active.max():
+                raise AssertionError("a loop that carries values with trip "
+                                     "counts that differ between threads")
             body = op.regions[0]
-            for k in range(count):
+            saved = self.mask
+            for k in range(int(active.max(initial=0))):
+                self.mask = saved & (k < trips)
                 self.env[body.args[0]] = lb + k * step
                 for a, v in zip(body.args[1:], state):
                     self.env[a] = v
                 state = self.block(body) or []
+            self.mask = saved
             return state if len(op.results) != 1 else state[0]
         if n == "scf.if":
             cond = x[0] & self.mask

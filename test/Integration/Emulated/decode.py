@@ -28,6 +28,8 @@ CASES = [
     ("dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=300,causal=1", 3,
      "bshd"),
     ("dtype=f16,d=128,dv=64,hq=4,hkv=1,b=2,sq=1,skv=200", 5, "bshd"),
+    # D = 192: 32-key split blocks, so that 256 threads copy whole rows.
+    ("dtype=f16,d=192,dv=128,hq=4,hkv=2,b=2,sq=1,skv=150,causal=1", 3),
 ]
 failures = count = 0
 for spec, splits, *layout in CASES:

@@ -15,7 +15,7 @@
 # The sm_90a kernel (chip=sm_90a kernel=wgmma: a producer warpgroup copying
 # rows through the block table by cp.async, mbarriers, wgmma) runs the same
 # matrix with head dims rounded up to multiples of 64 (its swizzle span),
-# plus Qwen3-Next's D = 256 with 528-token pages: with its default tiles,
+# plus Qwen3-Next's D = 256 with 528-token pages and D = 192 / Dv = 128: with its default tiles,
 # with 48-key blocks (pieces of 16-token pages) and 64-row CTAs under a
 # random interleaving of the warpgroups and of the copies' landing, and
 # with split-KV (whose split kernel is mma.sync's).
@@ -47,6 +47,10 @@ wide = [dataclasses.replace(case, d=-(-case.d // 64) * 64,
         for i, case in enumerate(paged_cases.MATRIX)]
 wide.append(paged_cases.PagedCase(528, 16, 2, 256, 256, (1, 5), (600, 40),
                                   causal=True, dtype="bf16"))
+# D = 192 (DeepSeek's query/key head dim, Dv = 128): rows of 24 chunks, which
+# the producer's 128 threads do not divide.
+wide.append(paged_cases.PagedCase(16, 8, 2, 192, 128, (3, 1, 20), (40, 17, 70),
+                                  causal=True, dtype="bf16"))
 for case in wide:
     for options, splits, schedule in ((WGMMA, 1, None),
                                       (WGMMA + " warps=4 key-block=48", 1,
@@ -60,4 +64,10 @@ for case in wide:
         worst = paged_cases.check(case, a, out)
         print(f"PASS {case.describe()} [{name} {options} splits={splits} "
               f"schedule={schedule}] err/bound={worst:.3g}", flush=True)
+# D = 192 on the mma.sync kernel too: its default tiles make whole copies.
+case = wide[-1]
+a = paged_cases.build(case, rng)
+out, name = emulate.run_paged(case, a)
+worst = paged_cases.check(case, a, out)
+print(f"PASS {case.describe()} [{name}] err/bound={worst:.3g}", flush=True)
 print("paged kernel: ok")

@@ -80,10 +80,11 @@ struct FlashKernelConfig {
   bool isSplit() const { return role == KernelRole::Split; }
   bool isMerge() const { return role == KernelRole::Merge; }
   /// This configuration's kernel `role` (one of an op's three kernels).
-  /// The split kernel carries its partials through the key loop: at
-  /// D = 256 it takes 16-key blocks (32 spill; ptxas-decode.test), as the
-  /// paged kernel does. Split-KV decode reads memory more than it
-  /// multiplies, and the sm_90a kernel has no split form: a wgmma
+  /// The split kernel carries its partials through the key loop: above
+  /// D = 128 it takes 16-key blocks (32 spill at D = 256;
+  /// ptxas-decode.test), as the paged kernel does, or as few more as make
+  /// its copies whole (32 at D = 192). Split-KV decode reads memory more than
+  /// it multiplies, and the sm_90a kernel has no split form: a wgmma
   /// configuration's split and merge kernels are mma.sync ones, with that
   /// kernel's default tiles.
   FlashKernelConfig withRole(KernelRole role) const;
