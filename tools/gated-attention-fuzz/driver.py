@@ -27,12 +27,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 HEADER_SIZE = 5
+# libFuzzer's exit status after SIGINT (passed as -interrupted_exitcode).
+INTERRUPTED_EXIT = 72
 ROOT = Path(__file__).resolve().parents[2]
 
 # Byte 0: bits 0-2 the pipeline, bits 3-6 which options are given.
@@ -150,6 +153,30 @@ def parse_int_stat(log, name):
     return sum(int(x) for x in m) if m else None
 
 
+def run_interruptible(cmd, env, log, cwd):
+    """Runs the fuzzer to its end. A SIGINT or SIGTERM to the driver (Ctrl-C
+    reaches both; `kill` only the driver) is passed on as SIGINT, on which
+    libFuzzer prints its final stats and exits: the run is still counted.
+    Returns (exit status, whether it was interrupted)."""
+    proc = subprocess.Popen(cmd, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=cwd)
+    interrupted = []
+
+    def forward(signum, frame):
+        interrupted.append(signum)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+
+    previous = {s: signal.signal(s, forward)
+                for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        returncode = proc.wait()   # retried after each handler (PEP 475)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return returncode, bool(interrupted) or returncode == INTERRUPTED_EXIT
+
+
 def run_fuzzer(args):
     work = Path(args.work).resolve()
     args.fuzzer = str(Path(args.fuzzer).resolve())
@@ -168,6 +195,7 @@ def run_fuzzer(args):
     deadline = time.time() + args.seconds
     start = time.time()
     execs, rounds, failing, bad_exit = 0, 0, 0, False
+    interrupted = False
     new_total = 0
     # One process (--jobs 1) stops at its first finding: it is triaged and
     # a new process goes on (the corpus kept) until the time is up. With
@@ -184,6 +212,7 @@ def run_fuzzer(args):
                f"-rss_limit_mb={args.rss_limit_mb}",
                f"-max_len={args.max_len}", "-print_final_stats=1",
                "-detect_leaks=0", "-reload=0", "-mutate_depth=3",
+               f"-interrupted_exitcode={INTERRUPTED_EXIT}",
                f"-artifact_prefix={artifacts}/"]
         if args.jobs > 1:
             cmd += [f"-fork={args.jobs}", "-ignore_crashes=1",
@@ -191,8 +220,7 @@ def run_fuzzer(args):
         log_path = work / ("fuzz.log" if rounds == 1 else f"fuzz-{rounds}.log")
         print("fuzz: " + " ".join(cmd), flush=True)
         with open(log_path, "w") as log:
-            proc = subprocess.run(cmd, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT, cwd=work)
+            returncode, interrupted = run_interruptible(cmd, env, log, work)
         text = log_path.read_text(errors="replace")
         # Fork mode: the parent's status lines hold the total; one process:
         # stat::number_of_executed_units.
@@ -207,12 +235,15 @@ def run_fuzzer(args):
                      if not a.name.startswith("slow-unit-"))
         new_total += len(new)
         print(f"fuzz: round {rounds}: {n_execs or 0} executions, "
-              f"{len(new)} new artifacts, exit {proc.returncode} "
+              f"{len(new)} new artifacts, exit {returncode} "
               f"({log_path})", flush=True)
         failing += triage(args.fuzzer, new, work / "findings", args.timeout,
                           minimize=args.minimize)
-        if proc.returncode != 0 and not new:
-            print(f"fuzz: the fuzzer exited with {proc.returncode} without "
+        if interrupted:
+            print("fuzz: interrupted; the executions so far are recorded")
+            break
+        if returncode != 0 and not new:
+            print(f"fuzz: the fuzzer exited with {returncode} without "
                   f"a finding; see {log_path}")
             bad_exit = True
             break
@@ -221,6 +252,8 @@ def run_fuzzer(args):
                "exec_per_s": round(execs / max(elapsed, 1), 2),
                "rounds": rounds, "artifacts": new_total,
                "project_findings": failing, "work": str(work)}
+    if interrupted:
+        summary["interrupted"] = True
     summary["outcomes"] = summarize_outcomes(outcomes_path)
     print("fuzz: " + json.dumps(summary), flush=True)
     stats = work / "executions.jsonl"
@@ -229,7 +262,9 @@ def run_fuzzer(args):
     total = sum(json.loads(l).get("executions", 0)
                 for l in stats.read_text().splitlines() if l.strip())
     print(f"fuzz: executions in all runs in {work}: {total}")
-    return 1 if failing or bad_exit else 0
+    if failing or bad_exit:
+        return 1
+    return 130 if interrupted else 0
 
 
 def summarize_outcomes(path):

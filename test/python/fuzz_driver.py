@@ -1,0 +1,76 @@
+# RUN: %PYTHON %s
+"""scripts/fuzz's driver counts a run that is interrupted: a SIGINT to the
+driver (Ctrl-C, `kill -INT`) or to libFuzzer alone ends the run with
+libFuzzer's final stats, which the driver records in executions.jsonl
+(marked "interrupted") before it exits 130. A fuzzer that fails without a
+finding is still an error (exit 1). The "fuzzer" here is a stand-in that
+behaves as libFuzzer does on SIGINT: prints its final stats, exits 72."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = ROOT / "tools" / "gated-attention-fuzz" / "driver.py"
+
+FAKE = """#!{python}
+import os, signal, sys, time
+def stop(signum, frame):
+    print("==1== libFuzzer: run interrupted; exiting")
+    print("stat::number_of_executed_units: 42", flush=True)
+    os._exit(72)
+signal.signal(signal.SIGINT, stop)
+assert any(a.startswith("-interrupted_exitcode=72") for a in sys.argv)
+open("ready", "w").write(str(os.getpid()))
+if os.environ.get("FAKE_FAIL"):
+    sys.exit(3)
+time.sleep(60)
+print("stat::number_of_executed_units: 1000", flush=True)
+"""
+
+
+def run(case, fail=False):
+    work = Path(tempfile.mkdtemp(prefix=f"fuzz-driver-{case}-"))
+    fake = work / "fake-fuzzer"
+    fake.write_text(FAKE.format(python=sys.executable))
+    fake.chmod(0o755)
+    env = dict(os.environ, FAKE_FAIL="1" if fail else "")
+    driver = subprocess.Popen(
+        [sys.executable, str(DRIVER), "run", str(fake), "--seconds", "60",
+         "--work", str(work)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ready = work / "ready"
+    deadline = time.time() + 60
+    while not fail and not (ready.exists() and ready.read_text()):
+        assert time.time() < deadline and driver.poll() is None, \
+            driver.communicate()[0]
+        time.sleep(0.05)
+    if case == "driver":
+        driver.send_signal(signal.SIGINT)
+    elif case == "fuzzer":
+        os.kill(int(ready.read_text()), signal.SIGINT)
+    out, _ = driver.communicate(timeout=60)
+    records = [json.loads(line) for line in
+               (work / "executions.jsonl").read_text().splitlines()]
+    return driver.returncode, records, out
+
+
+for case in ("driver", "fuzzer"):
+    rc, records, out = run(case)
+    assert rc == 130, (case, rc, out)
+    assert len(records) == 1, (case, records)
+    assert records[0]["executions"] == 42, (case, records, out)
+    assert records[0].get("interrupted") is True, (case, records)
+    assert records[0]["project_findings"] == 0, (case, records)
+    print(f"PASS interrupt via the {case}: 42 executions recorded, exit 130")
+
+rc, records, out = run("fail", fail=True)
+assert rc == 1, (rc, out)
+assert "without a finding" in out, out
+assert "interrupted" not in records[0], records
+print("PASS a fuzzer failing without a finding is exit 1")
