@@ -18,8 +18,7 @@ split-KV for the decode steps; f16 or bf16).
 
 A GPU machine without MLIR runs it from kernels compiled elsewhere:
 `--prepare DIR` (here) compiles the two kernels `--device cuda` needs for
-sm_90 into DIR; there, set GATED_ATTENTION_CACHE_DIR and
-GATED_ATTENTION_KERNEL_CACHE to it.
+sm_90 into DIR; there, set GATED_ATTENTION_CACHE_DIR to it.
 """
 
 import argparse

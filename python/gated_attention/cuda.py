@@ -411,13 +411,13 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
-    With GATED_ATTENTION_KERNEL_CACHE set to a directory, kernels are kept
-    there by a hash of the op's MLIR and the chip, and read back instead of
-    compiled: compile on one machine, run on another that has no MLIR. Any
-    number of processes may share the directory: entries are written by
-    atomic renames and checked when read, and a reader never sees a partial
-    one. `cache` (a directory) overrides the variable; kernel_cache's log
-    line reports every compile."""
+    Kernels are kept in kernel_cache's directory (GATED_ATTENTION_CACHE_DIR,
+    else the user's cache directory) by a hash of the op's MLIR and the
+    chip, and read back instead of compiled: compile on one machine, run on
+    another that has no MLIR. Any number of processes may share the
+    directory: entries are written by atomic renames and checked when read,
+    and a reader never sees a partial one. `cache` (a directory; "" for
+    none) overrides it; kernel_cache's log line reports every compile."""
     from . import kernel_cache
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
@@ -484,7 +484,7 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
     the disk cache (compile_kernel)."""
     from . import kernel_cache
     if cache is None:
-        cache = os.environ.get("GATED_ATTENTION_KERNEL_CACHE")
+        cache = kernel_cache.directory()
     if cache:
         key = hashlib.sha256(
             f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{warps}\n{text}".encode()

@@ -7,6 +7,12 @@ process must not pay it on every start. Entries live in one directory:
 - else ``$XDG_CACHE_HOME/gated-attention``, else ``~/.cache/gated-attention``;
 - :func:`set_directory` overrides both for this process.
 
+Every entry point uses it: the torch ops, ``ga.attention(device="cuda")``,
+``gated_attention.cuda.compile_*``, ``ga.paged_attention``.
+``GATED_ATTENTION_KERNEL_CACHE``, the old name of the variable for the
+latter, is still read when ``GATED_ATTENTION_CACHE_DIR`` is not set (with a
+DeprecationWarning).
+
 An entry's name is a hash of what the artifact depends on (the MLIR, the
 pipeline, the tool binary and the plugins it loads, the package version and,
 for host code, the CPU), so a rebuilt tool or another machine's CPU is a
@@ -23,6 +29,7 @@ import os
 import shutil
 import subprocess
 import time
+import warnings
 
 from . import _version, ptx, runner
 
@@ -47,6 +54,11 @@ def directory():
     if _override is not None:
         return _override[1]
     env = os.environ.get("GATED_ATTENTION_CACHE_DIR")
+    if env is None and "GATED_ATTENTION_KERNEL_CACHE" in os.environ:
+        warnings.warn("GATED_ATTENTION_KERNEL_CACHE is deprecated: set "
+                      "GATED_ATTENTION_CACHE_DIR (one cache for every entry "
+                      "point)", DeprecationWarning, stacklevel=2)
+        env = os.environ["GATED_ATTENTION_KERNEL_CACHE"]
     if env is not None:
         return None if env in ("", "off") else env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(

@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from . import compiler, config as config_mod, dtypes, kernel_cache
+from . import compiler, config as config_mod, dtypes
 from .mlir import attention_attributes
 from . import reference as reference_mod
 
@@ -215,8 +215,7 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     if device == "cuda":
         from . import cuda
         if key not in _COMPILED:
-            compiled = cuda.compile_paged_kernel(
-                key[0], page, cache=kernel_cache.directory() or "")
+            compiled = cuda.compile_paged_kernel(key[0], page)
             driver = cuda.Driver()
             _COMPILED[key] = (driver, {
                 layout: cuda.Kernel(driver, ptx, desc)

@@ -1,5 +1,5 @@
 # RUN: %PYTHON %s
-"""The kernel cache (GATED_ATTENTION_KERNEL_CACHE) shared by concurrent
+"""The kernel cache (GATED_ATTENTION_CACHE_DIR) shared by concurrent
 processes: 6 processes, started at staggered times, compile and read the
 same kernel in one directory for a few seconds while two of them keep
 deleting the entry, so that the others write it again and again while the
@@ -34,7 +34,7 @@ golden = json.loads(sys.stdin.read())
 delay, seconds, deleter = float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
 opt = sys.argv[5]
 rng = random.Random(os.getpid())
-cache = os.environ["GATED_ATTENTION_KERNEL_CACHE"]
+cache = os.environ["GATED_ATTENTION_CACHE_DIR"]
 time.sleep(delay)
 end = time.time() + seconds
 seen = collections.Counter()
@@ -55,8 +55,7 @@ while time.time() < end:
 print(json.dumps(seen))
 """
 
-os.environ.pop("GATED_ATTENTION_KERNEL_CACHE", None)
-golden = list(cuda.compile_kernel(CFG))
+golden = list(cuda.compile_kernel(CFG, cache=""))
 with tempfile.TemporaryDirectory() as cache, \
         tempfile.TemporaryDirectory() as tools:
     # A stand-in for gated-attention-opt that prints what the real one
@@ -70,7 +69,7 @@ with tempfile.TemporaryDirectory() as cache, \
     with open(fake_opt, "w") as f:
         f.write(f"#!/bin/sh\ncat >/dev/null\ncat '{lowered}'\n")
     os.chmod(fake_opt, 0o755)
-    env = dict(os.environ, GATED_ATTENTION_KERNEL_CACHE=cache)
+    env = dict(os.environ, GATED_ATTENTION_CACHE_DIR=cache)
     procs = []
     for i in range(WORKERS):
         # Staggered starts: the first ones compile into an empty cache while
@@ -101,7 +100,7 @@ with tempfile.TemporaryDirectory() as cache, \
 
     # A damaged entry (an older writer's truncated PTX, a JSON cut short)
     # is a miss: recompiled and rewritten, never returned.
-    os.environ["GATED_ATTENTION_KERNEL_CACHE"] = cache
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = cache
     assert list(cuda.compile_kernel(CFG)) == golden
     stem = os.path.join(cache, next(f for f in os.listdir(cache)
                                     if f.endswith(".json"))[:-5])
@@ -120,3 +119,36 @@ with tempfile.TemporaryDirectory() as cache, \
     assert list(cuda.compile_kernel(
         CFG, opt="/nonexistent/gated-attention-opt")) == golden
     print("PASS damaged entries are recompiled, intact ones read back")
+
+# One cache for every entry point: compile_kernel (ga.attention's) uses
+# GATED_ATTENTION_CACHE_DIR as the torch ops do; its old variable,
+# GATED_ATTENTION_KERNEL_CACHE, is read only when that one is not set, with
+# a DeprecationWarning.
+import warnings  # noqa: E402
+from gated_attention import kernel_cache  # noqa: E402
+saved = {name: os.environ.pop(name, None) for name in
+         ("GATED_ATTENTION_CACHE_DIR", "GATED_ATTENTION_KERNEL_CACHE")}
+with tempfile.TemporaryDirectory() as old, \
+        tempfile.TemporaryDirectory() as new:
+    os.environ["GATED_ATTENTION_KERNEL_CACHE"] = old
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert list(cuda.compile_kernel(CFG)) == golden
+    assert any(issubclass(w.category, DeprecationWarning)
+               and "GATED_ATTENTION_CACHE_DIR" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]
+    assert any(f.endswith(".ptx") for f in os.listdir(old)), os.listdir(old)
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = new
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kernel_cache.directory() == new
+        assert list(cuda.compile_kernel(CFG)) == golden
+    assert any(f.endswith(".ptx") for f in os.listdir(new)), os.listdir(new)
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = "off"
+    assert kernel_cache.directory() is None
+for name, value in saved.items():
+    os.environ.pop(name, None)
+    if value is not None:
+        os.environ[name] = value
+print("PASS GATED_ATTENTION_CACHE_DIR for every entry point, the old "
+      "variable read with a DeprecationWarning")

@@ -57,7 +57,8 @@ with tempfile.TemporaryDirectory() as tmp:
     fails(lambda: ga.compile_ptx(text), "compile_ptx")
     fails(lambda: ga.compile_ptx(text, kernels="all"), "compile_ptx (all)")
     cache = os.path.join(tmp, "cache")
-    os.environ["GATED_ATTENTION_KERNEL_CACHE"] = cache
+    saved_cache_dir = os.environ.get("GATED_ATTENTION_CACHE_DIR")
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = cache
     fails(lambda: cuda.compile_kernel(CFG, opt=fake), "compile_kernel")
     assert not os.path.exists(cache) or not os.listdir(cache), \
         "stored in the cache"
@@ -83,7 +84,9 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(stem + ".json", "w") as f:
         json.dump(entry, f)
     fails(lambda: cuda.compile_kernel(CFG, opt=fake), "a cached entry")
-    del os.environ["GATED_ATTENTION_KERNEL_CACHE"]
+    os.environ.pop("GATED_ATTENTION_CACHE_DIR")
+    if saved_cache_dir is not None:
+        os.environ["GATED_ATTENTION_CACHE_DIR"] = saved_cache_dir
 
     # The command line tool refuses to write such PTX.
     path = os.path.join(tmp, "lowered.mlir")

@@ -96,7 +96,8 @@ import os  # noqa: E402
 import tempfile  # noqa: E402
 from gated_attention import cuda  # noqa: E402
 with tempfile.TemporaryDirectory() as cache:
-    os.environ["GATED_ATTENTION_KERNEL_CACHE"] = cache
+    saved_cache_dir = os.environ.get("GATED_ATTENTION_CACHE_DIR")
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = cache
     cfg = ga.AttentionConfig(hq=4, hkv=2, sq=50, skv=50, d=64, dv=64,
                              dtype="f16", gate="silu")
     first = ga.CudaAttention.compile(cfg)
@@ -107,7 +108,9 @@ with tempfile.TemporaryDirectory() as cache:
         opt="/nonexistent/gated-attention-opt")
     assert again == first, "not read back from the cache"
     assert ga.CudaAttention.compile(dataclasses.replace(cfg, sq=999)) == first
-    del os.environ["GATED_ATTENTION_KERNEL_CACHE"]
+    os.environ.pop("GATED_ATTENTION_CACHE_DIR")
+    if saved_cache_dir is not None:
+        os.environ["GATED_ATTENTION_CACHE_DIR"] = saved_cache_dir
 print("PASS kernel cache")
 
 # 4. The Qwen3-Next preset: IR, CPU run, reference.

@@ -34,7 +34,7 @@ import threading
 
 import torch
 
-from .. import compiler, cuda, kernel_cache, launch
+from .. import compiler, cuda, launch
 
 # Compute capabilities -> the chip the kernel is compiled for.
 _CHIPS = {(8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89", (9, 0): "sm_90"}
@@ -131,14 +131,12 @@ def ahead_of_time(cfg, chip, q, k, v, g, out):
         raise ValueError(f"chip must be one of {', '.join(_CHIPS.values())} "
                          f"(the torch op's CUDA kernels), got {chip!r}")
     _check_supported(cfg)
-    cache = kernel_cache.directory()
-    _, _, desc = cuda.compile_kernel(cfg, chip=chip, cache=cache)
+    _, _, desc = cuda.compile_kernel(cfg, chip=chip)
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
     if rows:
-        cuda.compile_kernel(cfg, chip=chip, cache=cache, row_strides=rows)
+        cuda.compile_kernel(cfg, chip=chip, row_strides=rows)
     if q.shape[2] == 1:
-        cuda.compile_decode_kernels(cfg, chip=chip, cache=cache,
-                                    row_strides=rows or None)
+        cuda.compile_decode_kernels(cfg, chip=chip, row_strides=rows or None)
 
 
 class CudaKernel:
@@ -179,16 +177,15 @@ class CudaKernel:
         """The kernel for `rows` ({operand: row stride}, others row-major)."""
         key = tuple(sorted(rows.items()))
         return self._cached(key, lambda: {"dense": cuda.compile_kernel(
-            self.cfg, chip=self._chip, cache=kernel_cache.directory() or "",
-            row_strides=dict(key) or None)})["dense"]
+            self.cfg, chip=self._chip, row_strides=dict(key) or None)})[
+            "dense"]
 
     def _decode(self, rows):
         """The split-KV kernels (dense-split, split-merge) of a decode step
         whose K/V rows are `rows`."""
         key = ("decode",) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: cuda.compile_decode_kernels(
-            self.cfg, chip=self._chip, cache=kernel_cache.directory() or "",
-            row_strides=dict(key[1:]) or None))
+            self.cfg, chip=self._chip, row_strides=dict(key[1:]) or None))
 
     def prepare(self, q, k, v, g, out):
         """Compiles (or loads) the kernel for these views' rows."""

@@ -23,7 +23,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from .. import compiler, cuda, kernel_cache, paged
+from .. import compiler, cuda, paged
 from . import _cuda
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -126,8 +126,7 @@ def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
         kernels = _KERNELS.get(key)
         if kernels is None:
             compiled = cuda.compile_paged_kernel(
-                cfg, page, chip=_cuda.chip_of(device),
-                cache=kernel_cache.directory() or "")
+                cfg, page, chip=_cuda.chip_of(device))
             with torch.cuda.device(device):
                 driver = cuda.Driver(device.index or 0)
                 kernels = {layout: cuda.Kernel(driver, ptx, desc)

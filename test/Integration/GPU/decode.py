@@ -5,7 +5,7 @@ Sq = 1 over Qwen3-Next's heads (16 over 2, D 256) and others, at batch
 sizes and lengths where split-KV is taken (B x Hq CTAs below two per SM)
 and where it is not, against the float64 reference within the error
 model's bound (gated_attention.accuracy). With --prepare, only compiles
-the kernels (into GATED_ATTENTION_KERNEL_CACHE) for a GPU machine without
+the kernels (into GATED_ATTENTION_CACHE_DIR) for a GPU machine without
 MLIR."""
 
 import sys

@@ -4,7 +4,7 @@
 built-in gates and for the example plugin's gate variants, against the
 float64 reference; decode steps (Sq = 1 over a few thousand keys) run
 split-KV (the keys split across CTAs, the gate applied in the merge). With --prepare, only compiles the kernels (into
-GATED_ATTENTION_KERNEL_CACHE), for a GPU machine without MLIR that then runs
+GATED_ATTENTION_CACHE_DIR), for a GPU machine without MLIR that then runs
 this file with the same cache."""
 
 import os
