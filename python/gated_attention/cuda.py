@@ -434,21 +434,24 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
 
 
 def compile_decode_kernels(cfg, opt=None, chip="sm_90", warps=0,
-                           cache=None, row_strides=None):
+                           cache=None, row_strides=None, kernel="auto"):
     """{layout: (kernel name, PTX text, launch description)} of the dense
     op's kernels for a decode step of `cfg` (Sq = 1) at every B and Skv:
     "dense", and split-KV's "dense-split" and "split-merge"; `row_strides`
-    as for compile_kernel. Cached as compile_kernel."""
+    as for compile_kernel. `kernel` as for compile_kernel: with "wgmma"
+    (chip sm_90a) the direct kernel is the warp-specialized one, split-KV's
+    stay mma.sync. Cached as compile_kernel."""
     from . import kernel_cache
     from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
+    config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=("b", "skv"))
     text = mlir.attention_function(cfg, "case", row_strides=row_strides)
     rows = "" if not row_strides else " rows " + ",".join(
         f"{n}={s}" for n, s in sorted(row_strides.items()))
     layouts = ("dense", "dense-split", "split-merge")
     kernels = _compile_cached(
-        text, f"{kernel_cache.variant(cfg)}{rows}", chip, "auto", warps,
+        text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,
         cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe(),
         layouts)
     return dict(zip(layouts, kernels))

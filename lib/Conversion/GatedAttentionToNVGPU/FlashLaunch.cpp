@@ -180,7 +180,8 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                                 gpu::GPUFuncOp kernel, Value nonEmpty,
                                 gpu::KernelDim3 grid, Value splits,
                                 Value numTokens, gpu::KernelDim3 splitGrid,
-                                ValueRange args, Value gate, Value out) {
+                                ValueRange args, ValueRange splitArgs,
+                                Value gate, Value out) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -202,9 +203,9 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
       b, loc, flatF32,
       ValueRange{arith::MulIOp::create(b, loc, rows, c(cfg.valueHeadDim))});
   Value partialLse = memref::AllocOp::create(b, loc, flatF32, ValueRange{rows});
-  SmallVector<Value> splitArgs(args);
-  splitArgs.append({partialOut, partialLse, splits, numTokens});
-  launchWhen(b, loc, split, splitKernel, splitCfg, splitGrid, splitArgs);
+  SmallVector<Value> partialArgs(splitArgs);
+  partialArgs.append({partialOut, partialLse, splits, numTokens});
+  launchWhen(b, loc, split, splitKernel, splitCfg, splitGrid, partialArgs);
   launchWhen(b, loc, split, mergeKernel, mergeCfg,
              {numTokens, c(cfg.numQueryHeads), c(1)},
              {gate, out, partialOut, partialLse, numTokens, splits});

@@ -87,10 +87,11 @@ static std::pair<Value, Value> allocateWithRowStride(OpBuilder &b, Location loc,
 
 /// Whether `op` is a decode step that split-KV serves: a static Sq = 1
 /// (ops of dynamic Sq keep one kernel: a decode kernel pair for each would
-/// double their compile), the mma.sync kernel, and a gate and output of
-/// packed rows, which the merge kernel reads and writes as [T = B, H, W].
+/// double their compile) and a gate and output of packed rows, which the
+/// merge kernel reads and writes as [T = B, H, W]. The split kernel is
+/// mma.sync's for either kernel (withRole).
 static bool isDecodeStep(AttentionOp op, const FlashKernelConfig &cfg) {
-  return !cfg.isWgmma() && op.getQueryType().getDimSize(2) == 1 &&
+  return op.getQueryType().getDimSize(2) == 1 &&
          cfg.rowStride("out") == cfg.valueHeadDim &&
          (!cfg.hasGate || cfg.rowStride("gate") == cfg.gateWidth);
 }
@@ -175,18 +176,25 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
                  LLVM::LLVMPointerType::get(rewriter.getContext()), map)
           .getResult(0);
     };
-    SmallVector<Value> args;
+    // The direct kernel's arguments, and the split kernel's: the same but
+    // for an sm_90a decode step, whose split kernel (mma.sync) reads
+    // buffers where the direct one reads TMA maps.
+    bool decode = isDecodeStep(op, cfg);
+    SmallVector<Value> args, splitArgs;
     if (cfg.isWgmma()) {
       args = {tensorMap(op.getQuery(), cfg.queryBlock()),
               tensorMap(op.getKey(), cfg.keyBlock),
               tensorMap(op.getValue(), cfg.keyBlock)};
-    } else {
+    }
+    if (!cfg.isWgmma() || decode) {
       // (Separate statements: one order of the ops for every compiler.)
       Value q = flat("q", op.getQuery());
       Value k = flat("k", op.getKey());
       Value v = flat("v", op.getValue());
-      args = {q, k, v};
+      splitArgs = {q, k, v};
     }
+    if (!cfg.isWgmma())
+      args = splitArgs;
     // Without a gate the kernel never reads its gate argument: pass the
     // output.
     Value gate = op.hasGate() ? flat("gate", op.getGateInput()) : Value();
@@ -196,11 +204,17 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       gate = out.first;
       stridesOf["gate"] = stridesOf["out"];
     }
-    args.append({gate, out.first, numRows, numKeys});
     // Each group's strides are those of its first buffer: row-major K and V
     // of one width (or laid out alike) have the same.
-    for (ArrayRef<StringRef> group : cfg.strideGroups())
-      llvm::append_range(args, stridesOf[group.front()]);
+    auto appendCommon = [&](SmallVector<Value> &to,
+                            const FlashKernelConfig &kernelCfg) {
+      to.append({gate, out.first, numRows, numKeys});
+      for (ArrayRef<StringRef> group : kernelCfg.strideGroups())
+        llvm::append_range(to, stridesOf[group.front()]);
+    };
+    appendCommon(args, cfg);
+    if (decode)
+      appendCommon(splitArgs, cfg.withRole(KernelRole::Split));
     Value gridX =
         arith::CeilDivUIOp::create(rewriter, loc, numRows, c(cfg.queryBlock()));
     // CUDA rejects empty grids: launch only when there is a row to compute.
@@ -211,7 +225,7 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
     gpu::KernelDim3 grid{gridX, c(cfg.numQueryHeads), numBatches};
-    if (!isDecodeStep(op, cfg)) {
+    if (!decode) {
       launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
     } else {
       // A decode step (Sq = 1) whose B x Hq tiles leave the GPU idle:
@@ -223,7 +237,7 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
                           kernel, nonEmpty, grid, splits, numBatches,
                           {splits, c(cfg.numQueryHeads), numBatches}, args,
-                          gate, out.first);
+                          splitArgs, gate, out.first);
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);

@@ -85,7 +85,7 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     auto [splitX, splitY] = tiles(cfg.withRole(KernelRole::Split));
     launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
                         kernel, nonEmpty, {gridX, gridY, c(1)}, splits,
-                        numTokens, {splitX, splitY, splits}, args, gate,
+                        numTokens, {splitX, splitY, splits}, args, args, gate,
                         outFlat);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,

@@ -9,7 +9,9 @@
 # more splits than key blocks (empty parts: -inf LSE, weight 0). Partials
 # start as NaN, so a row the split kernel leaves unwritten fails. K and V
 # stored [B, S, H, D] (the torch op's bshd layout, whose decode steps run
-# split-KV too) take kernels compiled for their rows.
+# split-KV too) take kernels compiled for their rows. With kernel=wgmma
+# (sm_90a) the split and merge kernels are mma.sync's too and the direct
+# kernel the warp-specialized one: both paths run.
 # GATED_ATTENTION_TEST_SEED draws other inputs.
 import os
 
@@ -43,5 +45,18 @@ for spec, splits, *layout in CASES:
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
               f"splits={splits} {''.join(layout) or 'bhsd'}] "
               f"{accuracy.describe(result)}", flush=True)
+
+WGMMA = "chip=sm_90a kernel=wgmma"
+for cfg in config.parse_cases(
+        "dtype=bf16|f16,d=128,dv=128,hq=4,hkv=2,b=2,sq=1,skv=300,causal=0|1"):
+    seed = SEED * 1000 + count
+    split = emulate.run_decode(cfg, seed, 3, options=WGMMA)
+    direct = emulate.run_case(cfg, seed, options=WGMMA)
+    for (out, ref, name), how in ((split, "splits=3"), (direct, "direct")):
+        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+        failures += not result.ok
+        count += 1
+        print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
+              f"{how} {WGMMA}] {accuracy.describe(result)}", flush=True)
 assert not failures, f"{failures} of {count} failed"
 print(f"decode split-KV: {count} passed")

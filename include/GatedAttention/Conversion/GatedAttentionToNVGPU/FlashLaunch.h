@@ -59,17 +59,19 @@ void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
 /// the device's SM count). Host-side sizes only: nothing is read back.
 Value buildSplitCount(OpBuilder &b, Location loc, Value ctas, Value capacity);
 
-/// Launches `kernel` of `cfg` on `grid` when `nonEmpty`; or, when `splits`
-/// > 1 as well, split-KV: the split kernel of `cfg` on `splitGrid` with
-/// `args` followed by the f32 partials (allocated here for `splits` x
-/// `numTokens` rows of Hq heads), `splits` and `numTokens`, then the merge
-/// kernel writing the gated rows of `out` ([T, Hq, Dv], `gate` [T, Hg, Dg]),
-/// and frees the partials.
+/// Launches `kernel` of `cfg` on `grid` with `args` when `nonEmpty`; or,
+/// when `splits` > 1 as well, split-KV: the split kernel of `cfg` on
+/// `splitGrid` with `splitArgs` followed by the f32 partials (allocated here
+/// for `splits` x `numTokens` rows of Hq heads), `splits` and `numTokens`,
+/// then the merge kernel writing the gated rows of `out` ([T, Hq, Dv],
+/// `gate` [T, Hg, Dg]), and frees the partials. (`splitArgs` differ from
+/// `args` where the split kernel is mma.sync's and the direct one is not.)
 void launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                          const FlashKernelConfig &cfg, gpu::GPUFuncOp kernel,
                          Value nonEmpty, gpu::KernelDim3 grid, Value splits,
                          Value numTokens, gpu::KernelDim3 splitGrid,
-                         ValueRange args, Value gate, Value out);
+                         ValueRange args, ValueRange splitArgs, Value gate,
+                         Value out);
 
 /// Replaces an op of type OpT by a launch of its flash kernel (built on
 /// first use): `launch` builds the host side.
