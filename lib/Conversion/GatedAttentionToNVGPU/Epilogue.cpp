@@ -124,9 +124,8 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
 }
 
 void mlir::gated_attention::flash::emitPartialEpilogue(
-    const KernelBuilder &kb, const FlashKernelConfig &cfg,
-    const LaneLayout &lanes, SoftmaxState state, Value row0,
-    const PartialOperands &operands) {
+    const KernelBuilder &kb, const LaneLayout &lanes, SoftmaxState state,
+    Value row0, const PartialOperands &operands) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   auto f32PairType = VectorType::get({2}, b.getF32Type());

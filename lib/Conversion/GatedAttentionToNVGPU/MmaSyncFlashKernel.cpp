@@ -188,7 +188,7 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
           int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
           Value token0 = add(mul(split, numTokens), mul(tile.batch, numRows));
           Value row0 = add(mul(token0, hq), tile.head);
-          emitPartialEpilogue(*this, cfg, lanes, state, warpRow,
+          emitPartialEpilogue(*this, lanes, state, warpRow,
                               PartialOperands{partialOut, partialLse,
                                               mul(row0, dv), row0, numRows,
                                               idx(hq * dv), idx(hq)});
@@ -239,7 +239,7 @@ void MmaSyncFlashKernel::buildPaged(Block &entry) {
     // Row (token, head) of split s: (s * T + token) * Hq + head.
     Value token0 = add(mul(split, numTokens), firstRow);
     Value row0 = add(mul(token0, hq), paged.head);
-    emitPartialEpilogue(*this, cfg, lanes, state, warpRow,
+    emitPartialEpilogue(*this, lanes, state, warpRow,
                         PartialOperands{partialOut, partialLse, mul(row0, dv),
                                         row0, t.numRows, idx(hq * dv), idx(hq),
                                         cfg.rowGroup(), dv, 1});

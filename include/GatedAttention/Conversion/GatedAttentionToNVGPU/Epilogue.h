@@ -48,9 +48,9 @@ struct PartialOperands {
 
 /// Writes the lane's rows below numRows of a split's partial result: no
 /// gate (the merge applies it once, to the combined rows).
-void emitPartialEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
-                         const LaneLayout &lanes, SoftmaxState state,
-                         Value row0, const PartialOperands &operands);
+void emitPartialEpilogue(const KernelBuilder &kb, const LaneLayout &lanes,
+                         SoftmaxState state, Value row0,
+                         const PartialOperands &operands);
 
 } // namespace mlir::gated_attention::flash
 
