@@ -361,12 +361,15 @@ def run_paged(driver, kernels, arrays, dtype, splits=1):
 _CACHE_FORMAT = 3
 
 
-def _read_cache(stem):
+def _read_cache(stem, tool):
     """(name, PTX, description) of a complete, intact cache entry, else
     None. Writers put <stem>.ptx in place before <stem>.json, each by an
     atomic rename, so an entry exists once its .json does; the .json holds
     the PTX's hash, so a .ptx replaced by another writer (or a different
-    tool) since is a miss, not a wrong kernel."""
+    tool) since is a miss, not a wrong kernel. It also names the tool that
+    compiled it: where there is a tool (`tool`, kernel_cache.tool_identity)
+    and it is another one (rebuilt since), the entry is stale: a miss; a
+    machine without the tool takes it."""
     try:
         with open(stem + ".json") as f:
             entry = json.load(f)
@@ -378,6 +381,8 @@ def _read_cache(stem):
         return None
     if hashlib.sha256(ptx.encode()).hexdigest() != entry.get("ptx_sha256"):
         return None
+    if tool is not None and entry.get("tool") != tool:
+        return None   # compiled by the tool before a rebuild
     try:
         desc = launch.validate(entry.get("description"))
     except launch.LaunchDescriptionError:
@@ -389,10 +394,10 @@ def _read_cache(stem):
     return desc["kernel"], ptx, desc
 
 
-def _write_cache(stem, ptx, desc):
+def _write_cache(stem, ptx, desc, tool):
     os.makedirs(os.path.dirname(stem), exist_ok=True)
     ptx_tools.write_atomically(stem + ".ptx", ptx)
-    entry = {"format": _CACHE_FORMAT, "kernel": desc["kernel"],
+    entry = {"format": _CACHE_FORMAT, "kernel": desc["kernel"], "tool": tool,
              "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(),
              "description": desc}
     # The entry last: its presence marks a complete entry.
@@ -494,7 +499,10 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
         ).hexdigest()[:20]
         stems = [os.path.join(cache, key if layout == "dense"
                               else f"{key}-{layout}") for layout in layouts]
-        entries = [_read_cache(stem) for stem in stems]
+        # (`opt` is the tool a miss compiles with; entries are checked
+        # against the default one, which the key's users compile with.)
+        tool = kernel_cache.tool_identity()
+        entries = [_read_cache(stem, tool) for stem in stems]
         if all(entries):
             return entries
     with kernel_cache.compile_logged(f"{label} for {chip}", cache or None):
@@ -514,7 +522,7 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
         ptx_tools.check_resolved(name, ptx)
     if cache:
         for stem, (_, ptx, desc) in zip(stems, kernels):
-            _write_cache(stem, ptx, desc)
+            _write_cache(stem, ptx, desc, tool)
     return kernels
 
 

@@ -87,13 +87,22 @@ def host_cpu():
     return _HOST_CPU
 
 
+def tool_identity():
+    """The tool and the plugins it loads, as files (path, size, mtime): what
+    a compiled artifact depends on besides its inputs; None on a machine
+    without the tool (a GPU machine running kernels compiled elsewhere)."""
+    opt = shutil.which(runner.opt_path()) or runner.opt_path()
+    if not os.path.exists(opt):
+        return None
+    return "\n".join([_file_identity(opt)] + [
+        _file_identity(p) for p in runner.PLUGINS if os.path.exists(p)])
+
+
 def key(*parts):
     """The entry name for an artifact depending on `parts` (strings) and on
     the tool, its plugins and the package version."""
-    opt = shutil.which(runner.opt_path()) or runner.opt_path()
-    tool = [_file_identity(opt) if os.path.exists(opt) else opt]
-    tool += [_file_identity(p) for p in runner.PLUGINS if os.path.exists(p)]
-    text = "\n".join([str(_FORMAT), _version.__version__, *tool, *parts])
+    tool = tool_identity() or runner.opt_path()
+    text = "\n".join([str(_FORMAT), _version.__version__, tool, *parts])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import gated_attention as ga
 from gated_attention import cuda, mlir, runner
@@ -146,9 +145,35 @@ with tempfile.TemporaryDirectory() as old, \
     assert any(f.endswith(".ptx") for f in os.listdir(new)), os.listdir(new)
     os.environ["GATED_ATTENTION_CACHE_DIR"] = "off"
     assert kernel_cache.directory() is None
+
+# Entries name the tool that compiled them: after a rebuild (here: the
+# tool's mtime moves) the entry is a miss and compiled again, never the
+# stale kernel (compiling with a tool that does not exist then fails); a
+# machine without the tool (a GPU machine) takes it.
+with tempfile.TemporaryDirectory() as tmp:
+    tool = os.path.join(tmp, "gated-attention-opt")
+    with open(tool, "w") as f:
+        f.write(f"#!/bin/sh\nexec '{runner.opt_path()}' \"$@\"\n")
+    os.chmod(tool, 0o755)
+    os.environ["GATED_ATTENTION_OPT"] = tool
+    os.environ["GATED_ATTENTION_CACHE_DIR"] = os.path.join(tmp, "cache")
+    assert list(cuda.compile_kernel(CFG)) == golden
+    missing = "/nonexistent/gated-attention-opt"
+    assert list(cuda.compile_kernel(CFG, opt=missing)) == golden
+    os.environ["GATED_ATTENTION_OPT"] = missing
+    assert list(cuda.compile_kernel(CFG)) == golden
+    os.environ["GATED_ATTENTION_OPT"] = tool
+    st = os.stat(tool)
+    os.utime(tool, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    try:
+        cuda.compile_kernel(CFG, opt=missing)
+        raise AssertionError("a kernel of the tool before its rebuild")
+    except runner.ToolError as e:
+        assert missing in str(e), e
+    del os.environ["GATED_ATTENTION_OPT"]
 for name, value in saved.items():
     os.environ.pop(name, None)
     if value is not None:
         os.environ[name] = value
 print("PASS GATED_ATTENTION_CACHE_DIR for every entry point, the old "
-      "variable read with a DeprecationWarning")
+      "variable read with a DeprecationWarning, a rebuilt tool a miss")
