@@ -344,9 +344,9 @@ class CudaAttention:
                     for layout, (_, text, desc) in
                     self._cuda.compile_decode_kernels(
                         self.cfg, chip=self.chip).items()}
-            splits = launch.split_count(self.decode["dense-split"].desc,
-                                        got.b * got.hq, got.skv,
-                                        self.driver.sm_count())
+            splits = launch.decode_split_count(
+                self.decode["dense-split"].desc, got.b, got.skv,
+                self.driver.sm_count())
         if splits > 1:
             out = self._cuda.run_decode(self.driver, self.decode, got,
                                         inputs, splits)

@@ -241,6 +241,14 @@ def split_count(split_desc, ctas, capacity, sm_count=None):
     return max(min(wanted, fitting, rule["max_splits"]), 1)
 
 
+def decode_split_count(split_desc, b, skv, sm_count=None):
+    """The key splits of a dense decode step (Sq = 1) of `b` sequences over
+    `skv` keys: split_count over one split's CTAs (B x Hq / the heads that a
+    CTA of the split kernel packs, from its grid)."""
+    _, heads, batches = grid(split_desc, b, 1, skv)
+    return split_count(split_desc, heads * batches, skv, sm_count)
+
+
 def contiguous_strides(shape):
     """{"B", "H", "S"} strides (elements) of a [B, H, S, D]-contiguous
     buffer of `shape`."""

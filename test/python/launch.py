@@ -131,13 +131,14 @@ for warps in (-1, 2.0, True, "4"):
         assert "warps" in str(e), e
 # A decode step's kernels with kernel=wgmma: the direct one is the sm_90a
 # kernel, split-KV's split and merge kernels stay mma.sync's (SIMT for the
-# merge), with grids of their own.
+# merge), with grids of their own (a split CTA packs the G = 2 heads of a
+# K/V head).
 decode = cuda.compile_decode_kernels(cfg, chip="sm_90a", kernel="wgmma")
 assert {layout: d["instructions"] for layout, (_, _, d) in decode.items()} \
     == {"dense": "wgmma", "dense-split": "mma.sync",
         "split-merge": "simt"}, decode
 assert decode["dense"][2]["block"] == [384, 1, 1]
-assert decode["dense-split"][2]["grid"] == [["splits", 1], ["Hq", 1],
+assert decode["dense-split"][2]["grid"] == [["splits", 1], ["Hq", 2],
                                            ["B", 1]], decode["dense-split"]
 bad = copy.deepcopy(hopper)
 bad["arguments"][0]["box"] = [64, 512, 1]

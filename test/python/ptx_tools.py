@@ -291,7 +291,8 @@ assert paged.choose_splits(split_desc, 4, 4, 64) == 4
 # The dense op's decode step: a static Sq = 1 brings split-KV's kernels
 # beside the dense one (a dynamic Sq does not); the dense-split kernel takes the dense
 # arguments (Sq, Skv, the strides), then the partials, splits and T = B, on
-# grid (splits, Hq, B); its merge is the paged one's (page_size 0).
+# grid (splits, Hq / 2, B) (a CTA packs the G = 2 query heads of a K/V
+# head); its merge is the paged one's (page_size 0).
 decode = cuda.compile_decode_kernels(cfg)
 assert sorted(decode) == ["dense", "dense-split", "split-merge"], decode
 ddesc = decode["dense-split"][2]
@@ -303,7 +304,7 @@ dsplit = cuda.Kernel(driver, decode["dense-split"][1], ddesc)
 dbuffers = dict(buffers, o_partial=(0xa000, 7), lse_partial=(0xb000, 3))
 dsplit.launch(dbuffers, b=3, sq=1, skv=5000, splits=9)
 args = driver.lib.calls[-1][1]
-assert args[1:7] == (9, 4, 3, ddesc["block"][0], 1, 1), args[1:7]
+assert args[1:7] == (9, 2, 3, ddesc["block"][0], 1, 1), args[1:7]
 params = args[9]
 words = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
          for p in params]
@@ -316,6 +317,11 @@ assert words[-7] == words[-6] == 0xb000 and words[-2:] == [9, 3], words[-12:]
 assert launch.split_count(ddesc, 3 * 4, 5000, 132) == 20
 assert launch.split_count(ddesc, 3 * 4, 300, 132) == 2
 assert launch.split_count(ddesc, 128 * 16, 32768, 132) == 1
+# ... where a split's CTAs pack G = 2 heads: B x Hq / 2 of them.
+assert launch.decode_split_count(ddesc, 3, 5000, 132) == 20
+assert launch.decode_split_count(ddesc, 3, 300, 132) == 2
+assert launch.decode_split_count(ddesc, 128, 32768, 132) == 2
+assert launch.decode_split_count(ddesc, 132, 32768, 132) == 1
 for bad in (0, -1, 2.5, True, "4"):
     try:
         paged.check_splits(bad)

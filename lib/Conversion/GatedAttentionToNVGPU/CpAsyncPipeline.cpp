@@ -90,7 +90,8 @@ std::pair<Value, Value> mlir::gated_attention::flash::slabElement(
     function_ref<Value(Value, Value)> physical, function_ref<Value()> column) {
   Value groupOffset;
   if (src.rowGroup > 1) {
-    groupOffset = kb.mul(kb.rem(row, src.rowGroup), src.groupStride);
+    if (src.groupStride)
+      groupOffset = kb.mul(kb.rem(row, src.rowGroup), src.groupStride);
     row = kb.div(row, src.rowGroup);
   }
   Value valid = kb.lt(row, limit);

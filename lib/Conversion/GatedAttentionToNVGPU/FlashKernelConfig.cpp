@@ -239,10 +239,10 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
     args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
     args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
     // A dense decode step's split kernel: Sq = 1, one CTA per (split,
-    // head, batch).
+    // packed heads, batch).
     grid = llvm::json::Array{isSplit() ? llvm::json::Array{"splits", 1}
                                        : llvm::json::Array{"Sq", queryBlock()},
-                             llvm::json::Array{"Hq", 1},
+                             llvm::json::Array{"Hq", rowGroup()},
                              llvm::json::Array{"B", 1}};
   }
   for (ArrayRef<StringRef> group : strideGroups()) {

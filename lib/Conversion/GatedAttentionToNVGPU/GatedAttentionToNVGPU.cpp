@@ -228,16 +228,20 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
     if (!decode) {
       launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
     } else {
-      // A decode step (Sq = 1) whose B x Hq tiles leave the GPU idle:
-      // split-KV, each tile's keys split across CTAs and the gate applied
-      // once in the merge; the splits from B, Hq and Skv (host sizes).
-      Value ctas = arith::MulIOp::create(rewriter, loc, numBatches,
-                                         c(cfg.numQueryHeads));
+      // A decode step (Sq = 1) whose tiles leave the GPU idle: split-KV,
+      // each tile's keys split across CTAs and the gate applied once in the
+      // merge. A split kernel's CTA packs rowGroup heads of one K/V head, so
+      // a split has B x Hq / rowGroup CTAs; the splits from those and Skv
+      // (host sizes).
+      int64_t packedHeads =
+          cfg.numQueryHeads / cfg.withRole(KernelRole::Split).rowGroup();
+      Value ctas =
+          arith::MulIOp::create(rewriter, loc, numBatches, c(packedHeads));
       Value splits = buildSplitCount(rewriter, loc, ctas, numKeys);
       launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
                           kernel, nonEmpty, grid, splits, numBatches,
-                          {splits, c(cfg.numQueryHeads), numBatches}, args,
-                          splitArgs, gate, out.first);
+                          {splits, c(packedHeads), numBatches}, args, splitArgs,
+                          gate, out.first);
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);

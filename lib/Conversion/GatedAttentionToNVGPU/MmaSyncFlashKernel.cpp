@@ -154,11 +154,15 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
         numKeys = entry.getArgument(6);
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());
   // A decode step's split kernel (Sq = 1): grid x is the split, the tile
-  // the sequence's one query block.
+  // the sequence's one query block, its rows the query of rowGroup heads
+  // of one K/V head (grid y: their first head / rowGroup), so that each K/V
+  // block is loaded once for them.
   Value split;
   if (cfg.isSplit()) {
     split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     tile.rowBase = idx(0);
+    if (cfg.rowGroup() > 1)
+      tile.head = mul(tile.head, cfg.rowGroup());
   }
   setRowBase(tile.rowBase);
 
@@ -169,7 +173,14 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
     OperandStrides strides = operandStrides(*this, entry, cfg, name);
     return GlobalSlab{buffer, tile.slabOffset(*this, h, strides), strides.row};
   };
-  GlobalSlab qSlab = slab(q, tile.head, "q");
+  OperandStrides qStrides = operandStrides(*this, entry, cfg, "q");
+  GlobalSlab qSlab{q, tile.slabOffset(*this, tile.head, qStrides),
+                   qStrides.row};
+  if (cfg.rowGroup() > 1) {
+    // Packed row p: the query of head tile.head + p, a head stride apart.
+    qSlab.rowGroup = cfg.rowGroup();
+    qSlab.groupStride = qStrides.head;
+  }
   GlobalSlab kSlab = slab(k, kvHead, "k");
   GlobalSlab vSlab = slab(v, kvHead, "v");
   if (cfg.isSplit()) {
@@ -191,7 +202,8 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
           emitPartialEpilogue(*this, lanes, state, warpRow,
                               PartialOperands{partialOut, partialLse,
                                               mul(row0, dv), row0, numRows,
-                                              idx(hq * dv), idx(hq)});
+                                              idx(hq * dv), idx(hq),
+                                              cfg.rowGroup(), dv, 1});
         },
         split, splits);
     return;

@@ -57,8 +57,9 @@ GlobalSlab PagedTile::packed(Value buffer, Value firstRow, int64_t width,
   Value base = kb.mul(firstRow, rowStride);
   if (perHead)
     base = kb.add(base, kb.mul(head, width));
-  return GlobalSlab{buffer,       base,           kb.idx(rowStride),
-                    std::nullopt, cfg.rowGroup(), perHead ? width : 0};
+  return GlobalSlab{
+      buffer,       base,           kb.idx(rowStride),
+      std::nullopt, cfg.rowGroup(), perHead ? kb.idx(width) : Value()};
 }
 
 Value PagedTile::packedRowBase() const {
@@ -76,8 +77,14 @@ EpilogueOperands PagedTile::gatedEpilogue() const {
                            "gate", cfg.numGateHeads != 1);
   GlobalSlab out =
       packed(entry.getArgument(kOut), firstRow, cfg.valueHeadDim, "out");
-  return EpilogueOperands{gate.buffer,    out.buffer,     gate.base,
-                          out.base,       varlen.numRows, gate.rowStride,
-                          out.rowStride,  cfg.rowGroup(), gate.groupStride,
-                          out.groupStride};
+  return EpilogueOperands{gate.buffer,
+                          out.buffer,
+                          gate.base,
+                          out.base,
+                          varlen.numRows,
+                          gate.rowStride,
+                          out.rowStride,
+                          cfg.rowGroup(),
+                          cfg.numGateHeads != 1 ? cfg.gateWidth : 0,
+                          cfg.valueHeadDim};
 }

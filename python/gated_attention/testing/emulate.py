@@ -630,11 +630,14 @@ def launch_decode(kernels, inputs, b, skv, splits, strides=None):
     return mems["out"].bits
 
 
-def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False):
+def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False,
+               q_padded=False):
     """(result, reference, kernel name) of decode step `cfg` (Sq = 1) on
     cfg.inputs(seed), its keys in `splits` parts merged by the merge
     kernel; with `kv_bshd` K and V stored [B, S, H, D] (the torch op's
-    bshd layout: kernels compiled for their rows)."""
+    bshd layout: kernels compiled for their rows); with `q_padded` Q's rows
+    2 x D apart, NaN between them (q's half of a projection: a head stride
+    that is not D)."""
     inputs = cfg.inputs(seed)
     arrays = {arg: inputs[op] for op, arg in (
         ("query", "q"), ("key", "k"), ("value", "v"), ("gate", "gate"))}
@@ -645,6 +648,11 @@ def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False):
             _, h, s, d = x.shape
             arrays[name] = x.transpose(0, 2, 1, 3)
             strides[name] = {"B": s * h * d, "H": d, "S": h * d}
+    if q_padded:
+        q = arrays["q"]
+        b, h, s, d = q.shape
+        arrays["q"] = np.concatenate([q, np.full_like(q, np.nan)], axis=3)
+        strides["q"] = {"B": h * s * 2 * d, "H": s * 2 * d, "S": 2 * d}
     kernels = compile_decode(cfg, opt, options, row_strides={
         n: st["S"] for n, st in strides.items()} or None)
     bits = {arg: to_bits(np.ascontiguousarray(x, np.float32).ravel(),

@@ -204,8 +204,8 @@ class CudaKernel:
             stream = torch.cuda.current_stream(self.device).cuda_stream
             if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
                 decode = self._decode(rows)
-                splits = launch.split_count(decode["dense-split"].desc,
-                                            b * hq, skv, self._sm_count)
+                splits = launch.decode_split_count(
+                    decode["dense-split"].desc, b, skv, self._sm_count)
                 if splits > 1:
                     # Partials [splits, B, Hq, Dv] and [splits, B, Hq], f32.
                     partial_rows = splits * b * hq

@@ -17,14 +17,15 @@
 // CHECK:         %[[VBUF:.+]] = memref.collapse_shape {{.+}} : memref<2x2x?x128xbf16> into memref<?xbf16>
 // CHECK:         %[[G:.+]] = memref.cast %{{.+}} : memref<4096xbf16> to memref<?xbf16>
 // CHECK:         %[[OUT:.+]] = memref.cast %{{.+}} : memref<4096xbf16> to memref<?xbf16>
-// B x Hq = 32 CTAs: min(ceildiv(264, 32) = 9, ceildiv(Skv, 256), 64).
+// A split's CTAs pack the 8 heads of a K/V head: B x Hq / 8 = 4 CTAs,
+// min(ceildiv(264, 4) = 66, ceildiv(Skv, 256), 64).
 // CHECK:         %[[FITTING:.+]] = arith.ceildivui %[[SKV]], %c256
 // CHECK:         %[[MOST:.+]] = arith.minui %[[FITTING]], %c64
-// CHECK:         %[[MIN:.+]] = arith.minui %[[MOST]], %c9
+// CHECK:         %[[MIN:.+]] = arith.minui %[[MOST]], %c66
 // CHECK:         %[[SPLITS:.+]] = arith.maxui %[[MIN]], %c1
 // CHECK:         %[[MANY:.+]] = arith.cmpi ugt, %[[SPLITS]], %c1
 // CHECK:         scf.if %[[MANY]] {
-// CHECK:           gpu.launch_func @[[SPLITK:gated_attention_bf16_h16x2_d128_split]]::@[[SPLITK]] blocks in (%[[SPLITS]], %c16, %c2) threads in (%c128, %c1, %c1)
+// CHECK:           gpu.launch_func @[[SPLITK:gated_attention_bf16_h16x2_d128_split]]::@[[SPLITK]] blocks in (%[[SPLITS]], %c2, %c2) threads in (%c128, %c1, %c1)
 // CHECK-SAME:        args(%[[Q]] : memref<?xbf16>, %[[KBUF]] : memref<?xbf16>, %[[VBUF]] : memref<?xbf16>, %[[G]] : memref<?xbf16>, %[[OUT]] : memref<?xbf16>, %c1 : index, %[[SKV]] : index,
 // CHECK:           gpu.launch_func @[[MERGE:gated_attention_bf16_h16x2_d128_merge]]::@[[MERGE]] blocks in (%c2, %c16, %c1)
 // CHECK-SAME:        args(%[[G]] : memref<?xbf16>, %[[OUT]] : memref<?xbf16>,

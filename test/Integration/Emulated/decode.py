@@ -9,7 +9,10 @@
 # more splits than key blocks (empty parts: -inf LSE, weight 0). Partials
 # start as NaN, so a row the split kernel leaves unwritten fails. K and V
 # stored [B, S, H, D] (the torch op's bshd layout, whose decode steps run
-# split-KV too) take kernels compiled for their rows. With kernel=wgmma
+# split-KV too) take kernels compiled for their rows. A CTA of the split
+# kernel packs the query rows of the G heads of one K/V head (G = 1, 2, 4,
+# 8 below), reading them a run-time head stride apart: Q's rows 2 x D
+# apart ("qpad", NaN between them) check that stride. With kernel=wgmma
 # (sm_90a) the split and merge kernels are mma.sync's too and the direct
 # kernel the warp-specialized one: both paths run.
 # GATED_ATTENTION_TEST_SEED draws other inputs.
@@ -30,6 +33,8 @@ CASES = [
     ("dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=300,causal=1", 3,
      "bshd"),
     ("dtype=f16,d=128,dv=64,hq=4,hkv=1,b=2,sq=1,skv=200", 5, "bshd"),
+    ("dtype=bf16,d=64,dv=64,hq=8,hkv=2,b=2,sq=1,skv=300,causal=1", 3,
+     "qpad"),
     # D = 192: 32-key split blocks, so that 256 threads copy whole rows.
     ("dtype=f16,d=192,dv=128,hq=4,hkv=2,b=2,sq=1,skv=150,causal=1", 3),
 ]
@@ -38,7 +43,8 @@ for spec, splits, *layout in CASES:
     for cfg in config.parse_cases(spec):
         seed = SEED * 1000 + count
         out, ref, name = emulate.run_decode(cfg, seed, splits,
-                                            kv_bshd=layout == ["bshd"])
+                                            kv_bshd=layout == ["bshd"],
+                                            q_padded=layout == ["qpad"])
         result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
         failures += not result.ok
         count += 1

@@ -34,13 +34,15 @@ struct PageTable {
 
 /// A [S, width] slab of a global buffer: the rows of one (batch, head),
 /// row s at base + s * rowStride, or, through `pages`, at base +
-/// physical(s) * rowStride. With rowGroup G > 1 (the paged kernel's packed
-/// GQA heads) the slab's rows are (row, head) pairs: its row p is row
-/// p / G at p % G heads (groupStride elements each) from base.
+/// physical(s) * rowStride. With rowGroup G > 1 (packed GQA heads: the
+/// paged kernels, a dense decode step's split kernel) the slab's rows are
+/// (row, head) pairs: its row p is row p / G at p % G heads (groupStride
+/// elements each: packed rows' width, or a run-time head stride) from base.
 struct GlobalSlab {
   Value buffer, base, rowStride;
   std::optional<PageTable> pages = std::nullopt;
-  int64_t rowGroup = 1, groupStride = 0;
+  int64_t rowGroup = 1;
+  Value groupStride = {};
 };
 
 /// The row of `src`'s buffer that holds its row `row`: through the page

@@ -140,12 +140,13 @@ struct FlashKernelConfig {
   bool headwiseGate() const { return hasGate && gateWidth == 1; }
   /// Query heads per key/value head.
   int64_t groupSize() const { return numQueryHeads / numKeyValueHeads; }
-  /// The query heads of one K/V head whose rows one CTA of the paged kernel
-  /// packs into its MMA rows (row p: query p / G of head p % G), so that a
-  /// K/V tile is loaded once for them (decode has one query per sequence:
-  /// without packing it would fill 1 row of 16); 1 for the dense kernel.
+  /// The query heads of one K/V head whose rows one CTA packs into its MMA
+  /// rows (row p: query p / G of head p % G), so that a K/V tile is loaded
+  /// once for them (decode has one query per sequence: without packing it
+  /// would fill 1 row of 16): the paged kernels and a dense decode step's
+  /// split kernel (Sq = 1); 1 for the dense kernel and the merge.
   int64_t rowGroup() const {
-    return isPaged() ? std::gcd(groupSize(), queryBlock()) : 1;
+    return isPaged() || isSplit() ? std::gcd(groupSize(), queryBlock()) : 1;
   }
   /// The queries of a sequence that one CTA covers.
   int64_t queriesPerBlock() const { return queryBlock() / rowGroup(); }
