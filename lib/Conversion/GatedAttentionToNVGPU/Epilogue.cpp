@@ -40,7 +40,13 @@ struct EpilogueRow {
   }
 
   /// Where the row starts in a buffer of rows `rowStride` apart whose
-  /// packed heads are `groupStride` apart, from `base`.
+  /// packed heads are `groupStride` apart (null: 0), from `base`.
+  Value start(const KernelBuilder &kb, Value base, Value rowStride,
+              Value groupStride) const {
+    Value offset = kb.add(base, kb.mul(row, rowStride));
+    return group && groupStride ? kb.add(offset, kb.mul(group, groupStride))
+                                : offset;
+  }
   Value start(const KernelBuilder &kb, Value base, Value rowStride,
               int64_t groupStride) const {
     Value offset = kb.add(base, kb.mul(row, rowStride));

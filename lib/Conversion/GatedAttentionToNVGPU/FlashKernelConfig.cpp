@@ -59,6 +59,7 @@ FlashKernelConfig FlashKernelConfig::get(Operation *op, FlashKernelKind kind,
   cfg.numGateHeads = dense.hasGate() ? dense.getGateType().getDimSize(1) : 1;
   cfg.gateWidth = dense.hasGate() ? dense.getGateType().getDimSize(3) : 1;
   cfg.rowStrides = dense.getRowStrides();
+  cfg.singleQuery = dense.getQueryType().getDimSize(2) == 1;
   return cfg;
 }
 
@@ -111,6 +112,8 @@ std::string FlashKernelConfig::uniqueKey() const {
      << llvm::interleaved(rowStrides, ",");
   if (isPaged())
     os << " paged " << pageSize;
+  if (singleQuery)
+    os << " sq1";
   if (role != KernelRole::Direct)
     os << " role " << static_cast<int>(role);
   return s;
@@ -238,8 +241,8 @@ std::string FlashKernelConfig::describeLaunch(StringRef name) const {
     buffer("out", "B x Hq x Sq x Dv");
     args.push_back(llvm::json::Object{{"name", "Sq"}, {"kind", "index"}});
     args.push_back(llvm::json::Object{{"name", "Skv"}, {"kind", "index"}});
-    // A dense decode step's split kernel: Sq = 1, one CTA per (split,
-    // packed heads, batch).
+    // (A dense decode step's split kernel: Sq = 1, one CTA per (split,
+    // packed heads, batch).)
     grid = llvm::json::Array{isSplit() ? llvm::json::Array{"splits", 1}
                                        : llvm::json::Array{"Sq", queryBlock()},
                              llvm::json::Array{"Hq", rowGroup()},

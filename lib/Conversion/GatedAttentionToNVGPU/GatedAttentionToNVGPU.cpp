@@ -224,7 +224,9 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
                               c(0)),
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
-    gpu::KernelDim3 grid{gridX, c(cfg.numQueryHeads), numBatches};
+    // (A decode step's CTAs pack rowGroup heads.)
+    gpu::KernelDim3 grid{gridX, c(cfg.numQueryHeads / cfg.rowGroup()),
+                         numBatches};
     if (!decode) {
       launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
     } else {

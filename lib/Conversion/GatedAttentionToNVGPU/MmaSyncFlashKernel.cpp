@@ -103,8 +103,11 @@ void MmaSyncFlashKernel::mainLoop(GlobalSlab qSlab, GlobalSlab kSlab,
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
-  range.emplace(*this, cfg.causal, cfg.keyBlock, tileQueryBase,
-                cfg.queriesPerBlock(), numRows, numKeys, cfg.rowGroup());
+  // (Under the bottom-right causal mask a single query (Sq = 1) sees every
+  // key: no masked blocks.)
+  range.emplace(*this, cfg.causal && !cfg.singleQuery, cfg.keyBlock,
+                tileQueryBase, cfg.queriesPerBlock(), numRows, numKeys,
+                cfg.rowGroup());
   if (split)
     range->splitAcross(*this, split, splits);
 
@@ -154,16 +157,17 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
         numKeys = entry.getArgument(6);
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());
   // A decode step's split kernel (Sq = 1): grid x is the split, the tile
-  // the sequence's one query block, its rows the query of rowGroup heads
-  // of one K/V head (grid y: their first head / rowGroup), so that each K/V
-  // block is loaded once for them.
+  // the sequence's one query block.
   Value split;
   if (cfg.isSplit()) {
     split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     tile.rowBase = idx(0);
-    if (cfg.rowGroup() > 1)
-      tile.head = mul(tile.head, cfg.rowGroup());
   }
+  // A decode step's tile rows are the query of rowGroup heads of one K/V
+  // head (grid y: their first head / rowGroup), so that each K/V block is
+  // loaded once for them.
+  if (cfg.rowGroup() > 1)
+    tile.head = mul(tile.head, cfg.rowGroup());
   setRowBase(tile.rowBase);
 
   // The (batch, head) slabs of the flat operands; GQA heads share K/V.
@@ -213,10 +217,18 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
     // left to carry them through the loop.
     GlobalSlab gSlab = slab(g, gateHead, "gate");
     GlobalSlab oSlab = slab(out, tile.head, "out");
-    emitGatedEpilogue(*this, cfg, lanes, state, warpRow,
-                      EpilogueOperands{gSlab.buffer, oSlab.buffer, gSlab.base,
-                                       oSlab.base, numRows, gSlab.rowStride,
-                                       oSlab.rowStride});
+    EpilogueOperands operands{gSlab.buffer,   oSlab.buffer, gSlab.base,
+                              oSlab.base,     numRows,      gSlab.rowStride,
+                              oSlab.rowStride};
+    if (cfg.rowGroup() > 1) {
+      // Packed heads a head stride apart (a gate shared by them: 0).
+      operands.rowGroup = cfg.rowGroup();
+      if (cfg.numGateHeads != 1)
+        operands.gateGroupStride =
+            operandStrides(*this, entry, cfg, "gate").head;
+      operands.outGroupStride = operandStrides(*this, entry, cfg, "out").head;
+    }
+    emitGatedEpilogue(*this, cfg, lanes, state, warpRow, operands);
   });
 }
 

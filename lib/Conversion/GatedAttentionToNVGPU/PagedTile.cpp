@@ -85,6 +85,7 @@ EpilogueOperands PagedTile::gatedEpilogue() const {
                           gate.rowStride,
                           out.rowStride,
                           cfg.rowGroup(),
-                          cfg.numGateHeads != 1 ? cfg.gateWidth : 0,
-                          cfg.valueHeadDim};
+                          cfg.numGateHeads != 1 ? kb.idx(cfg.gateWidth)
+                                                : Value(),
+                          kb.idx(cfg.valueHeadDim)};
 }

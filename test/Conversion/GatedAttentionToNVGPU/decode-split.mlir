@@ -38,7 +38,7 @@
 // CHECK:           memref.dealloc %[[PL]]
 // CHECK:         } else {
 // CHECK:           scf.if %[[NONEMPTY]] {
-// CHECK:             gpu.launch_func @[[DIRECT:gated_attention_bf16_h8x2_d64_causal_headwise]]::@[[DIRECT]] blocks in (%c1, %c8, %[[B]])
+// CHECK:             gpu.launch_func @[[DIRECT:gated_attention_bf16_h8x2_d64_causal_headwise]]::@[[DIRECT]] blocks in (%c1, %c2, %[[B]])
 // The split kernel's description: grid (splits, Hq / 4, B), the dense
 // arguments, then the partials, splits and T.
 // CHECK: gpu.module @gated_attention_bf16_h8x2_d64_causal_headwise_split

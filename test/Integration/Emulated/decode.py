@@ -12,7 +12,8 @@
 # split-KV too) take kernels compiled for their rows. A CTA of the split
 # kernel packs the query rows of the G heads of one K/V head (G = 1, 2, 4,
 # 8 below), reading them a run-time head stride apart: Q's rows 2 x D
-# apart ("qpad", NaN between them) check that stride. With kernel=wgmma
+# apart ("qpad", NaN between them) check that stride; so does the direct
+# kernel (strided.py has its strided decode steps). With kernel=wgmma
 # (sm_90a) the split and merge kernels are mma.sync's too and the direct
 # kernel the warp-specialized one: both paths run.
 # GATED_ATTENTION_TEST_SEED draws other inputs.
@@ -51,6 +52,21 @@ for spec, splits, *layout in CASES:
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
               f"splits={splits} {''.join(layout) or 'bhsd'}] "
               f"{accuracy.describe(result)}", flush=True)
+
+# The direct kernel (taken when the B x Hq tiles fill the GPU) packs the
+# heads of a K/V head too, and so writes the gated rows a head stride apart.
+for cfg in (c for spec in (
+        "dtype=bf16,d=256,dv=256,hq=16,hkv=2,b=2,sq=1,skv=300,causal=1",
+        "dtype=f16,d=128,dv=64,hq=8,hkv=1,sq=1,skv=257,gw=headwise,gh=shared",
+        "dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=0")
+        for c in config.parse_cases(spec)):
+    seed = SEED * 1000 + count
+    out, ref, name = emulate.run_case(cfg, seed)
+    result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+    failures += not result.ok
+    count += 1
+    print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
+          f"direct] {accuracy.describe(result)}", flush=True)
 
 WGMMA = "chip=sm_90a kernel=wgmma"
 for cfg in config.parse_cases(

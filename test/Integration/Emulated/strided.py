@@ -5,6 +5,9 @@
 #   [B, S, H, 2 * D] tensor ([q | gate] per head), K, V and the output in
 #   [B, S, H, D] (FlashAttention's layout), GQA, batches, both kernels'
 #   gate/out paths; a headwise gate read from a column of a wider tensor.
+# - Decode steps (a static Sq = 1), whose CTAs pack the query heads of a K/V
+#   head: q, the gate and the output read and written a run-time head
+#   stride apart (2 x D for the projection's halves).
 # - Layouts the kernel cannot take are a ValueError before anything runs:
 #   rows not aligned for 16-byte cp.async, other rows than the kernel was
 #   compiled for (row strides are compile-time: gated_attention.row_strides),
@@ -96,6 +99,9 @@ cases = [
     ("dtype=f16,d=128,dv=128,hq=2,hkv=1,sq=33,skv=33,causal=1,gate=silu,"
      "combine=add", ""),
     ("dtype=bf16,d=64,dv=64,hq=2,hkv=1,b=2,sq=20,skv=50,gw=headwise,"
+     "gh=per_head|shared", ""),
+    ("dtype=bf16,d=64,dv=64,hq=8,hkv=2,b=2,sq=1,skv=70,causal=0|1", ""),
+    ("dtype=f16,d=64,dv=64,hq=4,hkv=1,b=2,sq=1,skv=50,gw=headwise,"
      "gh=per_head|shared", ""),
     # D != Dv: K and V with strides of their own.
     ("dtype=bf16,d=128,dv=64,hq=4,hkv=2,sq=30,skv=45,causal=1", ""),

@@ -27,8 +27,9 @@ struct EpilogueOperands {
   Value gateRowStride, outRowStride;
   /// Packed GQA heads (GlobalSlab::rowGroup): the tile's row p is row
   /// p / rowGroup (checked against numRows), at p % rowGroup heads of
-  /// these strides from the bases.
-  int64_t rowGroup = 1, gateGroupStride = 0, outGroupStride = 0;
+  /// these strides (null: 0, a gate shared by the heads) from the bases.
+  int64_t rowGroup = 1;
+  Value gateGroupStride = {}, outGroupStride = {};
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below

@@ -68,6 +68,8 @@ struct FlashKernelConfig {
   /// Tokens per page of the paged kernel's K/V caches (PagedAttentionOp);
   /// 0 for the dense kernel.
   int64_t pageSize = 0;
+  /// A dense op of static Sq = 1 (a decode step): its CTAs pack heads.
+  bool singleQuery = false;
   KernelRole role = KernelRole::Direct;
 
   /// The configuration of `op`, a gated_attention.attention or
@@ -143,10 +145,11 @@ struct FlashKernelConfig {
   /// The query heads of one K/V head whose rows one CTA packs into its MMA
   /// rows (row p: query p / G of head p % G), so that a K/V tile is loaded
   /// once for them (decode has one query per sequence: without packing it
-  /// would fill 1 row of 16): the paged kernels and a dense decode step's
-  /// split kernel (Sq = 1); 1 for the dense kernel and the merge.
+  /// would fill 1 row of 16): the paged kernels and the mma.sync kernels of
+  /// a dense decode step (Sq = 1, direct and split); 1 otherwise.
   int64_t rowGroup() const {
-    return isPaged() || isSplit() ? std::gcd(groupSize(), queryBlock()) : 1;
+    bool packs = isPaged() || (singleQuery && !isMerge() && !isWgmma());
+    return packs ? std::gcd(groupSize(), queryBlock()) : 1;
   }
   /// The queries of a sequence that one CTA covers.
   int64_t queriesPerBlock() const { return queryBlock() / rowGroup(); }
