@@ -351,7 +351,10 @@ class CudaAttention:
             out = self._cuda.run_decode(self.driver, self.decode, got,
                                         inputs, splits)
         else:
-            out = self._cuda.run(self.driver, self.kernel, got, inputs)
+            # (One query: the decode kernel, its CTAs packing the query
+            # heads of a K/V head.)
+            kernel = self.decode["dense"] if got.sq == 1 else self.kernel
+            out = self._cuda.run(self.driver, kernel, got, inputs)
         return dtypes.from_bits_as(dtypes.to_bits(out, self.cfg.dtype),
                                    self.cfg.dtype)
 

@@ -181,8 +181,9 @@ class CudaKernel:
             "dense"]
 
     def _decode(self, rows):
-        """The split-KV kernels (dense-split, split-merge) of a decode step
-        whose K/V rows are `rows`."""
+        """The kernels of a decode step whose K/V rows are `rows`: its own
+        (dense, packing the query heads of a K/V head) and split-KV's
+        (dense-split, split-merge)."""
         key = ("decode",) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: cuda.compile_decode_kernels(
             self.cfg, chip=self._chip, row_strides=dict(key[1:]) or None))
@@ -221,6 +222,9 @@ class CudaKernel:
                     decode["split-merge"].launch_paged(pointers, b, 0, b,
                                                        splits, stream=stream)
                     return
+                # One split: the decode step's own kernel, whose CTAs pack
+                # the query heads of a K/V head.
+                kernel = decode["dense"]
             kernel.launch(
                 {n: (x.data_ptr(), x.numel()) for n, x in buffers.items()},
                 b, sq, skv, stream=stream, strides=strides)
