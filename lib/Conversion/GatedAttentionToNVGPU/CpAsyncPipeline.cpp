@@ -115,9 +115,10 @@ Value mlir::gated_attention::flash::pagedSourceRow(const KernelBuilder &kb,
   const PageTable &pages = *src.pages;
   Value page = kb.loadIndex(
       pages.table, kb.add(pages.tableBase, kb.div(row, pages.pageSize)));
-  scf::YieldOp::create(
-      b, loc,
-      kb.add(kb.mul(page, pages.pageSize), kb.rem(row, pages.pageSize)));
+  // (Separate statements: one order of the ops for every compiler.)
+  Value inPage = kb.rem(row, pages.pageSize);
+  Value pageStart = kb.mul(page, pages.pageSize);
+  scf::YieldOp::create(b, loc, kb.add(pageStart, inPage));
   b.setInsertionPointToStart(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, kb.idx(0));
   return ifOp.getResult(0);

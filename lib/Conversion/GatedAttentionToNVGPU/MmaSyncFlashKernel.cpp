@@ -201,7 +201,9 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
           // Row (token, head) of split s, token b * Sq + row:
           // (s * T + token) * Hq + head, as the paged split kernel's.
           int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
-          Value token0 = add(mul(split, numTokens), mul(tile.batch, numRows));
+          // (Separate statements: one order of the ops for every compiler.)
+          Value batchToken = mul(tile.batch, numRows);
+          Value token0 = add(mul(split, numTokens), batchToken);
           Value row0 = add(mul(token0, hq), tile.head);
           emitPartialEpilogue(*this, lanes, state, warpRow,
                               PartialOperands{partialOut, partialLse,
