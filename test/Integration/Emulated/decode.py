@@ -36,6 +36,8 @@ CASES = [
     ("dtype=f16,d=128,dv=64,hq=4,hkv=1,b=2,sq=1,skv=200", 5, "bshd"),
     ("dtype=bf16,d=64,dv=64,hq=8,hkv=2,b=2,sq=1,skv=300,causal=1", 3,
      "qpad"),
+    # G = 6: a CTA packs gcd(6, 64) = 2 of a K/V head's 6 query heads.
+    ("dtype=f16,d=64,dv=64,hq=12,hkv=2,b=1,sq=1,skv=200,gate=silu", 2),
     # D = 192: 32-key split blocks, so that 256 threads copy whole rows.
     ("dtype=f16,d=192,dv=128,hq=4,hkv=2,b=2,sq=1,skv=150,causal=1", 3),
 ]
@@ -58,7 +60,8 @@ for spec, splits, *layout in CASES:
 for cfg in (c for spec in (
         "dtype=bf16,d=256,dv=256,hq=16,hkv=2,b=2,sq=1,skv=300,causal=1",
         "dtype=f16,d=128,dv=64,hq=8,hkv=1,sq=1,skv=257,gw=headwise,gh=shared",
-        "dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=0")
+        "dtype=bf16,d=64,dv=64,hq=4,hkv=2,b=2,sq=1,skv=0",
+        "dtype=f16,d=64,dv=64,hq=12,hkv=2,sq=1,skv=100,causal=1")
         for c in config.parse_cases(spec)):
     seed = SEED * 1000 + count
     out, ref, name = emulate.run_case(cfg, seed)
