@@ -35,7 +35,7 @@ struct PageTable {
 /// A [S, width] slab of a global buffer: the rows of one (batch, head),
 /// row s at base + s * rowStride, or, through `pages`, at base +
 /// physical(s) * rowStride. With rowGroup G > 1 (packed GQA heads: the
-/// paged kernels, a dense decode step's split kernel) the slab's rows are
+/// paged kernels, a dense decode step's) the slab's rows are
 /// (row, head) pairs: its row p is row p / G at p % G heads (groupStride
 /// elements each: packed rows' width, or a run-time head stride) from base.
 struct GlobalSlab {
