@@ -37,9 +37,10 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
   gate_width             Dv (elementwise gate) or 1 (headwise)
   causal, gated          booleans
   rows_per_block         query rows per CTA
-  row_group              the query heads packed into a CTA's rows (paged:
+  row_group              the query heads packed into a CTA's rows (paged
+                         kernels and a dense decode step's mma.sync ones:
                          row p is query p / row_group of head p % row_group
-                         of the CTA's first; 1 for dense kernels)
+                         of the CTA's first; 1 otherwise)
   key_block              keys per K/V tile
   grid                   three [symbol, divisor] pairs (or [symbol, divisor,
                          addend]), x y z: each grid dimension is
