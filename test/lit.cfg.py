@@ -89,6 +89,9 @@ llvm_config.with_system_environment(["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"])
 if (getattr(config, "cxx_compiler_id", "") == "GNU"
         and not getattr(config, "sanitizers", "")):
     config.available_features.add("release-gcc")
+# `fuzzer`: the libFuzzer target was built (scripts/check-sanitizers).
+if getattr(config, "fuzzer", "").upper() in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("fuzzer")
 # `ptxas`: PTX can be assembled on this machine. Its toolkit also provides
 # libdevice when no CUDA_HOME is set.
 ptxas = config.ptxas_executable

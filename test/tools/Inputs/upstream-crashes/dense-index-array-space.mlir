@@ -1,0 +1,1 @@
+module attributes {x = array< index: 1>} {}
