@@ -37,9 +37,12 @@ using namespace mlir::gated_attention;
 
 /// One-shot bufferization with identity layouts at function boundaries, so
 /// that callers (printMemrefF32, ctypes, GPU launches) see plain memrefs.
+/// A loop may carry an attention result (a loop over layers): its yield is
+/// a new buffer each iteration, not the iter_arg's.
 static void addFunctionBoundaryBufferization(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions options;
   options.bufferizeFunctionBoundaries = true;
+  options.allowReturnAllocsFromLoops = true;
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(options));
@@ -99,10 +102,36 @@ static void addGraphLevelPasses(OpPassManager &funcPm, bool unpage) {
   funcPm.addPass(createLinalgGeneralizeNamedOpsPass());
   funcPm.addPass(createLinalgElementwiseOpFusionPass());
   funcPm.addPass(createCanonicalizerPass());
+  // The user's affine loops become scf ones, which bufferization knows (an
+  // affine.for that carries a tensor is not bufferizable).
+  funcPm.addPass(createLowerAffinePass());
+}
+
+/// What each pipeline produces, checked after it runs and, with
+/// `nestedOnly`, in nested modules before (the pipelines do not enter them).
+/// OpenMP ops translate to LLVM IR with the rest.
+static VerifyLoweredPassOptions
+cpuOutput(const GatedAttentionToLLVMPipelineOptions &options, bool nestedOnly) {
+  VerifyLoweredPassOptions lowered;
+  lowered.dialects = {"builtin", "llvm"};
+  if (options.openmp)
+    lowered.dialects.push_back("omp");
+  lowered.pipeline = "gated-attention-to-llvm";
+  lowered.nestedOnly = nestedOnly;
+  return lowered;
+}
+
+static VerifyLoweredPassOptions gpuOutput(bool nestedOnly) {
+  VerifyLoweredPassOptions lowered;
+  lowered.dialects = {"builtin", "gpu", "llvm"};
+  lowered.pipeline = "gated-attention-to-ptx";
+  lowered.nestedOnly = nestedOnly;
+  return lowered;
 }
 
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
+  pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/true)));
   // Tensor level: our ops become linalg (tiled online softmax, or the
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
@@ -170,16 +199,12 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
-  // OpenMP ops translate to LLVM IR with the rest.
-  VerifyLoweredPassOptions lowered;
-  lowered.dialects = {"builtin", "llvm"};
-  if (options.openmp)
-    lowered.dialects.push_back("omp");
-  pm.addPass(createVerifyLoweredPass(lowered));
+  pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/false)));
 }
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
+  pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/true)));
   addGraphLevelPasses(pm.nest<func::FuncOp>(), /*unpage=*/false);
   // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
   // gpu.module + gpu.launch_func.
@@ -225,9 +250,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   nvvm.cubinFeatures = chip ? chip->ptxFeatures.str() : "+ptx80";
   nvvm.cubinFormat = "isa";
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
-  VerifyLoweredPassOptions lowered;
-  lowered.dialects = {"builtin", "gpu", "llvm"};
-  pm.addPass(createVerifyLoweredPass(lowered));
+  pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/false)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -34,6 +34,15 @@ static SmallVector<StringRef> unresolvedLibdevice(StringRef ptx) {
   return names;
 }
 
+/// How many modules below `top` hold `op`.
+static int nestingDepth(Operation *op, ModuleOp top) {
+  int depth = 0;
+  for (auto module = op->getParentOfType<ModuleOp>(); module && module != top;
+       module = module->getParentOfType<ModuleOp>())
+    ++depth;
+  return depth;
+}
+
 namespace {
 struct VerifyLoweredPass
     : gated_attention::impl::VerifyLoweredPassBase<VerifyLoweredPass> {
@@ -48,15 +57,23 @@ struct VerifyLoweredPass
     for (const std::string &name : names)
       allowed.insert(name);
 
-    WalkResult result = getOperation()->walk([&](Operation *op) {
-      StringRef dialect = op->getName().getDialectNamespace();
-      if (!allowed.contains(dialect)) {
-        op->emitError() << "'" << op->getName()
-                        << "' was not lowered by the pipeline (it produces "
-                           "only the "
-                        << llvm::interleaved(names, ", ") << " dialects)";
+    ModuleOp top = getOperation();
+    WalkResult result = top->walk([&](Operation *op) {
+      int depth = nestingDepth(op, top);
+      if (nestedOnly && depth == 0)
+        return WalkResult::advance();
+      if (!allowed.contains(op->getName().getDialectNamespace())) {
+        if (depth > 0)
+          reportNested(op);
+        else
+          op->emitError() << "'" << op->getName()
+                          << "' was not lowered by the pipeline (it produces "
+                             "only the "
+                          << llvm::interleaved(names, ", ") << " dialects)";
         return WalkResult::interrupt();
       }
+      if (nestedOnly)
+        return WalkResult::advance();
       auto binary = dyn_cast<gpu::BinaryOp>(op);
       if (!binary)
         return WalkResult::advance();
@@ -79,6 +96,26 @@ struct VerifyLoweredPass
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+
+  /// The pipelines nest their function passes on the top-level module's
+  /// functions only, as mlir-opt's pipelines do: what a nested module holds
+  /// would be lowered in part by the module-level passes, or not at all.
+  void reportNested(Operation *op) {
+    InFlightDiagnostic diag = op->emitError();
+    diag << "'" << op->getName()
+         << "' is in a nested module, which the pipeline does not enter (it "
+            "lowers the top-level module's functions)";
+    if (pipeline.empty())
+      return;
+    // From the outermost module, which --pass-pipeline anchors on.
+    std::string nested = pipeline;
+    for (auto module = op->getParentOfType<ModuleOp>(); module;
+         module = module->getParentOfType<ModuleOp>())
+      nested = "builtin.module(" + nested + ")";
+    diag.attachNote(op->getParentOfType<ModuleOp>().getLoc())
+        << "to lower this module, nest the pipeline: --pass-pipeline='"
+        << nested << "'";
   }
 };
 } // namespace

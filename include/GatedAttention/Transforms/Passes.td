@@ -62,6 +62,12 @@ def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
     a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
+    The pipelines lower the top-level module's functions, as mlir-opt's
+    do, so they also run this pass first with `nested-only`: an op a nested
+    `builtin.module` holds that is not in `dialects` fails there, before
+    module-level passes lower it in part, with a note that shows how to
+    nest `pipeline` to lower that module.
+
     ```mlir
     // --verify-lowered=dialects=builtin,llvm
     %0 = linalg.softmax ...   // error: 'linalg.softmax' was not lowered
@@ -69,7 +75,11 @@ def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
   }];
   let options = [
     ListOption<"dialects", "dialects", "std::string",
-               "Dialects that may remain (default: builtin, llvm)">
+               "Dialects that may remain (default: builtin, llvm)">,
+    Option<"pipeline", "pipeline", "std::string", /*default=*/"\"\"",
+           "The pipeline this pass ends (named in diagnostics)">,
+    Option<"nestedOnly", "nested-only", "bool", /*default=*/"false",
+           "Check only the ops in nested modules">
   ];
 }
 

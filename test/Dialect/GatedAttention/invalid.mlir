@@ -206,3 +206,22 @@ func.func @row_strides_huge(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>
   %0 = gated_attention.attention %q, %k, %v {gated_attention.row_strides = array<i64: 4611686018427387904, 16, 16, 1, 16>} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
   return %0 : tensor<1x2x8x16xbf16>
 }
+
+// -----
+
+// The op computes on dense tensors: an encoding (a sparse tensor's) would
+// change what the lowerings' buffers hold.
+#sparse = #sparse_tensor.encoding<{ map = (d0, d1, d2, d3) -> (d0 : dense, d1 : dense, d2 : dense, d3 : compressed) }>
+func.func @sparse_key(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32, #sparse>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{operand #1 must be ranked tensor without an encoding, but got 'tensor<1x2x8x16xf32, #sparse_tensor.encoding}}
+  %0 = gated_attention.attention %q, %k, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32, #sparse>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @encoded_result(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32, "rows"> {
+  // expected-error @+1 {{result #0 must be ranked tensor without an encoding, but got 'tensor<1x2x8x16xf32, "rows">'}}
+  %0 = gated_attention.attention %q, %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32, "rows">
+  return %0 : tensor<1x2x8x16xf32, "rows">
+}

@@ -95,3 +95,12 @@ func.func @unknown_attribute(%q: tensor<5x4x64xf32>, %kc: tensor<8x16x2x64xf32>,
   %0 = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu {is_causal} : (tensor<5x4x64xf32>, tensor<8x16x2x64xf32>, tensor<8x16x2x64xf32>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<5x4x64xf32>
   return %0 : tensor<5x4x64xf32>
 }
+
+// -----
+
+// Every operand is a dense tensor, the block table included.
+func.func @encoded_table(%q: tensor<5x4x64xf32>, %kc: tensor<8x16x2x64xf32>, %vc: tensor<8x16x2x64xf32>, %t: tensor<2x4xi32, "pages">, %l: tensor<2xi32>, %cu: tensor<3xi32>) -> tensor<5x4x64xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor without an encoding, but got 'tensor<2x4xi32, "pages">'}}
+  %0 = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<5x4x64xf32>, tensor<8x16x2x64xf32>, tensor<8x16x2x64xf32>, tensor<2x4xi32, "pages">, tensor<2xi32>, tensor<3xi32>) -> tensor<5x4x64xf32>
+  return %0 : tensor<5x4x64xf32>
+}

@@ -62,6 +62,13 @@ static Value materialize4D(OpBuilder &b, Location loc, Value v) {
       b, loc, type, v, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+/// Whether `v` is a tensor with an encoding (a sparse one): the op takes
+/// dense tensors only.
+static bool hasEncoding(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getEncoding();
+}
+
 /// Whether `rootType` is the op's `resultType` [B, H, S, D] or its
 /// [B·H, S, D] collapse.
 static bool fitsResult(RankedTensorType resultType, Type rootType) {
@@ -99,6 +106,10 @@ static LogicalResult replaceByAttention(PatternRewriter &rewriter,
   };
   RankedTensorType qType = as4D(chain.query).second;
   RankedTensorType kType = kvType(chain.key), vType = kvType(chain.value);
+  if (hasEncoding(chain.query) || hasEncoding(chain.key) ||
+      hasEncoding(chain.value) || qType.getEncoding() || kType.getEncoding() ||
+      vType.getEncoding())
+    return rewriter.notifyMatchFailure(root, "tensors with an encoding");
   Type elem = qType.getElementType();
   if (kType.getElementType() != elem || vType.getElementType() != elem ||
       kType.isDynamicDim(1) || qType.isDynamicDim(1) ||
@@ -210,7 +221,7 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
       return rewriter.notifyMatchFailure(root, "not the result of an op");
     auto resultType = cast<RankedTensorType>(ungated.getType());
     Type rootType = root.getResult(0).getType();
-    if (!fitsResult(resultType, rootType) ||
+    if (!fitsResult(resultType, rootType) || hasEncoding(gate->gate) ||
         gate->attention.getType() != rootType ||
         getElementTypeOrSelf(gate->gate) != resultType.getElementType())
       return rewriter.notifyMatchFailure(root, "types do not fit the op");

@@ -999,3 +999,84 @@ func.func @gate_transposed(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, 
   } -> tensor<1x4x8x16xf32>
   return %y : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// The op takes dense tensors: attention over a sparse (encoded) query is
+// left as it is.
+// CHECK-LABEL: func.func @sparse_query
+// CHECK-NOT:     gated_attention.attention
+// CHECK:         linalg.softmax
+// CHECK-NOT:     gated_attention.attention
+// CHECK:         return
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#sp = #sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : compressed) }>
+func.func @sparse_query(%q: tensor<8x16x32xf32, #sp>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x16x32xf32>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32, #sp>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<8x16x32xf32>, tensor<8x16x32xf32>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}
+
+// -----
+
+// A sparse gate is not fused: the ungated op is raised, the combine stays.
+// CHECK-LABEL: func.func @sparse_gate
+// CHECK:         gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {scale
+// CHECK:         linalg.generic
+// CHECK:         math.exp
+// CHECK:         return
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#sp = #sparse_tensor.encoding<{ map = (d0, d1, d2) -> (d0 : dense, d1 : dense, d2 : compressed) }>
+func.func @sparse_gate(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<8x16x32xf32>, %g: tensor<8x16x32xf32, #sp>) -> tensor<8x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x32x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x16x32xf32>) outs(%e0 : tensor<8x32x16xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<8x16x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x16x32xf32>, tensor<8x32x16xf32>) outs(%z1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %ss = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<8x16x16xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<8x16x16xf32>) outs(%e1 : tensor<8x16x16xf32>) -> tensor<8x16x16xf32>
+  %e2 = tensor.empty() : tensor<8x16x32xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x16x16xf32>, tensor<8x16x32xf32>) outs(%z2 : tensor<8x16x32xf32>) -> tensor<8x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<8x16x32xf32>, tensor<8x16x32xf32, #sp>) outs(%e2 : tensor<8x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %one, %ex : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %a, %sg : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x32xf32>
+  return %y : tensor<8x16x32xf32>
+}

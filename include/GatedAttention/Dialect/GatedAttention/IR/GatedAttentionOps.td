@@ -17,6 +17,14 @@ include "mlir/Interfaces/TilingInterface.td"
 class GatedAttention_Op<string mnemonic, list<Trait> traits = []>
     : Op<GatedAttention_Dialect, mnemonic, traits>;
 
+// The ops compute on dense row-major tensors: an encoding (sparse_tensor's,
+// or any other) would change what the lowerings' buffers hold.
+def GatedAttention_Tensor : Type<
+    And<[AnyRankedTensor.predicate,
+         CPred<"!::llvm::cast<::mlir::RankedTensorType>($_self)"
+               ".getEncoding()">]>,
+    "ranked tensor without an encoding", "::mlir::RankedTensorType">;
+
 def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     Pure,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
@@ -113,17 +121,17 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
   }];
 
   let arguments = (ins
-    AnyRankedTensor:$query,
-    AnyRankedTensor:$key,
-    AnyRankedTensor:$value,
-    Optional<AnyRankedTensor>:$gate_input,
+    GatedAttention_Tensor:$query,
+    GatedAttention_Tensor:$key,
+    GatedAttention_Tensor:$value,
+    Optional<GatedAttention_Tensor>:$gate_input,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
     DefaultValuedAttr<GatedAttention_CombineAttr,
                       "::mlir::gated_attention::CombineKind::mul">:$combine
   );
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs GatedAttention_Tensor:$result);
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $gate_input^)? attr-dict `:`
@@ -233,20 +241,20 @@ def GatedAttention_PagedAttentionOp : GatedAttention_Op<"paged_attention", [
   }];
 
   let arguments = (ins
-    AnyRankedTensor:$query,
-    AnyRankedTensor:$key_cache,
-    AnyRankedTensor:$value_cache,
-    AnyRankedTensor:$block_table,
-    AnyRankedTensor:$seq_lens,
-    AnyRankedTensor:$cu_seqlens_q,
-    Optional<AnyRankedTensor>:$gate_input,
+    GatedAttention_Tensor:$query,
+    GatedAttention_Tensor:$key_cache,
+    GatedAttention_Tensor:$value_cache,
+    GatedAttention_Tensor:$block_table,
+    GatedAttention_Tensor:$seq_lens,
+    GatedAttention_Tensor:$cu_seqlens_q,
+    Optional<GatedAttention_Tensor>:$gate_input,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
     DefaultValuedAttr<GatedAttention_CombineAttr,
                       "::mlir::gated_attention::CombineKind::mul">:$combine
   );
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs GatedAttention_Tensor:$result);
 
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache `,` $block_table `,` $seq_lens `,`
