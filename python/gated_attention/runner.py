@@ -97,10 +97,14 @@ PLUGINS = [p for p in os.environ.get("GATED_ATTENTION_PLUGINS", "").split(
 
 
 def load_plugin(path):
-    """Makes every later compile load the dialect plugin at `path`."""
+    """Makes every later compile load the dialect plugin at `path`. Raises
+    FileNotFoundError if there is no such file, ToolError if the tool
+    cannot load it (not a shared library, no plugin entry point, another
+    MLIR's API version)."""
     path = os.path.abspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(path)
+    _run([opt_path(), f"--load-dialect-plugin={path}", "--version"], "")
     if path not in PLUGINS:
         PLUGINS.append(path)
 

@@ -189,6 +189,11 @@ raises(lambda: cpu(q, k, v, g.astype(complex)), "complex")
 qt = np.ascontiguousarray(q.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
 assert np.array_equal(cpu(qt, k[:, :, ::-1][:, :, ::-1], v, g), cpu(q, k, v, g))
 print("PASS compiled kernels check their operands")
+# A file that is not a plugin fails when it is loaded, not later (the tool
+# would have ignored it and compiled without its gates).
+raises(lambda: ga.load_plugin(__file__), "cannot load the dialect plugin",
+       error=ga.ToolError)
+print("PASS plugins that do not load")
 
 # 8. compile_ptx on f32 says why there is no tensor-core kernel, and
 # returns the SIMT kernel on request.

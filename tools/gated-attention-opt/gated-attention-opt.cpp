@@ -20,7 +20,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -54,6 +57,42 @@ public:
 private:
   std::shared_ptr<bool> sawError;
 };
+
+/// Upstream's driver prints "Request ignored." for a plugin it cannot load
+/// and goes on, to exit 0 without the plugin's gates and passes. Here every
+/// plugin named on the command line must load (upstream loads it again, as
+/// usual: dlopen hands back the same library).
+bool pluginsLoad(int argc, char **argv) {
+  bool ok = true;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("-"))
+      continue;
+    arg.consume_front("-");
+    for (llvm::StringRef kind : {"pass", "dialect"}) {
+      std::string option = ("load-" + kind + "-plugin").str();
+      std::string path;
+      if (arg == option && i + 1 < argc)
+        path = argv[++i];
+      else if (arg.starts_with(option + "="))
+        path = arg.drop_front(option.size() + 1).str();
+      else
+        continue;
+      llvm::Error error = kind == "pass"
+                              ? mlir::PassPlugin::load(path).takeError()
+                              : mlir::DialectPlugin::load(path).takeError();
+      if (error) {
+        llvm::errs() << "gated-attention-opt: error: cannot load the " << kind
+                     << " plugin '" << path
+                     << "': " << llvm::toString(std::move(error)) << "\n";
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -63,6 +102,9 @@ int main(int argc, char **argv) {
     os << "gated-attention-opt " << GATED_ATTENTION_VERSION << "\n"
        << "  built with LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
+
+  if (!pluginsLoad(argc, argv))
+    return EXIT_FAILURE;
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

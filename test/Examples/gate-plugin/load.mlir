@@ -9,7 +9,7 @@
 // not there is an error, not a crash.
 
 // NOPLUGIN: load.mlir:[[@LINE+9]]:{{[0-9]+}}: error: #"gate_variants"<"tanh"> : 'none' attribute created with unregistered dialect
-// MISSING: Failed to load dialect plugin from '{{.*}}.missing.so'
+// MISSING: gated-attention-opt: error: cannot load the dialect plugin '{{.*}}.missing.so'
 
 // CHECK-LABEL: func.func @variants
 // CHECK:         gated_attention.attention %{{.+}} {gate = #gate_variants.tanh}
