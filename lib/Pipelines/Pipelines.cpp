@@ -85,15 +85,17 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
 }
 
 /// Graph level, shared by both pipelines: unfused attention written by
-/// frontends becomes our op; then elementwise ops fuse with their
-/// neighbours (reshapes propagated), so that a gate applied to an
+/// frontends becomes our op (unless `raise` is off); then elementwise ops fuse
+/// with their neighbours (reshapes propagated), so that a gate applied to an
 /// attention operand (G2-G4) is computed in the same pass as the layout
 /// change producing the operand instead of a pass of its own. `unpage`:
 /// paged attention becomes one dense op per sequence here (the reference
 /// path); the tiled CPU path and the PTX pipeline keep it for their paged
 /// kernels.
-static void addGraphLevelPasses(OpPassManager &funcPm, bool unpage) {
-  funcPm.addPass(createGatedAttentionRaisePass());
+static void addGraphLevelPasses(OpPassManager &funcPm, bool raise,
+                                bool unpage) {
+  if (raise)
+    funcPm.addPass(createGatedAttentionRaisePass());
   if (unpage)
     funcPm.addPass(createGatedAttentionUnpagePass());
   // What raising did not fold (a softmax under another mask) is plain linalg.
@@ -136,7 +138,8 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
   // of a whole tensor in user code) become linalg too.
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  addGraphLevelPasses(funcPm, /*unpage=*/options.reference);
+  addGraphLevelPasses(funcPm, options.raiseAttention,
+                      /*unpage=*/options.reference);
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {
@@ -205,7 +208,8 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/true)));
-  addGraphLevelPasses(pm.nest<func::FuncOp>(), /*unpage=*/false);
+  addGraphLevelPasses(pm.nest<func::FuncOp>(), options.raiseAttention,
+                      /*unpage=*/false);
   // f16/bf16 attention: the tensor-core flash kernel, emitted directly as a
   // gpu.module + gpu.launch_func.
   ConvertGatedAttentionToNVGPUPassOptions mma;

@@ -21,6 +21,12 @@ namespace gated_attention {
 /// Options of `--gated-attention-to-llvm`.
 struct GatedAttentionToLLVMPipelineOptions
     : public PassPipelineOptions<GatedAttentionToLLVMPipelineOptions> {
+  PassOptions::Option<bool> raiseAttention{
+      *this, "raise",
+      llvm::cl::desc("Raise unfused attention in the graph to the op first "
+                     "(0: compile the graph as written, e.g. to check a "
+                     "raised result against it)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> reference{
       *this, "reference",
       llvm::cl::desc("Lower attention with the reference path (materialized "
@@ -90,6 +96,12 @@ struct GatedAttentionToPTXPipelineOptions
       llvm::cl::desc("Query rows (threads) per block of the SIMT kernel "
                      "(f32)"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> raiseAttention{
+      *this, "raise",
+      llvm::cl::desc("Raise unfused attention in the graph to the op first "
+                     "(0: compile the graph as written, e.g. to check a "
+                     "raised result against it)"),
+      llvm::cl::init(true)};
 };
 
 /// Lowers a module of func + gated_attention ops for NVIDIA GPUs: f16/bf16
