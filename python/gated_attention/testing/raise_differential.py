@@ -3,7 +3,7 @@
 must compute what the same pipeline computes with raise=0 (the graph as
 written, lowered by the same passes). The graphs are mutants of unfused
 forms (the chunks of the MLIR files given): one constant, predicate, map,
-softmax dimension or arithmetic op changed at random. A mutant that raising
+softmax dimension, arithmetic op or scalar operand changed at random. A mutant that raising
 still turns into the op but whose meaning changed is a mis-raise; one that
 raising no longer matches is skipped (both compilations would be the same).
 
@@ -75,7 +75,30 @@ def _swap(m, rng):
     return m.group(0)
 
 
+_SCALAR_DEF = re.compile(r"(%[\w#]+) = (?:arith|math)\.\w+ [^\n]*: f32\n|"
+                         r"(%\w+): f32")
+
+
+_LAST_BLOCK_ARG = re.compile(r"\^bb\d+\([^)]*(%\w+): f32\)")
+
+
+def _operand(m, rng):
+    """An f32 operand replaced by another f32 scalar of the text (one that
+    does not dominate the use fails to verify: the mutant is skipped).
+    Never by a body's last argument: that is its `outs` element, whose value
+    is undefined when the init is a tensor.empty (the two compilations
+    would read different garbage)."""
+    text = m.string
+    names = sorted({a or b for a, b in _SCALAR_DEF.findall(text)} -
+                   set(_LAST_BLOCK_ARG.findall(text)) - {m.group(2)})
+    if not names:
+        return m.group(0)
+    return m.group(0).replace(m.group(2), rng.choice(names), 1)
+
+
 MUTATORS = [
+    (re.compile(r"(arith\.\w+f|math\.\w+) (%[\w#]+)[^\n]*: f32\n"),
+     _operand),
     (re.compile(r"arith\.constant (-?\d+\.\d*(?:e[-+]?\d+)?) : f32"),
      _float_constant),
     (re.compile(r"arith\.constant 0x[0-9A-Fa-f]{8} : f32"), _hex_constant),
