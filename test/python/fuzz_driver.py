@@ -2,7 +2,8 @@
 """scripts/fuzz's driver counts a run that is interrupted: a SIGINT to the
 driver (Ctrl-C, `kill -INT`) or to libFuzzer alone ends the run with
 libFuzzer's final stats, which the driver records in executions.jsonl
-(marked "interrupted") before it exits 130. A fuzzer that fails without a
+(marked "interrupted", with the target's last snapshot of its outcomes)
+before it exits 130. A fuzzer that fails without a
 finding is still an error (exit 1). The "fuzzer" here is a stand-in that
 behaves as libFuzzer does on SIGINT: prints its final stats, exits 72."""
 
@@ -25,6 +26,9 @@ def stop(signum, frame):
     print("stat::number_of_executed_units: 42", flush=True)
     os._exit(72)
 signal.signal(signal.SIGINT, stop)
+# What the target keeps per process (a snapshot, replaced each minute).
+stats = os.environ["GATED_ATTENTION_FUZZ_STATS"] + "." + str(os.getpid())
+open(stats, "w").write('{{"tile": {{"done": 40, "verify": 2}}}}\\n')
 open("ready", "w").write(str(os.getpid()))
 if os.environ.get("FAKE_FAIL"):
     sys.exit(3)
@@ -66,7 +70,12 @@ for case in ("driver", "fuzzer"):
     assert records[0]["executions"] == 42, (case, records, out)
     assert records[0].get("interrupted") is True, (case, records)
     assert records[0]["project_findings"] == 0, (case, records)
-    print(f"PASS interrupt via the {case}: 42 executions recorded, exit 130")
+    # The outcomes come from the target's snapshot: it never exits normally.
+    assert records[0]["outcomes"] == {"tile": {
+        "inputs": 42, "valid": 40, "ran_pipeline": 40, "succeeded": 40}}, \
+        (case, records)
+    print(f"PASS interrupt via the {case}: 42 executions and their outcomes "
+          f"recorded, exit 130")
 
 rc, records, out = run("fail", fail=True)
 assert rc == 1, (rc, out)

@@ -189,7 +189,8 @@ def run_fuzzer(args):
     n = write_seeds(seeds, small=args.small_seeds)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
     outcomes_path = work / "outcomes.jsonl"
-    outcomes_path.unlink(missing_ok=True)
+    for old in [outcomes_path, *outcome_snapshots(outcomes_path)]:
+        old.unlink(missing_ok=True)
     env = dict(os.environ, **SANITIZER_ENV,
                GATED_ATTENTION_FUZZ_STATS=str(outcomes_path))
     env.setdefault("CUDA_HOME", "/usr/local/cuda")
@@ -267,11 +268,19 @@ def run_fuzzer(args):
     return 130 if interrupted else 0
 
 
+def outcome_snapshots(path):
+    """The per-process counts the target keeps beside `path` (PATH.<pid>)."""
+    return [p for p in path.parent.glob(path.name + ".*")
+            if p.suffix != ".tmp"]
+
+
 def summarize_outcomes(path):
-    """Per pipeline: inputs, and how many ran the pipeline / got through."""
+    """Per pipeline: inputs, and how many ran the pipeline / got through
+    (summed over the target's processes; a process stopped by a signal
+    counts up to its last snapshot, at most a minute old)."""
     totals = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
+    for snapshot in outcome_snapshots(path):
+        for line in snapshot.read_text().splitlines():
             try:
                 per = json.loads(line)
             except json.JSONDecodeError:

@@ -50,10 +50,12 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -137,8 +139,10 @@ bool verbose() {
 }
 
 // How far inputs get, per pipeline: the last stage each one reached.
-// GATED_ATTENTION_FUZZ_STATS=FILE appends them to FILE at exit (one JSON
-// object per process).
+// GATED_ATTENTION_FUZZ_STATS=PATH: each process keeps its counts in
+// PATH.<pid> (one JSON object, replaced every minute and at exit, so that a
+// run stopped by a signal, where libFuzzer exits without atexit handlers,
+// still has them).
 const char *lastStage = "";
 std::map<std::string, std::map<std::string, uint64_t>> outcomes;
 
@@ -152,20 +156,35 @@ void writeOutcomes() {
   const char *path = std::getenv("GATED_ATTENTION_FUZZ_STATS");
   if (!path || !*path || outcomes.empty())
     return;
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Append);
-  if (ec)
-    return;
-  os << "{";
-  llvm::ListSeparator outer;
-  for (auto &[pipeline, stages] : outcomes) {
-    os << outer << "\"" << pipeline << "\": {";
-    llvm::ListSeparator inner;
-    for (auto &[name, count] : stages)
-      os << inner << "\"" << name << "\": " << count;
-    os << "}";
+  std::string file = std::string(path) + "." +
+                     std::to_string(llvm::sys::Process::getProcessId());
+  std::string partial = file + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(partial, ec);
+    if (ec)
+      return;
+    os << "{";
+    llvm::ListSeparator outer;
+    for (auto &[pipeline, stages] : outcomes) {
+      os << outer << "\"" << pipeline << "\": {";
+      llvm::ListSeparator inner;
+      for (auto &[name, count] : stages)
+        os << inner << "\"" << name << "\": " << count;
+      os << "}";
+    }
+    os << "}\n";
   }
-  os << "}\n";
+  (void)llvm::sys::fs::rename(partial, file);
+}
+
+void writeOutcomesEveryMinute() {
+  static auto last = std::chrono::steady_clock::now();
+  auto now = std::chrono::steady_clock::now();
+  if (now - last < std::chrono::minutes(1))
+    return;
+  last = now;
+  writeOutcomes();
 }
 
 // Texts seen to parse and verify (a pool the mutator draws from) and hashes
@@ -196,7 +215,10 @@ struct OutcomeCounter {
   explicit OutcomeCounter(const char *pipeline) : pipeline(pipeline) {
     lastStage = "skipped";
   }
-  ~OutcomeCounter() { ++outcomes[pipeline][lastStage]; }
+  ~OutcomeCounter() {
+    ++outcomes[pipeline][lastStage];
+    writeOutcomesEveryMinute();
+  }
   const char *pipeline;
 };
 
