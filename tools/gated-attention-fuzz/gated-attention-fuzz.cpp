@@ -19,7 +19,9 @@
 //           for the CPU pipeline, a kernel= option (from byte 4's high
 //           half) for the GPU ones.
 //   bytes 1-4: options, each an index into a table of values (in range,
-//           out of range and malformed).
+//           out of range and malformed): query-block, key-block, raise for
+//           the CPU pipelines; warps, key-block, rows-per-block, chip for
+//           the PTX ones.
 // GATED_ATTENTION_FUZZ_VERBOSE=1 prints the pipeline and each stage to
 // stderr (scripts/fuzz uses it to triage crashes); the equivalent command
 // is `gated-attention-opt --mlir-disable-threading --pass-pipeline='P' in.mlir`
@@ -244,6 +246,9 @@ std::optional<std::string> pipelineFor(const uint8_t *h, Pipeline &kind) {
       p += " openmp=0";
     p += opt(0, "query-block", pick(kIntValues, h[1]));
     p += opt(1, "key-block", pick(kIntValues, h[2]));
+    // raise=0 compiles unfused attention as written; other values are
+    // errors (or 1).
+    p += opt(2, "raise", pick(kIntValues, h[3]));
     break;
   case Pipeline::ToPTXSm90:
   case Pipeline::ToPTXSm80:
