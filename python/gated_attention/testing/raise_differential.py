@@ -170,7 +170,9 @@ def forms(paths):
     for path in paths:
         for i, chunk in enumerate(open(path).read().split("// -----")):
             try:
-                out.append(Form(f"{os.path.basename(path)}#{i}", chunk))
+                label = os.path.join(os.path.basename(os.path.dirname(path)),
+                                     os.path.basename(path))
+                out.append(Form(f"{label}#{i}", chunk))
             except ValueError:
                 pass
     return out
