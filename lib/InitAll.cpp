@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/InitAll.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/LaunchEffects.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
@@ -15,6 +16,8 @@
 
 void mlir::gated_attention::registerAllDialects(DialectRegistry &registry) {
   registry.insert<GatedAttentionDialect>();
+  // The PTX pipeline deallocates the buffers its launches use.
+  registerLaunchEffects(registry);
 }
 
 void mlir::gated_attention::registerAllPasses() {

@@ -225,8 +225,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   rows.rowsPerBlock = options.rowsPerBlock;
   pm.addPass(createConvertGatedAttentionToParallelRowsPass(rows));
 
-  // Host side: tensors to buffers (no deallocation pipeline: it does not
-  // model gpu.launch_func, and the only allocation is the returned result).
+  // Host side: tensors to buffers (freed below, once kernels are outlined).
   addFunctionBoundaryBufferization(pm);
 
   // The rest of the graph (projections, norms, rotary embeddings, layout
@@ -244,6 +243,12 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   pm.addPass(createCanonicalizerPass());
   // Repeated layers outline repeated kernels: compile each distinct one once.
   pm.addPass(createDedupGPUKernelsPass());
+  // The host frees each buffer at the end of the block that owns it, after
+  // its launches (synchronous ones: LaunchEffects.h). Not earlier: the
+  // deallocation pipeline canonicalizes, which would fold the SIMT kernel's
+  // loop levels before they are mapped.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Kernels to PTX (the oldest PTX ISA that knows the chip), host to LLVM.
   // math.exp becomes libdevice's __nv_expf, linked from the CUDA toolkit

@@ -59,6 +59,9 @@ def ConvertGatedAttentionToNVGPUPass
     options ask for that an op cannot use (more than 8 warps, a K/V tile
     that does not split evenly over the threads, shared memory beyond what
     a CTA of `chip` may use) are an error at the op, not a fall back.
+    The launches are synchronous (the PTX pipeline frees host buffers after
+    them); an asynchronous `gpu.launch_func` given a memref in the input is
+    an error at that launch.
 
     One CTA of `warps` warps computes `16 * warps` query rows of one
     (batch, query head); grid `(ceildiv(Sq, 16 * warps), Hq, B)`. K/V tiles

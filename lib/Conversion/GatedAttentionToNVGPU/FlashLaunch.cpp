@@ -195,7 +195,8 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
   FlashKernelConfig mergeCfg = cfg.withRole(KernelRole::Merge);
   gpu::GPUFuncOp splitKernel = getOrCreateKernel(module, splitCfg, loc);
   gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
-  // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32.
+  // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32, freed after the
+  // merge by buffer deallocation (the PTX pipeline runs it on the host code).
   Value splitTokens = arith::MulIOp::create(b, loc, splits, numTokens);
   Value rows = arith::MulIOp::create(b, loc, splitTokens, c(cfg.numQueryHeads));
   auto flatF32 = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
@@ -209,8 +210,6 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
   launchWhen(b, loc, split, mergeKernel, mergeCfg,
              {numTokens, c(cfg.numQueryHeads), c(1)},
              {gate, out, partialOut, partialLse, numTokens, splits});
-  memref::DeallocOp::create(b, loc, partialOut);
-  memref::DeallocOp::create(b, loc, partialLse);
   b.setInsertionPointToStart(ifSplit.elseBlock());
   launchWhen(b, loc, nonEmpty, kernel, cfg, grid, args);
 }

@@ -17,6 +17,7 @@
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
+#include "GatedAttention/Conversion/GatedAttentionToNVGPU/LaunchEffects.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 #include "GatedAttention/Conversion/NVGPUChips.h"
@@ -277,6 +278,10 @@ struct ConvertGatedAttentionToNVGPUPass
           << chip;
       return signalPassFailure();
     }
+    // The launches added here are synchronous, and so must be the ones
+    // already there: the host code frees buffers after their launches.
+    if (failed(verifyLaunchesAreSynchronous(getOperation())))
+      return signalPassFailure();
     NVGPUKernelOptions options;
     // `auto` keeps the mma.sync kernel until the wgmma one has been
     // validated on a GPU (issue 12).
