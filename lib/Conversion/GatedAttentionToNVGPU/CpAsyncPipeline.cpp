@@ -50,8 +50,11 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   bool wholeRows = threads % chunksPerRow == 0;
   int64_t passes = wholeRows ? llvm::divideCeil(rows, rowsPerPass)
                              : rows * chunksPerRow / threads;
-  Value threadRow = div(thread, chunksPerRow);
-  Value threadChunk = rem(thread, chunksPerRow);
+  Value threadRow, threadChunk;
+  if (wholeRows) {
+    threadRow = div(thread, chunksPerRow);
+    threadChunk = rem(thread, chunksPerRow);
+  }
   Value eight = idx(ChunkSwizzle::kChunkElements), zero = idx(0);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t pass = 0; pass < passes; ++pass) {
