@@ -82,3 +82,20 @@ assert rc == 1, (rc, out)
 assert "without a finding" in out, out
 assert "interrupted" not in records[0], records
 print("PASS a fuzzer failing without a finding is exit 1")
+
+# Seeds: a chunk of independent functions becomes seeds of at most two
+# functions (each op costs seconds under ASan), each with the chunk's
+# aliases; a chunk whose functions call each other stays whole.
+sys.path.insert(0, str(DRIVER.parent))
+import driver as fuzz_driver  # noqa: E402
+
+funcs = "".join(f"func.func @f{i}() {{\n  return\n}}\n" for i in range(5))
+seeds = fuzz_driver.split_functions("#map = affine_map<(d0) -> (d0)>\n" + funcs)
+assert [s.count("func.func") for s in seeds] == [2, 2, 1], seeds
+assert all(s.startswith("#map = ") for s in seeds), seeds
+assert "@f4" in seeds[2] and "@f0" in seeds[0], seeds
+two = funcs.split("func.func @f2")[0]
+assert fuzz_driver.split_functions(two) == [two]
+calls = funcs + "func.func @g() {\n  func.call @f0() : () -> ()\n  return\n}\n"
+assert fuzz_driver.split_functions(calls) == [calls]
+print("PASS seeds of at most two functions, aliases kept, callers whole")
