@@ -125,7 +125,8 @@ cpuOutput(const GatedAttentionToLLVMPipelineOptions &options, bool nestedOnly) {
 
 static VerifyLoweredPassOptions gpuOutput(bool nestedOnly) {
   VerifyLoweredPassOptions lowered;
-  lowered.dialects = {"builtin", "gpu", "llvm"};
+  // Of the gpu dialect, what translates to LLVM IR with the host code.
+  lowered.dialects = {"builtin", "gpu.binary", "gpu.launch_func", "llvm"};
   lowered.pipeline = "gated-attention-to-ptx";
   lowered.nestedOnly = nestedOnly;
   return lowered;

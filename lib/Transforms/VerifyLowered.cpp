@@ -6,6 +6,8 @@
 
 #include "GatedAttention/Transforms/Passes.h"
 
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/InterleavedRange.h"
 
@@ -53,23 +55,28 @@ struct VerifyLoweredPass
     if (names.empty())
       names = {"builtin", "llvm"};
     llvm::sort(names);
+    // Entries with a dot are ops (`gpu.binary`), the others dialects.
     llvm::StringSet<> allowed;
     for (const std::string &name : names)
       allowed.insert(name);
+    auto isAllowed = [&](Operation *op) {
+      return allowed.contains(op->getName().getDialectNamespace()) ||
+             allowed.contains(op->getName().getStringRef());
+    };
 
     ModuleOp top = getOperation();
     WalkResult result = top->walk([&](Operation *op) {
       int depth = nestingDepth(op, top);
       if (nestedOnly && depth == 0)
         return WalkResult::advance();
-      if (!allowed.contains(op->getName().getDialectNamespace())) {
+      if (!isAllowed(op)) {
         if (depth > 0)
           reportNested(op);
         else
           op->emitError() << "'" << op->getName()
                           << "' was not lowered by the pipeline (it produces "
-                             "only the "
-                          << llvm::interleaved(names, ", ") << " dialects)";
+                             "only "
+                          << llvm::interleaved(names, ", ") << ")";
         return WalkResult::interrupt();
       }
       if (nestedOnly)
@@ -93,6 +100,30 @@ struct VerifyLoweredPass
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // A cast that a conversion leaves means it did not finish, whatever the
+    // dialect list says. Checked last: the op that was not converted, if
+    // one is left, is the better diagnostic.
+    result = top->walk([&](UnrealizedConversionCastOp cast) {
+      if (nestedOnly && nestingDepth(cast, top) == 0)
+        return WalkResult::advance();
+      InFlightDiagnostic diag =
+          cast.emitError() << "'" << cast->getName()
+                           << "' was left by the pipeline: a conversion did "
+                              "not finish (from "
+                           << cast.getOperandTypes() << " to "
+                           << cast.getResultTypes() << ")";
+      // The usual cause: upstream lowerings that do not all follow a
+      // narrower index.
+      unsigned indexBits = DataLayout::closest(cast).getTypeSizeInBits(
+          IndexType::get(&getContext()));
+      if (indexBits != 64)
+        diag.attachNote(top.getLoc())
+            << "the data layout makes 'index' " << indexBits
+            << " bits wide; the pipelines support 64-bit index only";
+      return WalkResult::interrupt();
     });
     if (result.wasInterrupted())
       signalPassFailure();

@@ -56,9 +56,11 @@ def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail on ops a pipeline left unlowered and unlinked PTX";
   let description = [{
     The last pass of both pipelines. It fails, at the op's location and
-    naming it, on the first op whose dialect is not in `dialects` (what the
+    naming it, on the first op whose dialect (or, for an entry with a dot
+    such as `gpu.binary`, whose name) is not in `dialects` (what the
     pipeline promises to produce: a pipeline lowers everything it accepts or
-    fails), and on any `gpu.binary` object holding PTX that still declares
+    fails), on a `builtin.unrealized_conversion_cast` (a conversion that
+    did not finish), and on any `gpu.binary` object holding PTX that still declares
     a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
@@ -75,7 +77,8 @@ def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
   }];
   let options = [
     ListOption<"dialects", "dialects", "std::string",
-               "Dialects that may remain (default: builtin, llvm)">,
+               "Dialects (or ops, `gpu.binary`) that may remain (default: "
+               "builtin, llvm)">,
     Option<"pipeline", "pipeline", "std::string", /*default=*/"\"\"",
            "The pipeline this pass ends (named in diagnostics)">,
     Option<"nestedOnly", "nested-only", "bool", /*default=*/"false",
