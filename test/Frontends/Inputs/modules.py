@@ -6,6 +6,7 @@ gated attention as model code writes it.
 - the paper's other gates: `headwise` (one gate value per head and token,
   g [B, H, S, 1]), `shared` (one gate for all heads, g [B, 1, S, D]),
   `additive` (SDPA + sigmoid(g)), `silu` (SDPA * silu(g));
+- `einsum`: the same attention written with two `torch.einsum`s;
 - `top_left`: SDPA with Sq < Skv, whose `is_causal` mask (top-left) is not
   the op's: it must stay unfused;
 - `qwen3_next`: HF transformers' Qwen3NextAttention (a small random config,
@@ -32,6 +33,16 @@ class Sdpa(torch.nn.Module):
                                            enable_gqa=self.gqa)
         a = self.act(g)
         return y * a if self.combine == "mul" else y + a
+
+
+class Einsum(torch.nn.Module):
+    """Attention as research code writes it with einsum (torch decomposes
+    each einsum into 5-D reshapes and transposes around a batch_matmul)."""
+
+    def forward(self, q, k, v, g):
+        s = torch.einsum("bhqd,bhkd->bhqk", q, k) / D ** 0.5
+        p = s.softmax(dim=-1)
+        return torch.einsum("bhqk,bhkd->bhqd", p, v) * torch.sigmoid(g)
 
 
 def _inputs(gate_shape, hkv=HKV):
@@ -75,6 +86,7 @@ MODULES = {
     "silu": lambda: (Sdpa(act=F.silu, gqa=False),
                      _inputs((B, HQ, S, D), hkv=HQ)),
     "qwen3_next": _qwen3_next,
+    "einsum": lambda: (Einsum(), _inputs((B, HQ, S, D), hkv=HQ)),
     # torch's is_causal is top-left aligned; with Sq < Skv that is not the
     # op's (bottom-right) mask, so this one must not be raised.
     "top_left": lambda: (Sdpa(), (torch.randn(B, HQ, S // 2, D),

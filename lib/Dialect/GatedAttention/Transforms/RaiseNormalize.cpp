@@ -12,6 +12,9 @@
 //
 // - contractions on [B·H, ...] between a collapse and an expand of the heads
 //   become 4-D contractions on [B, H, ...] (the reshapes then cancel);
+// - transposes that move unit dims (torch's einsum pads operands to 5-D)
+//   lose them, and a transpose between a collapse and the matching expand
+//   becomes a transpose of the uncollapsed value;
 // - a unit dimension read or written through a constant 0 index is dropped
 //   (the operand collapsed, the result expanded back), so reductions keep
 //   [..., 1] nowhere and broadcasts read the reduced value directly;
@@ -107,6 +110,30 @@ static RankedTensorType dropShape(RankedTensorType type,
     if (!llvm::is_contained(dims, d))
       shape.push_back(type.getDimSize(d));
   return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// Whether `collapse` only drops static unit dims (each group holds at most
+/// one other dim).
+static bool dropsUnitDimsOnly(tensor::CollapseShapeOp collapse) {
+  ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+  return llvm::all_of(collapse.getReassociationIndices(),
+                      [&](const ReassociationIndices &group) {
+                        return llvm::count_if(group, [&](int64_t d) {
+                                 return shape[d] != 1;
+                               }) <= 1;
+                      });
+}
+
+/// linalg.transpose of `v` by `perm` into a new tensor.
+static Value createTranspose(PatternRewriter &rewriter, Location loc, Value v,
+                             ArrayRef<int64_t> perm) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : perm)
+    sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
+  Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                       getElementTypeOrSelf(v.getType()));
+  return linalg::TransposeOp::create(rewriter, loc, v, init, perm)
+      ->getResult(0);
 }
 
 namespace {
@@ -294,14 +321,7 @@ struct SinkTransposeBelowElementwise : OpRewritePattern<linalg::GenericOp> {
       if (auto t = v.getDefiningOp<linalg::TransposeOp>();
           t && t.getPermutation() == ArrayRef(invertPermutationVector(p)))
         return t.getInput();
-      auto type = cast<RankedTensorType>(v.getType());
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t d : p)
-        sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
-      Value init =
-          tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
-      return linalg::TransposeOp::create(rewriter, loc, v, init, p)
-          ->getResult(0);
+      return createTranspose(rewriter, loc, v, p);
     };
     SmallVector<Value> inputs;
     for (Value input : op.getDpsInputs())
@@ -316,6 +336,112 @@ struct SinkTransposeBelowElementwise : OpRewritePattern<linalg::GenericOp> {
     return success();
   }
 };
+/// A transpose that moves static unit dims (torch's einsum lowering pads
+/// every operand to 5-D with them) is a transpose of its other dims between
+/// reshapes: collapse the unit dims away, transpose what remains (nothing if
+/// its order is kept), expand back. The reshapes then cancel with the ones
+/// around it, leaving the 4-D or [B·H] form the other patterns know.
+struct DropUnitDimsOfTranspose : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inType = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!op.hasPureTensorSemantics() || !inType || !outType)
+      return failure();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    // The input dims that stay, in the order the output has them.
+    SmallVector<int64_t> kept;
+    for (int64_t d : perm)
+      if (inType.getDimSize(d) != 1)
+        kept.push_back(d);
+    // Only when a unit dim moves: one that stays (B = 1 in a transpose of
+    // Kᵀ) is not in the way, and TransposeOfCollapsedGroups makes such
+    // transposes.
+    bool movesUnitDim = llvm::any_of(llvm::enumerate(perm), [&](auto it) {
+      return inType.getDimSize(it.value()) == 1 &&
+             it.value() != static_cast<int64_t>(it.index());
+    });
+    if (!movesUnitDim || kept.empty())
+      return failure();
+    std::optional<SmallVector<ReassociationIndices>> inGroups =
+        dropDims(inType.getRank(), unitDims(inType));
+    std::optional<SmallVector<ReassociationIndices>> outGroups =
+        dropDims(outType.getRank(), unitDims(outType));
+    if (!inGroups || !outGroups)
+      return failure();
+    // `kept` renumbered to positions among the input's kept dims.
+    SmallVector<int64_t> sorted(kept);
+    llvm::sort(sorted);
+    SmallVector<int64_t> inner;
+    for (int64_t d : kept)
+      inner.push_back(llvm::find(sorted, d) - sorted.begin());
+
+    Location loc = op.getLoc();
+    Value value = tensor::CollapseShapeOp::create(rewriter, loc, op.getInput(),
+                                                  *inGroups);
+    if (!isIdentityPermutation(inner))
+      value = createTranspose(rewriter, loc, value, inner);
+    SmallVector<OpFoldResult> outShape =
+        tensor::getMixedSizes(rewriter, loc, op->getResult(0));
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, outType, value,
+                                                       *outGroups, outShape);
+    return success();
+  }
+
+  /// The static unit dims of `type`.
+  static SmallVector<int64_t> unitDims(RankedTensorType type) {
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) == 1)
+        dims.push_back(d);
+    return dims;
+  }
+};
+
+/// expand_shape(transpose(collapse_shape(x))) where the expand restores the
+/// groups the collapse merged, in the transposed order, is a transpose of x
+/// (einsum's lowering transposes Kᵀ on [B·H, S, D]).
+struct TransposeOfCollapsedGroups : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = expand.getSrc().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !transpose->hasOneUse() ||
+        !transpose.hasPureTensorSemantics())
+      return failure();
+    auto collapse =
+        transpose.getInput().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse)
+      return failure();
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    SmallVector<ReassociationIndices> expandGroups =
+        expand.getReassociationIndices();
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (groups.size() != perm.size() || expandGroups.size() != perm.size())
+      return failure();
+    // Output group i is input group perm[i], dim for dim (static sizes).
+    ArrayRef<int64_t> in = collapse.getSrcType().getShape();
+    ArrayRef<int64_t> out = expand.getResultType().getShape();
+    SmallVector<int64_t> full;
+    for (auto [i, p] : llvm::enumerate(perm)) {
+      if (expandGroups[i].size() != groups[p].size())
+        return failure();
+      for (auto [o, d] : llvm::zip(expandGroups[i], groups[p])) {
+        if (ShapedType::isDynamic(in[d]) || in[d] != out[o])
+          return failure();
+        full.push_back(d);
+      }
+    }
+    rewriter.replaceOp(expand, createTranspose(rewriter, expand.getLoc(),
+                                               collapse.getSrc(), full));
+    return success();
+  }
+};
+
 /// A transpose by the identity (two transposes composed) is its input.
 struct FoldIdentityTranspose : OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -343,8 +469,9 @@ mlir::gated_attention::normalizationConfig(Operation *root) {
 void mlir::gated_attention::populateRaiseNormalizationPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<DropConstantUnitDims, ExpandHeadsOfContraction,
-               FoldIdentityTranspose, SinkTransposeBelowElementwise>(ctx);
+  patterns.add<DropConstantUnitDims, DropUnitDimsOfTranspose,
+               ExpandHeadsOfContraction, FoldIdentityTranspose,
+               SinkTransposeBelowElementwise, TransposeOfCollapsedGroups>(ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   // Fused into their users: masks (and other index/constant-only values,
   // their splat operands becoming scalars) and one-input elementwise code
@@ -363,12 +490,15 @@ void mlir::gated_attention::populateRaiseNormalizationPatterns(
   });
   // A collapse feeding an elementwise combine (attention's output reshaped
   // to [B, S, H·D] before its gate) moves below it.
+  // (Not one that only drops unit dims: it cancels with the expand above
+  // it, which einsum's lowering pads with a unit dim.)
   linalg::populateFoldReshapeOpsByExpansionPatterns(
       patterns, [](OpOperand *fused) {
         auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+        auto collapse = fused->get().getDefiningOp<tensor::CollapseShapeOp>();
         return consumer && isElementwise(consumer) &&
-               consumer.getNumDpsInputs() >= 2 &&
-               fused->get().getDefiningOp<tensor::CollapseShapeOp>();
+               consumer.getNumDpsInputs() >= 2 && collapse &&
+               !dropsUnitDimsOnly(collapse);
       });
   for (RegisteredOperationName name : ctx->getRegisteredOperations())
     if (name.getDialectNamespace() == "tensor" ||

@@ -99,6 +99,11 @@ def GatedAttentionNormalizePass : Pass<"gated-attention-normalize"> {
       `tensor.expand_shape` of the heads, as torch-mlir lowers SDPA)
       becomes a 4-D `linalg.generic` contraction over `[B, H, ...]`, and
       the reshapes cancel;
+    - a transpose that moves static unit dims (torch's einsum pads its
+      operands to 5-D with them) transposes the other dims between
+      reshapes, which cancel with those around it; an expand that restores
+      the groups a collapse merged, around a transpose, is a transpose of
+      the uncollapsed value (Kᵀ on `[B·H, S, D]` becomes one of K);
     - a static unit dimension a `linalg.generic` reads or writes through
       the constant index 0 (torch's keepdim reductions `[..., 1]`, their
       broadcasts, a headwise gate `[B, H, S, 1]`) is dropped: the operand
