@@ -186,16 +186,22 @@ bool mutateElementType(std::string &s, Rng &rng) {
   return true;
 }
 
-/// Replaces the word inside `#gated_attention.<what><...>`.
-bool mutateEnumAttr(std::string &s, Rng &rng, const char *what,
-                    const char *const *values, size_t n) {
-  std::string key = std::string("#gated_attention.") + what + "<";
+/// The position just past a random occurrence of `key` in `s`, or npos.
+size_t pastRandomOccurrence(const std::string &s, Rng &rng,
+                            const std::string &key) {
   std::vector<size_t> at;
   for (size_t i = s.find(key); i != std::string::npos; i = s.find(key, i + 1))
     at.push_back(i + key.size());
-  if (at.empty())
+  return at.empty() ? std::string::npos : at[below(rng, at.size())];
+}
+
+/// Replaces the word inside `#gated_attention.<what><...>`.
+bool mutateEnumAttr(std::string &s, Rng &rng, const char *what,
+                    const char *const *values, size_t n) {
+  size_t b = pastRandomOccurrence(
+      s, rng, std::string("#gated_attention.") + what + "<");
+  if (b == std::string::npos)
     return false;
-  size_t b = at[below(rng, at.size())];
   size_t e = s.find('>', b);
   if (e == std::string::npos)
     return false;
@@ -218,13 +224,9 @@ bool mutateScale(std::string &s, Rng &rng) {
 
 /// Adds an attribute to (or drops the dictionary of) a gated_attention op.
 bool mutateOpAttrs(std::string &s, Rng &rng) {
-  std::vector<size_t> ops;
-  const std::string key = "gated_attention.attention";
-  for (size_t i = s.find(key); i != std::string::npos; i = s.find(key, i + 1))
-    ops.push_back(i + key.size());
-  if (ops.empty())
+  size_t at = pastRandomOccurrence(s, rng, "gated_attention.attention");
+  if (at == std::string::npos)
     return false;
-  size_t at = ops[below(rng, ops.size())];
   size_t colon = s.find(" : ", at);
   size_t brace = s.find('{', at);
   size_t eol = s.find('\n', at);
