@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -206,6 +205,60 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/false)));
 }
 
+/// Upstream's gpu-lower-to-nvvm-pipeline (gpu::buildLowerToNVVMPassPipeline
+/// with 64-bit index, O2 and PTX output), stage by stage: its builder has no
+/// place for a check between lowering the kernels and compiling them, where
+/// an op the NVVM lowering left is still an op that can be named (the
+/// translation to LLVM IR fails on the whole module, naming the cast around
+/// it). math.exp becomes libdevice's __nv_expf, linked from the CUDA toolkit
+/// (see findCUDAToolkit).
+static void addLowerToNVVM(OpPassManager &pm, StringRef chip,
+                           StringRef features) {
+  // Common: what is left of the host and kernel code to LLVM, the target
+  // attached to each gpu.module.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = chip.str();
+  target.features = features.str();
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = 64;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Kernels: GPU ops to NVVM, then checked (the ops a kernel module may
+  // hold are those that translate to LLVM IR for NVPTX).
+  ConvertGpuOpsToNVVMOpsOptions kernels;
+  kernels.indexBitwidth = 64;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(kernels));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  VerifyLoweredPassOptions lowered;
+  lowered.dialects = {"llvm", "nvvm"};
+  lowered.pipeline = "gated-attention-to-ptx";
+  pm.addNestedPass<gpu::GPUModuleOp>(createVerifyLoweredPass(lowered));
+
+  // Host: launches to runtime calls, kernels to gpu.binary.
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/true)));
@@ -252,14 +305,9 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Kernels to PTX (the oldest PTX ISA that knows the chip), host to LLVM.
-  // math.exp becomes libdevice's __nv_expf, linked from the CUDA toolkit
-  // (see findCUDAToolkit).
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
   const NVGPUChip *chip = lookupNVGPUChip(options.chip);
-  nvvm.cubinFeatures = chip ? chip->ptxFeatures.str() : "+ptx80";
-  nvvm.cubinFormat = "isa";
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  addLowerToNVVM(pm, options.chip,
+                 chip ? chip->ptxFeatures.str() : std::string("+ptx80"));
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/false)));
 }
 

@@ -36,12 +36,12 @@ static SmallVector<StringRef> unresolvedLibdevice(StringRef ptx) {
   return names;
 }
 
-/// How many modules below `top` hold `op`.
-static int nestingDepth(Operation *op, ModuleOp top) {
+/// How many modules between `top` and `op` hold `op`.
+static int nestingDepth(Operation *op, Operation *top) {
   int depth = 0;
-  for (auto module = op->getParentOfType<ModuleOp>(); module && module != top;
-       module = module->getParentOfType<ModuleOp>())
-    ++depth;
+  for (Operation *parent = op->getParentOp(); parent && parent != top;
+       parent = parent->getParentOp())
+    depth += isa<ModuleOp>(parent);
   return depth;
 }
 
@@ -64,19 +64,30 @@ struct VerifyLoweredPass
              allowed.contains(op->getName().getStringRef());
     };
 
-    ModuleOp top = getOperation();
+    Operation *top = getOperation();
     WalkResult result = top->walk([&](Operation *op) {
+      // Casts are checked below, after the op they stand for.
+      if (op == top || isa<UnrealizedConversionCastOp>(op))
+        return WalkResult::advance();
       int depth = nestingDepth(op, top);
       if (nestedOnly && depth == 0)
         return WalkResult::advance();
       if (!isAllowed(op)) {
-        if (depth > 0)
+        if (depth > 0) {
           reportNested(op);
-        else
-          op->emitError() << "'" << op->getName()
-                          << "' was not lowered by the pipeline (it produces "
-                             "only "
-                          << llvm::interleaved(names, ", ") << ")";
+          return WalkResult::interrupt();
+        }
+        InFlightDiagnostic diag =
+            op->emitError() << "'" << op->getName()
+                            << "' was not lowered by the pipeline (it produces "
+                               "only "
+                            << llvm::interleaved(names, ", ") << ")";
+        // Checked in a GPU module: before its kernels are compiled to PTX,
+        // which would fail on the op without naming it.
+        if (auto kernels = dyn_cast<gpu::GPUModuleOp>(top))
+          diag.attachNote(kernels.getLoc())
+              << "in the kernels of GPU module @" << kernels.getName()
+              << ", before they are compiled";
         return WalkResult::interrupt();
       }
       if (nestedOnly)
@@ -120,7 +131,7 @@ struct VerifyLoweredPass
       unsigned indexBits = DataLayout::closest(cast).getTypeSizeInBits(
           IndexType::get(&getContext()));
       if (indexBits != 64)
-        diag.attachNote(top.getLoc())
+        diag.attachNote(top->getLoc())
             << "the data layout makes 'index' " << indexBits
             << " bits wide; the pipelines support 64-bit index only";
       return WalkResult::interrupt();

@@ -52,7 +52,7 @@ def DecomposeAggregatedOpsPass : Pass<"decompose-aggregated-ops"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
+def VerifyLoweredPass : Pass<"verify-lowered"> {
   let summary = "Fail on ops a pipeline left unlowered and unlinked PTX";
   let description = [{
     The last pass of both pipelines. It fails, at the op's location and
@@ -63,6 +63,11 @@ def VerifyLoweredPass : Pass<"verify-lowered", "::mlir::ModuleOp"> {
     did not finish), and on any `gpu.binary` object holding PTX that still declares
     a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
+
+    The PTX pipeline also runs it on each `gpu.module` with `dialects` llvm
+    and nvvm, once the kernels are lowered and before they are compiled: an
+    op the NVVM lowering left there (a `complex.exp`) is named at its
+    location instead of failing the LLVM IR translation of the whole module.
 
     The pipelines lower the top-level module's functions, as mlir-opt's
     do, so they also run this pass first with `nested-only`: an op a nested

@@ -1,0 +1,52 @@
+// RUN: gated-attention-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(gpu.module(verify-lowered{dialects=llvm,nvvm}))'
+
+// The PTX pipeline checks each GPU module before compiling it: an op the
+// NVVM lowering left is named, with the module it is in.
+// expected-note @+1 {{in the kernels of GPU module @kernels, before they are compiled}}
+gpu.module @kernels {
+  llvm.func @k(%x: f32) -> f32 {
+    // expected-error @+1 {{'math.erf' was not lowered by the pipeline (it produces only llvm, nvvm)}}
+    %y = math.erf %x : f32
+    llvm.return %y : f32
+  }
+}
+
+// -----
+
+// The op, not the cast that feeds it, is what the lowering left.
+// expected-note @+1 {{in the kernels of GPU module @kernels}}
+gpu.module @kernels {
+  llvm.func @k(%x: !llvm.struct<(f32, f32)>) -> !llvm.struct<(f32, f32)> {
+    %c = builtin.unrealized_conversion_cast %x : !llvm.struct<(f32, f32)> to complex<f32>
+    // expected-error @+1 {{'complex.exp' was not lowered by the pipeline}}
+    %e = complex.exp %c : complex<f32>
+    %r = builtin.unrealized_conversion_cast %e : complex<f32> to !llvm.struct<(f32, f32)>
+    llvm.return %r : !llvm.struct<(f32, f32)>
+  }
+}
+
+// -----
+
+// A cast alone is a conversion that did not finish.
+gpu.module @kernels {
+  llvm.func @k(%x: !llvm.ptr) {
+    // expected-error @+1 {{'builtin.unrealized_conversion_cast' was left by the pipeline: a conversion did not finish}}
+    %c = builtin.unrealized_conversion_cast %x : !llvm.ptr to memref<4xf32>
+    llvm.return
+  }
+}
+
+// -----
+
+// Lowered kernels pass; the module around them is not the check's business.
+gpu.module @kernels {
+  llvm.func @k() attributes {nvvm.kernel} {
+    %t = nvvm.read.ptx.sreg.tid.x : i32
+    nvvm.barrier0
+    llvm.return
+  }
+}
+func.func @host() {
+  return
+}
