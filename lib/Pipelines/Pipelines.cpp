@@ -193,6 +193,13 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   vectorToLLVM.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no instruction or intrinsic for: integer powers as
+  // generated functions, the rest (erf, erfc, cbrt: exact GELU) as calls
+  // into libm, which mlir-runner and the Python package's shared libraries
+  // link. (math.clampf stays an error: upstream defines and expands it as
+  // max(min(x, lo), hi), which is not a clamp.)
+  pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
