@@ -4,7 +4,8 @@
 # RUN: %PYTHON %s --reexport
 """Real frontends, end to end: each module of Inputs/modules.py (SDPA with
 GQA and a sigmoid gate, the paper's headwise / shared / additive gates,
-SiLU, HF transformers' Qwen3NextAttention) exported by torch-mlir's FX
+SiLU, HF transformers' Qwen3NextAttention, a block with a GELU
+feed-forward after the gated attention) exported by torch-mlir's FX
 importer (checked in as Inputs/<name>.mlir; --reexport exports afresh),
 raised by --gated-attention-raise into one gated_attention.attention
 carrying its gate (nothing of the unfused softmax left), compiled by
@@ -33,6 +34,7 @@ EXPECTED = {
     "silu": ("%arg3", "gate = #gated_attention.gate<silu>"),
     "qwen3_next": ("1x4x16x32xf32", "causal"),
     "einsum": ("%arg3", "scale"),
+    "gelu_block": ("%arg3", "causal"),
     "top_left": None,   # not the op's mask: not raised
 }
 

@@ -7,6 +7,8 @@ gated attention as model code writes it.
   g [B, H, S, 1]), `shared` (one gate for all heads, g [B, 1, S, D]),
   `additive` (SDPA + sigmoid(g)), `silu` (SDPA * silu(g));
 - `einsum`: the same attention written with two `torch.einsum`s;
+- `gelu_block`: the gated attention followed by a feed-forward with exact
+  GELU (`math.erf`, a libm call on the CPU) and a residual;
 - `top_left`: SDPA with Sq < Skv, whose `is_causal` mask (top-left) is not
   the op's: it must stay unfused;
 - `qwen3_next`: HF transformers' Qwen3NextAttention (a small random config,
@@ -43,6 +45,21 @@ class Einsum(torch.nn.Module):
         s = torch.einsum("bhqd,bhkd->bhqk", q, k) / D ** 0.5
         p = s.softmax(dim=-1)
         return torch.einsum("bhqk,bhkd->bhqd", p, v) * torch.sigmoid(g)
+
+
+class GeluBlock(torch.nn.Module):
+    """The gated attention output through a GELU (exact, erf) feed-forward
+    with a residual, as GPT-2/BERT-style blocks have it."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.up = torch.nn.Linear(D, 2 * D)
+        self.down = torch.nn.Linear(2 * D, D)
+
+    def forward(self, q, k, v, g):
+        y = Sdpa()(q, k, v, g)
+        return y + self.down(F.gelu(self.up(y)))
 
 
 def _inputs(gate_shape, hkv=HKV):
@@ -87,6 +104,7 @@ MODULES = {
                      _inputs((B, HQ, S, D), hkv=HQ)),
     "qwen3_next": _qwen3_next,
     "einsum": lambda: (Einsum(), _inputs((B, HQ, S, D), hkv=HQ)),
+    "gelu_block": lambda: (GeluBlock().eval(), _inputs((B, HQ, S, D))),
     # torch's is_causal is top-left aligned; with Sq < Skv that is not the
     # op's (bottom-right) mask, so this one must not be raised.
     "top_left": lambda: (Sdpa(), (torch.randn(B, HQ, S // 2, D),
