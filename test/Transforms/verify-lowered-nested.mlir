@@ -12,8 +12,8 @@ module @inner {
   llvm.func @lowered() {
     llvm.return
   }
+  // expected-error @+1 {{'func.func' is in a nested module, which the pipeline does not enter (it lowers the top-level module's functions)}}
   func.func @f() {
-    // expected-error @+1 {{'func.return' is in a nested module, which the pipeline does not enter (it lowers the top-level module's functions)}}
     return
   }
 }
@@ -28,8 +28,8 @@ func.func @top() {
 module @outer {
   // expected-note @+1 {{--pass-pipeline='builtin.module(builtin.module(builtin.module(my-pipeline)))'}}
   module @inner {
+    // expected-error @+1 {{'func.func' is in a nested module}}
     func.func @f() {
-      // expected-error @+1 {{'func.return' is in a nested module}}
       return
     }
   }

@@ -1,10 +1,22 @@
 // RUN: gated-attention-opt %s -split-input-file -verify-diagnostics \
 // RUN:   --verify-lowered=dialects=builtin,llvm,gpu.binary
 
-// What a pipeline could not lower is an error naming the op.
+// What a pipeline could not lower is an error naming the op (the op, not
+// its terminator).
+// expected-error @+1 {{'func.func' was not lowered by the pipeline (it produces only builtin, gpu.binary, llvm)}}
 func.func @left(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'func.return' was not lowered by the pipeline (it produces only builtin, gpu.binary, llvm)}}
   return %x : tensor<4xf32>
+}
+
+// -----
+
+llvm.func @launch(%n: i64) {
+  %c = builtin.unrealized_conversion_cast %n : i64 to index
+  // expected-error @+1 {{'gpu.launch' was not lowered by the pipeline}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c, %gy = %c, %gz = %c) threads(%tx, %ty, %tz) in (%sx = %c, %sy = %c, %sz = %c) {
+    gpu.terminator
+  }
+  llvm.return
 }
 
 // -----
