@@ -47,6 +47,14 @@ static void addFunctionBoundaryBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(options));
 }
 
+/// Frees the buffers bufferization allocated (upstream's deallocation
+/// pipeline). It clones buffers it cannot prove unaliased (a returned
+/// argument): clones become alloc + copy.
+static void addBufferDeallocation(OpPassManager &pm) {
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
 /// The widest vector registers of this host: 512 with AVX-512, 256 with
 /// AVX2 (x86), else 128 (SSE, NEON).
 static int64_t hostVectorBits() {
@@ -99,6 +107,9 @@ static void addGraphLevelPasses(OpPassManager &funcPm, bool raise,
     funcPm.addPass(createGatedAttentionUnpagePass());
   // What raising did not fold (a softmax under another mask) is plain linalg.
   funcPm.addPass(createDecomposeAggregatedOpsPass());
+  // Elementwise arith/math on whole tensors (an `arith.extf` or `addf` of
+  // tensors in user code) becomes linalg, which fuses and bufferizes.
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createLinalgGeneralizeNamedOpsPass());
   funcPm.addPass(createLinalgElementwiseOpFusionPass());
@@ -135,8 +146,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
   pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/true)));
   // Tensor level: our ops become linalg (tiled online softmax, or the
-  // reference form); elementwise arith/math on tensors (e.g. an `arith.extf`
-  // of a whole tensor in user code) become linalg too.
+  // reference form).
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   addGraphLevelPasses(funcPm, options.raiseAttention,
                       /*unpage=*/options.reference);
@@ -152,7 +162,6 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     funcPm.addPass(
         createGatedAttentionVectorizeTilesPass(registerTileFor(options)));
   }
-  funcPm.addPass(createConvertElementwiseToLinalgPass());
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
 
@@ -161,10 +170,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // allocation and copy.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addFunctionBoundaryBufferization(pm);
-  bufferization::buildBufferDeallocationPipeline(pm);
-  // Deallocation clones buffers it cannot prove unaliased (a returned
-  // argument): clones become alloc + copy.
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferDeallocation(pm);
 
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
@@ -308,8 +314,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   // its launches (synchronous ones: LaunchEffects.h). Not earlier: the
   // deallocation pipeline canonicalizes, which would fold the SIMT kernel's
   // loop levels before they are mapped.
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferDeallocation(pm);
 
   // Kernels to PTX (the oldest PTX ISA that knows the chip), host to LLVM.
   const NVGPUChip *chip = lookupNVGPUChip(options.chip);

@@ -18,15 +18,20 @@ class OpPassManager;
 
 namespace gated_attention {
 
-/// Options of `--gated-attention-to-llvm`.
-struct GatedAttentionToLLVMPipelineOptions
-    : public PassPipelineOptions<GatedAttentionToLLVMPipelineOptions> {
-  PassOptions::Option<bool> raiseAttention{
+/// The graph-level options both pipelines take.
+template <typename Derived>
+struct GraphLevelPipelineOptions : public PassPipelineOptions<Derived> {
+  detail::PassOptions::Option<bool> raiseAttention{
       *this, "raise",
       llvm::cl::desc("Raise unfused attention in the graph to the op first "
                      "(0: compile the graph as written, e.g. to check a "
                      "raised result against it)"),
       llvm::cl::init(true)};
+};
+
+/// Options of `--gated-attention-to-llvm`.
+struct GatedAttentionToLLVMPipelineOptions
+    : public GraphLevelPipelineOptions<GatedAttentionToLLVMPipelineOptions> {
   PassOptions::Option<bool> reference{
       *this, "reference",
       llvm::cl::desc("Lower attention with the reference path (materialized "
@@ -70,7 +75,7 @@ void buildGatedAttentionToLLVMPipeline(
 
 /// Options of `--gated-attention-to-ptx`.
 struct GatedAttentionToPTXPipelineOptions
-    : public PassPipelineOptions<GatedAttentionToPTXPipelineOptions> {
+    : public GraphLevelPipelineOptions<GatedAttentionToPTXPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
@@ -96,12 +101,6 @@ struct GatedAttentionToPTXPipelineOptions
       llvm::cl::desc("Query rows (threads) per block of the SIMT kernel "
                      "(f32)"),
       llvm::cl::init(128)};
-  PassOptions::Option<bool> raiseAttention{
-      *this, "raise",
-      llvm::cl::desc("Raise unfused attention in the graph to the op first "
-                     "(0: compile the graph as written, e.g. to check a "
-                     "raised result against it)"),
-      llvm::cl::init(true)};
 };
 
 /// Lowers a module of func + gated_attention ops for NVIDIA GPUs: f16/bf16
