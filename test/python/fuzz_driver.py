@@ -83,6 +83,34 @@ assert "without a finding" in out, out
 assert "interrupted" not in records[0], records
 print("PASS a fuzzer failing without a finding is exit 1")
 
+# A rebuild during a run: the run and its triage use the driver's copy of
+# the fuzzer, so a crash is replayed by the code that had it (the rebuilt
+# one, here exiting 0, would make it "not reproduced").
+REBUILT = """#!{python}
+import os, sys
+if os.environ.get("GATED_ATTENTION_FUZZ_VERBOSE"):   # a replay
+    print("gated-attention-fuzz: stage: run pipeline")
+    print("==1==ERROR: AddressSanitizer: SEGV on unknown address 0x000")
+    sys.exit(1)
+open(os.environ["FAKE_ORIGINAL"], "w").write("#!/bin/sh\\nexit 0\\n")
+open("artifacts/crash-1", "wb").write(bytes(5) + b"func.func @f()")
+print("stat::number_of_executed_units: 5", flush=True)
+sys.exit(1)
+"""
+work = Path(tempfile.mkdtemp(prefix="fuzz-driver-rebuild-"))
+fake = work / "fake-fuzzer"
+fake.write_text(REBUILT.format(python=sys.executable))
+fake.chmod(0o755)
+proc = subprocess.run(
+    [sys.executable, str(DRIVER), "run", str(fake), "--seconds", "1",
+     "--work", str(work / "w")], env=dict(os.environ, FAKE_ORIGINAL=str(fake)),
+    capture_output=True, text=True, timeout=120)
+assert fake.read_text().startswith("#!/bin/sh"), "the run did not rebuild"
+assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+assert "[FINDING]" in proc.stdout and "asan: SEGV" in proc.stdout, proc.stdout
+assert "not reproduced" not in proc.stdout, proc.stdout
+print("PASS a crash is triaged by the fuzzer that ran, not a rebuilt one")
+
 # Seeds: a chunk of independent functions becomes seeds of at most two
 # functions (each op costs seconds under ASan), each with the chunk's
 # aliases; a chunk whose functions call each other stays whole.

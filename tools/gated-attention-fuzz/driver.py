@@ -184,12 +184,17 @@ def run_interruptible(cmd, env, log, cwd):
 
 def run_fuzzer(args):
     work = Path(args.work).resolve()
-    args.fuzzer = str(Path(args.fuzzer).resolve())
     corpus = work / "corpus"
     seeds = work / "seeds"
     artifacts = work / "artifacts"
     for d in (corpus, artifacts):
         d.mkdir(parents=True, exist_ok=True)
+    # The run and its triage use a copy: a rebuild during a long run would
+    # otherwise triage its findings with other code (a crash the new code
+    # no longer has would count as "not reproduced").
+    snapshot = work / "gated-attention-fuzz"
+    shutil.copy2(Path(args.fuzzer).resolve(), snapshot)
+    args.fuzzer = str(snapshot)
     n = write_seeds(seeds, small=args.small_seeds)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
     outcomes_path = work / "outcomes.jsonl"
