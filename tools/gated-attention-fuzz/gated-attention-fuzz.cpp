@@ -396,9 +396,10 @@ llvm::StringRef skipTrivia(llvm::StringRef text) {
 /// that a run is not stopped by them again and again.
 bool hitsKnownUpstreamParserCrash(llvm::StringRef text) {
   // Tokens may be apart: `array // c\n < index`.
-  for (size_t at = text.find("array"); at != llvm::StringRef::npos;
-       at = text.find("array", at + 1)) {
-    llvm::StringRef rest = skipTrivia(text.drop_front(at + 5));
+  const llvm::StringRef array = "array";
+  for (size_t at = text.find(array); at != llvm::StringRef::npos;
+       at = text.find(array, at + 1)) {
+    llvm::StringRef rest = skipTrivia(text.drop_front(at + array.size()));
     if (rest.consume_front("<") && skipTrivia(rest).starts_with("index"))
       return true;
   }
