@@ -127,3 +127,23 @@ assert fuzz_driver.split_functions(two) == [two]
 calls = funcs + "func.func @g() {\n  func.call @f0() : () -> ()\n  return\n}\n"
 assert fuzz_driver.split_functions(calls) == [calls]
 print("PASS seeds of at most two functions, aliases kept, callers whole")
+
+# The default seeds give every lit chunk two or three pipelines (the whole
+# set, --all-seeds, every pipeline and option setting): libFuzzer replays
+# seeds at ~1 per second before it mutates, so the whole set would spend a
+# default 600 s run, and CI's 6 minutes, in start-up.
+out = Path(tempfile.mkdtemp(prefix="fuzz-driver-seeds-"))
+default = fuzz_driver.write_seeds(out / "default")
+everything = fuzz_driver.write_seeds(out / "all", small=False)
+
+
+def chunks(d):
+    return {p.read_bytes()[fuzz_driver.HEADER_SIZE:] for p in d.iterdir()}
+
+
+assert chunks(out / "default") == chunks(out / "all")
+assert 4 * default < everything, (default, everything)
+proc = subprocess.run([sys.executable, str(DRIVER), "run", "--help"],
+                      capture_output=True, text=True, check=True)
+assert "--all-seeds" in proc.stdout and "--small" not in proc.stdout
+print(f"PASS default seeds: every chunk, {default} of {everything} inputs")

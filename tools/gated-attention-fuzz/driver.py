@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds, runs and triages the gated-attention-fuzz libFuzzer target.
 
-    driver.py seeds OUT [--small]         write the seed corpus to OUT
+    driver.py seeds OUT [--all]           write the seed corpus to OUT
     driver.py run FUZZER --seconds S [--jobs J] [--work DIR] [...]
     driver.py triage FUZZER ARTIFACT... [--out DIR] [--minimize]
 
@@ -107,9 +107,9 @@ def seed_sources():
     return files
 
 
-def write_seeds(out, small=False):
-    """Every chunk with every pipeline (--small: two per chunk, round
-    robin), plus a few option settings."""
+def write_seeds(out, small=True):
+    """Every chunk with two or three pipelines, round robin (small=False,
+    --all-seeds: with every pipeline and option setting below)."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -195,7 +195,7 @@ def run_fuzzer(args):
     snapshot = work / "gated-attention-fuzz"
     shutil.copy2(Path(args.fuzzer).resolve(), snapshot)
     args.fuzzer = str(snapshot)
-    n = write_seeds(seeds, small=args.small_seeds)
+    n = write_seeds(seeds, small=not args.all_seeds)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
     outcomes_path = work / "outcomes.jsonl"
     for old in [outcomes_path, *outcome_snapshots(outcomes_path)]:
@@ -497,7 +497,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("seeds")
     s.add_argument("out")
-    s.add_argument("--small", action="store_true")
+    s.add_argument("--all", action="store_true")
     r = sub.add_parser("run")
     r.add_argument("fuzzer")
     r.add_argument("--seconds", type=int, default=600)
@@ -508,7 +508,9 @@ def main():
     r.add_argument("--timeout", type=int, default=60)
     r.add_argument("--rss-limit-mb", type=int, default=4096)
     r.add_argument("--max-len", type=int, default=16384)
-    r.add_argument("--small-seeds", action="store_true")
+    # The whole set is ~6x as many inputs: libFuzzer's start-up replays
+    # them at ~1 per second, 40 minutes before the first mutation.
+    r.add_argument("--all-seeds", action="store_true")
     r.add_argument("--minimize", action="store_true")
     t = sub.add_parser("triage")
     t.add_argument("fuzzer")
@@ -518,7 +520,7 @@ def main():
     t.add_argument("--minimize", action="store_true")
     args = ap.parse_args()
     if args.cmd == "seeds":
-        print(write_seeds(args.out, args.small))
+        print(write_seeds(args.out, small=not args.all))
         return 0
     if args.cmd == "run":
         return run_fuzzer(args)
