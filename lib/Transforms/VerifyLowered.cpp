@@ -6,6 +6,7 @@
 
 #include "GatedAttention/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -43,6 +44,17 @@ static int nestingDepth(Operation *op, Operation *top) {
        parent = parent->getParentOp())
     depth += isa<ModuleOp>(parent);
   return depth;
+}
+
+/// Whether `op` may stand directly in a module's body for its translation to
+/// LLVM IR: symbols (functions, globals, aliases, comdats, modules) and
+/// LLVM's module-level ops. Translation converts any other op there with a
+/// builder that has no block: `nvvm.barrier0` in a gpu.module's body crashed
+/// gpu-module-to-binary.
+static bool standsAtModuleLevel(Operation *op) {
+  return isa<SymbolOpInterface, LLVM::ModuleFlagsOp, LLVM::LinkerOptionsOp,
+             LLVM::GlobalCtorsOp, LLVM::GlobalDtorsOp>(op) ||
+         op->hasTrait<OpTrait::IsTerminator>();
 }
 
 namespace {
@@ -88,12 +100,20 @@ struct VerifyLoweredPass
                             << "' was not lowered by the pipeline (it produces "
                                "only "
                             << llvm::interleaved(names, ", ") << ")";
-        // Checked in a GPU module: before its kernels are compiled to PTX,
-        // which would fail on the op without naming it.
-        if (auto kernels = dyn_cast<gpu::GPUModuleOp>(top))
-          diag.attachNote(kernels.getLoc())
-              << "in the kernels of GPU module @" << kernels.getName()
-              << ", before they are compiled";
+        noteKernels(diag);
+        return WalkResult::interrupt();
+      }
+      Operation *parent = op->getParentOp();
+      if (parent->hasTrait<OpTrait::SymbolTable>() &&
+          !standsAtModuleLevel(op)) {
+        InFlightDiagnostic diag =
+            op->emitError()
+            << "'" << op->getName() << "' stands in the body of '"
+            << parent->getName()
+            << "', where LLVM IR has no place for it (only functions, "
+               "globals and module-level declarations); move it into a "
+               "function";
+        noteKernels(diag);
         return WalkResult::interrupt();
       }
       if (nestedOnly)
@@ -144,6 +164,15 @@ struct VerifyLoweredPass
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+
+  /// Checked in a GPU module: before its kernels are compiled to PTX, which
+  /// would fail on the op without naming it.
+  void noteKernels(InFlightDiagnostic &diag) {
+    if (auto kernels = dyn_cast<gpu::GPUModuleOp>(getOperation()))
+      diag.attachNote(kernels.getLoc())
+          << "in the kernels of GPU module @" << kernels.getName()
+          << ", before they are compiled";
   }
 
   /// The pipelines nest their function passes on the top-level module's

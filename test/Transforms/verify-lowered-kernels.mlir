@@ -50,3 +50,17 @@ gpu.module @kernels {
 func.func @host() {
   return
 }
+
+// -----
+
+// An op in the GPU module's body, outside any kernel, is named before
+// gpu-module-to-binary translates the module (it crashed there; found by
+// the fuzzer).
+// expected-note @+1 {{in the kernels of GPU module @kernels, before they are compiled}}
+gpu.module @kernels {
+  // expected-error @+1 {{'nvvm.barrier0' stands in the body of 'gpu.module', where LLVM IR has no place for it}}
+  nvvm.barrier0
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}

@@ -53,3 +53,24 @@ llvm.func @cast(%p: !llvm.ptr) {
   %m = builtin.unrealized_conversion_cast %p : !llvm.ptr to memref<4xf32>
   llvm.return
 }
+
+// -----
+
+// A module's body holds what LLVM IR has a place for: functions, globals and
+// module-level declarations. Translation builds any other op there with no
+// block to put it in (mlir-translate crashes on this module).
+llvm.module_flags [#llvm.mlir.module_flag<error, "wchar_size", 4 : i32>]
+llvm.mlir.global_ctors ctors = [@ctor], priorities = [0 : i32], data = [#llvm.zero]
+llvm.mlir.global internal constant @g(1 : i32) : i32
+llvm.func @ctor() {
+  llvm.return
+}
+// expected-error @+1 {{'llvm.intr.trap' stands in the body of 'builtin.module', where LLVM IR has no place for it (only functions, globals and module-level declarations); move it into a function}}
+"llvm.intr.trap"() : () -> ()
+
+// -----
+
+module @nested {
+  // expected-error @+1 {{'llvm.mlir.constant' stands in the body of 'builtin.module'}}
+  %c = llvm.mlir.constant(1 : i32) : i32
+}

@@ -60,7 +60,10 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     such as `gpu.binary`, whose name) is not in `dialects` (what the
     pipeline promises to produce: a pipeline lowers everything it accepts or
     fails), on a `builtin.unrealized_conversion_cast` (a conversion that
-    did not finish), and on any `gpu.binary` object holding PTX that still declares
+    did not finish), on an op in a module's body that LLVM IR has no place
+    for (anything but symbols and LLVM's module-level ops, such as
+    `llvm.module_flags`: translation would build it with no block and
+    crash), and on any `gpu.binary` object holding PTX that still declares
     a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
