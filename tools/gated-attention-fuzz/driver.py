@@ -310,7 +310,8 @@ def summarize_outcomes(path):
     for pipeline, stages in sorted(totals.items()):
         n = sum(stages.values())
         ran = sum(v for k, v in stages.items()
-                  if k in ("run pipeline", "check output", "print output",
+                  if k in ("run pipeline", "check output",
+                           "translate output", "print output",
                            "parse back output", "done"))
         valid = n - sum(stages.get(k, 0) for k in ("skipped", "parse",
                                                    "verify"))
