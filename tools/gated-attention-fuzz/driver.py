@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds, runs and triages the gated-attention-fuzz libFuzzer target.
 
-    driver.py seeds OUT [--all]           write the seed corpus to OUT
+    driver.py seeds OUT [--all-seeds]     write the seed corpus to OUT
     driver.py run FUZZER --seconds S [--jobs J] [--work DIR] [...]
     driver.py triage FUZZER ARTIFACT... [--out DIR] [--minimize]
 
@@ -498,7 +498,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("seeds")
     s.add_argument("out")
-    s.add_argument("--all", action="store_true")
+    s.add_argument("--all-seeds", action="store_true")
     r = sub.add_parser("run")
     r.add_argument("fuzzer")
     r.add_argument("--seconds", type=int, default=600)
@@ -521,7 +521,7 @@ def main():
     t.add_argument("--minimize", action="store_true")
     args = ap.parse_args()
     if args.cmd == "seeds":
-        print(write_seeds(args.out, small=not args.all))
+        print(write_seeds(args.out, small=not args.all_seeds))
         return 0
     if args.cmd == "run":
         return run_fuzzer(args)
