@@ -11,6 +11,9 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
 
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_VERIFYLOWEREDPASS
@@ -55,6 +58,36 @@ static bool standsAtModuleLevel(Operation *op) {
   return isa<SymbolOpInterface, LLVM::ModuleFlagsOp, LLVM::LinkerOptionsOp,
              LLVM::GlobalCtorsOp, LLVM::GlobalDtorsOp>(op) ||
          op->hasTrait<OpTrait::IsTerminator>();
+}
+
+/// The most bytes of constant data one attribute may hold: the reach of
+/// x86-64's default (small) code model. Translation to LLVM IR writes every
+/// element of a splat out (a 2^48-element splat asked for 8 TiB and
+/// aborted); data this large belongs in a buffer passed at run time.
+static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 31;
+
+/// The bytes the elements of `type` (static, as an attribute's is) take, or
+/// nullopt when that does not fit in 64 bits. Elements that are neither
+/// integers, floats nor complex numbers (index) count as 8 bytes.
+static std::optional<uint64_t> constantBytes(ShapedType type) {
+  Type element = type.getElementType();
+  uint64_t bytes = 8, count = 1;
+  if (auto complex = dyn_cast<ComplexType>(element))
+    element = complex.getElementType(), count = 2;
+  if (element.isIntOrFloat())
+    bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  bytes *= count;
+  if (llvm::is_contained(type.getShape(), 0))
+    return 0;
+  bool overflow = false;
+  for (int64_t size : type.getShape()) {
+    bool step;
+    bytes = llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(size), &step);
+    overflow |= step;
+  }
+  if (overflow)
+    return std::nullopt;
+  return bytes;
 }
 
 namespace {
@@ -118,6 +151,8 @@ struct VerifyLoweredPass
       }
       if (nestedOnly)
         return WalkResult::advance();
+      if (failed(verifyConstantSizes(op)))
+        return WalkResult::interrupt();
       auto binary = dyn_cast<gpu::BinaryOp>(op);
       if (!binary)
         return WalkResult::advance();
@@ -164,6 +199,32 @@ struct VerifyLoweredPass
     });
     if (result.wasInterrupted())
       signalPassFailure();
+  }
+
+  /// Fails at `op` if one of its attributes holds more constant data than
+  /// kMaxConstantBytes.
+  LogicalResult verifyConstantSizes(Operation *op) {
+    for (NamedAttribute attr : op->getAttrs()) {
+      auto elements = dyn_cast<ElementsAttr>(attr.getValue());
+      if (!elements)
+        continue;
+      std::optional<uint64_t> bytes = constantBytes(elements.getShapedType());
+      if (bytes && *bytes <= kMaxConstantBytes)
+        continue;
+      InFlightDiagnostic diag =
+          op->emitError() << "'" << op->getName() << "' holds a constant ("
+                          << elements.getShapedType() << ") of ";
+      if (bytes)
+        diag << *bytes << " bytes";
+      else
+        diag << "2^64 bytes or more";
+      diag << ", more than the 2^31 (2 GiB) the pipelines put in one constant "
+              "(LLVM IR spells out every "
+              "element); pass data this large at run time";
+      noteKernels(diag);
+      return failure();
+    }
+    return success();
   }
 
   /// Checked in a GPU module: before its kernels are compiled to PTX, which

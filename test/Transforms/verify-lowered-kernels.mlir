@@ -64,3 +64,16 @@ gpu.module @kernels {
     llvm.return
   }
 }
+
+// -----
+
+// A kernel's constant is checked before gpu-module-to-binary translates it
+// in process.
+// expected-note @+1 {{in the kernels of GPU module @kernels, before they are compiled}}
+gpu.module @kernels {
+  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('tensor<4294967296xf32>') of 17179869184 bytes}}
+  llvm.mlir.global internal constant @table(dense<2.0> : tensor<4294967296xf32>) {addr_space = 4 : i32} : !llvm.array<4294967296 x f32>
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}
