@@ -144,6 +144,7 @@ static VerifyLoweredPassOptions gpuOutput(bool nestedOnly) {
 
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
+  pm.addPass(createVerifyVectorSizesPass());
   pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/true)));
   // Tensor level: our ops become linalg (tiled online softmax, or the
   // reference form).
@@ -274,6 +275,7 @@ static void addLowerToNVVM(OpPassManager &pm, StringRef chip,
 
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
+  pm.addPass(createVerifyVectorSizesPass());
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/true)));
   addGraphLevelPasses(pm.nest<func::FuncOp>(), options.raiseAttention,
                       /*unpage=*/false);

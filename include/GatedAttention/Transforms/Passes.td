@@ -52,6 +52,28 @@ def DecomposeAggregatedOpsPass : Pass<"decompose-aggregated-ops"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def VerifyVectorSizesPass : Pass<"verify-vector-sizes"> {
+  let summary = "Fail on vector types of more than 65,536 elements";
+  let description = [{
+    The first pass of both pipelines, with the nested-module check of
+    `verify-lowered`. Vectors are register values that the lowerings
+    unroll: the CPU pipeline fully unrolls transfers row by row (a
+    `vector.transfer_read` of `vector<1099511627776x4xf32>` never ended,
+    one of `vector<65536x4xf32>` takes seconds), and LLVM counts a vector's
+    elements in 32 bits (`vector<1099511627776xf32>` translated to
+    `<0 x float>` without a word). Any vector type of more than 2^16
+    elements, in a result, a block argument or a type an attribute holds
+    (a declaration's signature), is an error at its op.
+
+    ```mlir
+    // error: 'vector.transfer_read' uses 'vector<1099511627776x4xf32>',
+    // 4398046511104 elements; the pipelines take vectors of at most 65536
+    %v = vector.transfer_read %m[%c0, %c0], %z
+        : memref<1099511627776x4xf32>, vector<1099511627776x4xf32>
+    ```
+  }];
+}
+
 def VerifyLoweredPass : Pass<"verify-lowered"> {
   let summary = "Fail on ops a pipeline left unlowered and unlinked PTX";
   let description = [{
