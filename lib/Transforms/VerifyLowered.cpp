@@ -60,11 +60,12 @@ static bool standsAtModuleLevel(Operation *op) {
          op->hasTrait<OpTrait::IsTerminator>();
 }
 
-/// The most bytes of constant data one attribute may hold: the reach of
-/// x86-64's default (small) code model. Translation to LLVM IR writes every
-/// element of a splat out (a 2^48-element splat asked for 8 TiB and
-/// aborted); data this large belongs in a buffer passed at run time.
-static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 31;
+/// The most bytes of constant data one attribute may hold. Translation to
+/// LLVM IR writes out every element, a splat's too (a 2^48-element splat
+/// asked for 8 TiB and aborted; one of 256 MiB takes 1 GiB and 20 s), and
+/// the object file carries them: data this large belongs in a buffer passed
+/// at run time.
+static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 28;
 
 /// The bytes the elements of `type` (static, as an attribute's is) take, or
 /// nullopt when that does not fit in 64 bits. Elements that are neither
@@ -218,9 +219,9 @@ struct VerifyLoweredPass
         diag << *bytes << " bytes";
       else
         diag << "2^64 bytes or more";
-      diag << ", more than the 2^31 (2 GiB) the pipelines put in one constant "
-              "(LLVM IR spells out every "
-              "element); pass data this large at run time";
+      diag << ", more than the 2^28 (256 MiB) the pipelines put in one "
+              "constant (LLVM IR spells out every element); pass data this "
+              "large at run time";
       noteKernels(diag);
       return failure();
     }

@@ -79,14 +79,14 @@ module @nested {
 
 // Translation to LLVM IR writes out every element of a constant, a splat's
 // too: a 2^48-element splat aborted mlir-translate asking for 8 TiB (found
-// by the fuzzer). One constant holds at most 2^31 bytes.
-// expected-error @+1 {{'llvm.mlir.global' holds a constant ('tensor<1099511627776x256xbf16>') of 562949953421312 bytes, more than the 2^31 (2 GiB) the pipelines put in one constant (LLVM IR spells out every element); pass data this large at run time}}
+// by the fuzzer). One constant holds at most 2^28 bytes.
+// expected-error @+1 {{'llvm.mlir.global' holds a constant ('tensor<1099511627776x256xbf16>') of 562949953421312 bytes, more than the 2^28 (256 MiB) the pipelines put in one constant (LLVM IR spells out every element); pass data this large at run time}}
 llvm.mlir.global private constant @huge(dense<5.000000e-01> : tensor<1099511627776x256xbf16>) : !llvm.array<1099511627776 x array<256 x bf16>>
 
 // -----
 
-// 2^31 bytes pass, as does an empty constant whatever its other sizes.
-llvm.mlir.global private constant @limit(dense<1.0> : tensor<536870912xf32>) : !llvm.array<536870912 x f32>
+// 2^28 bytes pass, as does an empty constant whatever its other sizes.
+llvm.mlir.global private constant @limit(dense<1.0> : tensor<67108864xf32>) : !llvm.array<67108864 x f32>
 llvm.mlir.global private constant @empty(dense<> : tensor<0x9223372036854775807xf32>) : !llvm.array<0 x array<9223372036854775807 x f32>>
 llvm.func @host() {
   llvm.return
@@ -96,8 +96,8 @@ llvm.func @host() {
 
 // One byte more, and a size past 64 bits, in a function's constant.
 llvm.func @host() {
-  // expected-error @+1 {{holds a constant ('tensor<2147483649xi8>') of 2147483649 bytes}}
-  %c = llvm.mlir.constant(dense<1> : tensor<2147483649xi8>) : !llvm.array<2147483649 x i8>
+  // expected-error @+1 {{holds a constant ('tensor<268435457xi8>') of 268435457 bytes}}
+  %c = llvm.mlir.constant(dense<1> : tensor<268435457xi8>) : !llvm.array<268435457 x i8>
   llvm.return
 }
 

@@ -85,7 +85,7 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     did not finish), on an op in a module's body that LLVM IR has no place
     for (anything but symbols and LLVM's module-level ops, such as
     `llvm.module_flags`: translation would build it with no block and
-    crash), on an attribute holding more than 2^31 bytes of constant data
+    crash), on an attribute holding more than 2^28 bytes (256 MiB) of constant data
     (translation writes out every element, a splat's too: a 2^48-element
     splat aborted it asking for TiB), and on any `gpu.binary` object
     holding PTX that still declares
