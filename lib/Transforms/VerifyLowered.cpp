@@ -13,8 +13,6 @@
 #include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <optional>
-
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_VERIFYLOWEREDPASS
 #include "GatedAttention/Transforms/Passes.h.inc"
@@ -67,28 +65,37 @@ static bool standsAtModuleLevel(Operation *op) {
 /// at run time.
 static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 28;
 
-/// The bytes the elements of `type` (static, as an attribute's is) take, or
-/// nullopt when that does not fit in 64 bits. Elements that are neither
-/// integers, floats nor complex numbers (index) count as 8 bytes.
-static std::optional<uint64_t> constantBytes(ShapedType type) {
-  Type element = type.getElementType();
-  uint64_t bytes = 8, count = 1;
-  if (auto complex = dyn_cast<ComplexType>(element))
-    element = complex.getElementType(), count = 2;
-  if (element.isIntOrFloat())
-    bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
-  bytes *= count;
-  if (llvm::is_contained(type.getShape(), 0))
-    return 0;
-  bool overflow = false;
-  for (int64_t size : type.getShape()) {
-    bool step;
-    bytes = llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(size), &step);
-    overflow |= step;
+/// The bytes a value of `type` takes, saturated at UINT64_MAX: arrays,
+/// vectors and tensors (static, as an attribute's is) of their elements,
+/// structs of their fields; any other type (index, pointers) counts as 8.
+static uint64_t storageBytes(Type type) {
+  auto times = [](uint64_t count, uint64_t bytes) {
+    bool overflow;
+    return llvm::SaturatingMultiply(count, bytes, &overflow);
+  };
+  if (auto array = dyn_cast<LLVM::LLVMArrayType>(type))
+    return times(array.getNumElements(), storageBytes(array.getElementType()));
+  if (auto shaped = dyn_cast<ShapedType>(type);
+      shaped && shaped.hasStaticShape() &&
+      isa<VectorType, RankedTensorType>(shaped)) {
+    uint64_t bytes = storageBytes(shaped.getElementType());
+    for (int64_t size : shaped.getShape())
+      bytes = times(static_cast<uint64_t>(size), bytes);
+    return bytes;
   }
-  if (overflow)
-    return std::nullopt;
-  return bytes;
+  if (auto complex = dyn_cast<ComplexType>(type))
+    return times(2, storageBytes(complex.getElementType()));
+  if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+    uint64_t bytes = 0;
+    for (Type field : structType.getBody()) {
+      bool overflow;
+      bytes = llvm::SaturatingAdd(bytes, storageBytes(field), &overflow);
+    }
+    return bytes;
+  }
+  if (type.isIntOrFloat())
+    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  return 8;
 }
 
 namespace {
@@ -202,30 +209,46 @@ struct VerifyLoweredPass
       signalPassFailure();
   }
 
-  /// Fails at `op` if one of its attributes holds more constant data than
-  /// kMaxConstantBytes.
+  /// Fails at `op` if it holds a constant (an elements attribute) of more
+  /// than kMaxConstantBytes. Translation writes out as many elements as the
+  /// op's type holds, whatever the attribute's shape (a 64-element splat
+  /// initializes an array of 2^32), so the op's result and type attributes
+  /// count too.
   LogicalResult verifyConstantSizes(Operation *op) {
-    for (NamedAttribute attr : op->getAttrs()) {
-      auto elements = dyn_cast<ElementsAttr>(attr.getValue());
-      if (!elements)
-        continue;
-      std::optional<uint64_t> bytes = constantBytes(elements.getShapedType());
-      if (bytes && *bytes <= kMaxConstantBytes)
-        continue;
-      InFlightDiagnostic diag =
-          op->emitError() << "'" << op->getName() << "' holds a constant ("
-                          << elements.getShapedType() << ") of ";
-      if (bytes)
-        diag << *bytes << " bytes";
-      else
-        diag << "2^64 bytes or more";
-      diag << ", more than the 2^28 (256 MiB) the pipelines put in one "
-              "constant (LLVM IR spells out every element); pass data this "
-              "large at run time";
-      noteKernels(diag);
-      return failure();
-    }
-    return success();
+    if (!llvm::any_of(op->getAttrs(), [](NamedAttribute attr) {
+          return isa<ElementsAttr>(attr.getValue());
+        }))
+      return success();
+    Type largest;
+    uint64_t bytes = 0;
+    auto consider = [&](Type type) {
+      uint64_t size = storageBytes(type);
+      if (!largest || size > bytes)
+        largest = type, bytes = size;
+    };
+    // The attribute's own type first: named when the others are no larger.
+    for (NamedAttribute attr : op->getAttrs())
+      if (auto elements = dyn_cast<ElementsAttr>(attr.getValue()))
+        consider(elements.getShapedType());
+    for (NamedAttribute attr : op->getAttrs())
+      if (auto type = dyn_cast<TypeAttr>(attr.getValue()))
+        consider(type.getValue());
+    for (Type type : op->getResultTypes())
+      consider(type);
+    if (bytes <= kMaxConstantBytes)
+      return success();
+    InFlightDiagnostic diag = op->emitError()
+                              << "'" << op->getName() << "' holds a constant ("
+                              << largest << ") of ";
+    if (bytes == std::numeric_limits<uint64_t>::max())
+      diag << "2^64 bytes or more";
+    else
+      diag << bytes << " bytes";
+    diag << ", more than the 2^28 (256 MiB) the pipelines put in one "
+            "constant (LLVM IR spells out every element); pass data this "
+            "large at run time";
+    noteKernels(diag);
+    return failure();
   }
 
   /// Checked in a GPU module: before its kernels are compiled to PTX, which

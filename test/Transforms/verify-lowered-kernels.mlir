@@ -77,3 +77,18 @@ gpu.module @kernels {
     llvm.return
   }
 }
+
+// -----
+
+// Translation writes out as many elements as the global's type holds,
+// whatever the attribute's shape: this 64-element splat initializes an
+// array of 2^32 (gpu-module-to-binary asked for 32 GiB; found by the
+// fuzzer).
+// expected-note @+1 {{in the kernels of GPU module @kernels}}
+gpu.module @kernels {
+  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('!llvm.array<4294967296 x f32>') of 17179869184 bytes, more than the 2^28 (256 MiB)}}
+  llvm.mlir.global internal constant @table(dense<2.0> : tensor<64xf32>) {addr_space = 4 : i32} : !llvm.array<4294967296 x f32>
+  llvm.func @k() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}

@@ -108,3 +108,10 @@ llvm.func @host() {
   %c = llvm.mlir.constant(dense<(1.0, 0.0)> : tensor<9223372036854775807x4xcomplex<f32>>) : !llvm.array<9223372036854775807 x array<4 x struct<(f32, f32)>>>
   llvm.return
 }
+
+// -----
+
+// A global's type counts, whatever its attribute's shape (the LLVM
+// dialect's verifier does not compare them; llvm.mlir.constant's does).
+// expected-error @+1 {{'llvm.mlir.global' holds a constant ('!llvm.array<1099511627776 x f32>') of 4398046511104 bytes}}
+llvm.mlir.global private constant @wide(dense<1.0> : tensor<4xf32>) : !llvm.array<1099511627776 x f32>

@@ -85,11 +85,11 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     did not finish), on an op in a module's body that LLVM IR has no place
     for (anything but symbols and LLVM's module-level ops, such as
     `llvm.module_flags`: translation would build it with no block and
-    crash), on an attribute holding more than 2^28 bytes (256 MiB) of constant data
-    (translation writes out every element, a splat's too: a 2^48-element
-    splat aborted it asking for TiB), and on any `gpu.binary` object
-    holding PTX that still declares
-    a libdevice function (`.extern .func __nv_expf`): such PTX does not
+    crash), on a constant of more than 2^28 bytes (256 MiB), counted by
+    the attribute's type or the op's, whichever is larger (translation
+    writes out as many elements as a global's type holds, a splat's too: a
+    2^48-element splat aborted it asking for TiB), and on any `gpu.binary`
+    object holding PTX that still declares a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
     The PTX pipeline also runs it on each `gpu.module` with `dialects` llvm
