@@ -60,9 +60,9 @@ static bool standsAtModuleLevel(Operation *op) {
 
 /// The most bytes of constant data one attribute may hold. Translation to
 /// LLVM IR writes out every element, a splat's too (a 2^48-element splat
-/// asked for 8 TiB and aborted; one of 256 MiB takes 1 GiB and 20 s), and
-/// the object file carries them: data this large belongs in a buffer passed
-/// at run time.
+/// asked for 8 TiB and aborted; one of 256 MiB takes 1.4 GiB under ASan),
+/// and the object file carries them: data this large belongs in a buffer
+/// passed at run time.
 static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 28;
 
 /// The bytes a value of `type` takes, saturated at UINT64_MAX: arrays,
