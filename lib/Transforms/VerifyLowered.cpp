@@ -65,26 +65,33 @@ static bool standsAtModuleLevel(Operation *op) {
 /// passed at run time.
 static constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 28;
 
-/// The bytes a value of `type` takes, saturated at UINT64_MAX: arrays,
-/// vectors and tensors (static, as an attribute's is) of their elements,
-/// structs of their fields; any other type (index, pointers) counts as 8.
+/// The bytes translation materializes for a constant of `type`, saturated
+/// at UINT64_MAX: arrays, vectors and tensors (static, as an attribute's is)
+/// of their elements, structs of their fields; any other type (index,
+/// pointers) counts as 8. An array's element is built even when the array
+/// is empty, so each level counts on its own: a splat of
+/// tensor<0x2^40xbf16> asked for 8 TiB.
 static uint64_t storageBytes(Type type) {
-  auto times = [](uint64_t count, uint64_t bytes) {
-    bool overflow;
-    return llvm::SaturatingMultiply(count, bytes, &overflow);
+  auto nest = [](ArrayRef<uint64_t> sizes, uint64_t element) {
+    uint64_t bytes = element, largest = element;
+    for (uint64_t size : llvm::reverse(sizes)) {
+      bool overflow;
+      bytes = llvm::SaturatingMultiply(size, bytes, &overflow);
+      largest = std::max(largest, bytes);
+    }
+    return largest;
   };
   if (auto array = dyn_cast<LLVM::LLVMArrayType>(type))
-    return times(array.getNumElements(), storageBytes(array.getElementType()));
+    return nest({array.getNumElements()}, storageBytes(array.getElementType()));
   if (auto shaped = dyn_cast<ShapedType>(type);
       shaped && shaped.hasStaticShape() &&
       isa<VectorType, RankedTensorType>(shaped)) {
-    uint64_t bytes = storageBytes(shaped.getElementType());
-    for (int64_t size : shaped.getShape())
-      bytes = times(static_cast<uint64_t>(size), bytes);
-    return bytes;
+    SmallVector<uint64_t> sizes(shaped.getShape().begin(),
+                                shaped.getShape().end());
+    return nest(sizes, storageBytes(shaped.getElementType()));
   }
   if (auto complex = dyn_cast<ComplexType>(type))
-    return times(2, storageBytes(complex.getElementType()));
+    return nest({2}, storageBytes(complex.getElementType()));
   if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
     uint64_t bytes = 0;
     for (Type field : structType.getBody()) {
@@ -239,14 +246,13 @@ struct VerifyLoweredPass
       return success();
     InFlightDiagnostic diag = op->emitError()
                               << "'" << op->getName() << "' holds a constant ("
-                              << largest << ") of ";
+                              << largest << ") that LLVM IR spells out in ";
     if (bytes == std::numeric_limits<uint64_t>::max())
       diag << "2^64 bytes or more";
     else
       diag << bytes << " bytes";
     diag << ", more than the 2^28 (256 MiB) the pipelines put in one "
-            "constant (LLVM IR spells out every element); pass data this "
-            "large at run time";
+            "constant; pass data this large at run time";
     noteKernels(diag);
     return failure();
   }

@@ -71,7 +71,7 @@ gpu.module @kernels {
 // in process.
 // expected-note @+1 {{in the kernels of GPU module @kernels, before they are compiled}}
 gpu.module @kernels {
-  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('tensor<4294967296xf32>') of 17179869184 bytes}}
+  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('tensor<4294967296xf32>') that LLVM IR spells out in 17179869184 bytes}}
   llvm.mlir.global internal constant @table(dense<2.0> : tensor<4294967296xf32>) {addr_space = 4 : i32} : !llvm.array<4294967296 x f32>
   llvm.func @k() attributes {nvvm.kernel} {
     llvm.return
@@ -86,7 +86,7 @@ gpu.module @kernels {
 // fuzzer).
 // expected-note @+1 {{in the kernels of GPU module @kernels}}
 gpu.module @kernels {
-  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('!llvm.array<4294967296 x f32>') of 17179869184 bytes, more than the 2^28 (256 MiB)}}
+  // expected-error @+1 {{'llvm.mlir.global' holds a constant ('!llvm.array<4294967296 x f32>') that LLVM IR spells out in 17179869184 bytes, more than the 2^28 (256 MiB)}}
   llvm.mlir.global internal constant @table(dense<2.0> : tensor<64xf32>) {addr_space = 4 : i32} : !llvm.array<4294967296 x f32>
   llvm.func @k() attributes {nvvm.kernel} {
     llvm.return

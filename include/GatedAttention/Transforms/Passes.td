@@ -86,9 +86,11 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     for (anything but symbols and LLVM's module-level ops, such as
     `llvm.module_flags`: translation would build it with no block and
     crash), on a constant of more than 2^28 bytes (256 MiB), counted by
-    the attribute's type or the op's, whichever is larger (translation
-    writes out as many elements as a global's type holds, a splat's too: a
-    2^48-element splat aborted it asking for TiB), and on any `gpu.binary`
+    the attribute's type or the op's, whichever is larger, and each row on
+    its own (translation writes out as many elements as a global's type
+    holds, a splat's too, and builds an empty constant's rows: a
+    2^48-element splat, and one of `tensor<0x2^40xbf16>`, aborted it
+    asking for TiB), and on any `gpu.binary`
     object holding PTX that still declares a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
