@@ -222,10 +222,6 @@ struct VerifyLoweredPass
   /// initializes an array of 2^32), so the op's result and type attributes
   /// count too.
   LogicalResult verifyConstantSizes(Operation *op) {
-    if (!llvm::any_of(op->getAttrs(), [](NamedAttribute attr) {
-          return isa<ElementsAttr>(attr.getValue());
-        }))
-      return success();
     Type largest;
     uint64_t bytes = 0;
     auto consider = [&](Type type) {
@@ -233,11 +229,15 @@ struct VerifyLoweredPass
       if (!largest || size > bytes)
         largest = type, bytes = size;
     };
-    // The attribute's own type first: named when the others are no larger.
-    for (NamedAttribute attr : op->getAttrs())
+    // One dictionary (an op with properties builds it); the attribute's own
+    // type first: named when the others are no larger.
+    ArrayRef<NamedAttribute> attrs = op->getAttrs();
+    for (NamedAttribute attr : attrs)
       if (auto elements = dyn_cast<ElementsAttr>(attr.getValue()))
         consider(elements.getShapedType());
-    for (NamedAttribute attr : op->getAttrs())
+    if (!largest)
+      return success();
+    for (NamedAttribute attr : attrs)
       if (auto type = dyn_cast<TypeAttr>(attr.getValue()))
         consider(type.getValue());
     for (Type type : op->getResultTypes())
