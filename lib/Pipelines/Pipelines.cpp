@@ -217,6 +217,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/false)));
+  pm.addPass(createVerifyTranslationPass());
 }
 
 /// Upstream's gpu-lower-to-nvvm-pipeline (gpu::buildLowerToNVVMPassPipeline
@@ -323,6 +324,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   addLowerToNVVM(pm, options.chip,
                  chip ? chip->ptxFeatures.str() : std::string("+ptx80"));
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/false)));
+  pm.addPass(createVerifyTranslationPass());
 }
 
 //===----------------------------------------------------------------------===//

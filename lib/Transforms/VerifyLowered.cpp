@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Transforms/Passes.h"
+#include "Translatable.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
@@ -167,6 +168,9 @@ struct VerifyLoweredPass
       if (nestedOnly)
         return WalkResult::advance();
       if (failed(verifyConstantSizes(op)))
+        return WalkResult::interrupt();
+      if (failed(gated_attention::verifyTranslatable(
+              op, [&](InFlightDiagnostic &diag) { noteKernels(diag); })))
         return WalkResult::interrupt();
       auto binary = dyn_cast<gpu::BinaryOp>(op);
       if (!binary)

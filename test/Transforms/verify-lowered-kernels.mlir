@@ -92,3 +92,23 @@ gpu.module @kernels {
     llvm.return
   }
 }
+
+// -----
+
+// A type LLVM IR does not have, inside an aggregate, is named before
+// gpu-module-to-binary's translation crashes on it.
+// expected-note @+1 {{in the kernels of GPU module @kernels, before they are compiled}}
+gpu.module @kernels {
+  // expected-error @+1 {{'llvm.mlir.global' uses '!llvm.array<4 x tf32>' (its 'global_type'), which holds 'tf32': LLVM IR has no such type}}
+  llvm.mlir.global internal @table() {addr_space = 3 : i32} : !llvm.array<4 x tf32>
+}
+
+// -----
+
+// expected-note @+1 {{in the kernels of GPU module @kernels}}
+gpu.module @kernels {
+  // expected-error @+1 {{'llvm.func' defines @llvm.nvvm.mine, a name LLVM reserves for its intrinsics}}
+  llvm.func @llvm.nvvm.mine() attributes {nvvm.kernel} {
+    llvm.return
+  }
+}

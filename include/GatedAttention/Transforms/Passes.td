@@ -90,7 +90,9 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     its own (translation writes out as many elements as a global's type
     holds, a splat's too, and builds an empty constant's rows: a
     2^48-element splat, and one of `tensor<0x2^40xbf16>`, aborted it
-    asking for TiB), and on any `gpu.binary`
+    asking for TiB), on what `verify-translation` rejects at an op (a type
+    LLVM IR does not have inside an aggregate, a definition named
+    `llvm.*`), and on any `gpu.binary`
     object holding PTX that still declares a libdevice function (`.extern .func __nv_expf`): such PTX does not
     assemble, and means libdevice was not found at compile time.
 
@@ -119,6 +121,38 @@ def VerifyLoweredPass : Pass<"verify-lowered"> {
     Option<"nestedOnly", "nested-only", "bool", /*default=*/"false",
            "Check only the ops in nested modules">
   ];
+}
+
+def VerifyTranslationPass : Pass<"verify-translation", "::mlir::ModuleOp"> {
+  let summary = "Fail unless the module translates to LLVM IR that LLVM's "
+                "verifier accepts";
+  let description = [{
+    The last pass of both pipelines, after `verify-lowered`: it translates
+    a copy of the module to LLVM IR, as `mlir-translate --mlir-to-llvmir`
+    or the ExecutionEngine would next, and runs LLVM's verifier on the
+    result, so that a pipeline that exits 0 has written output that
+    translates. LLVM dialect ops in the input pass through the pipelines as
+    they are, and the LLVM dialect's verifier accepts some that LLVM's does
+    not (a private global named `@llvm.used`, a call to an intrinsic with
+    the wrong signature); translation prints the verifier's complaint and
+    emits no diagnostic. Here it becomes an error at the module.
+
+    Before translating, each op is checked for what translation would crash
+    on rather than reject, with an error at the op: a type LLVM IR does not
+    have inside an aggregate (`!llvm.array<4 x tf32>`, `vector<2xf8E5M2>`;
+    the aggregates' verifiers do not look at their elements), and a
+    definition under a name LLVM reserves for intrinsics (`llvm.`): a
+    `gpu.binary @llvm.x` became functions `@llvm.x_load` that LLVM's
+    verifier rejects. `verify-lowered` runs the same checks on each GPU
+    module before its kernels are compiled.
+
+    ```mlir
+    // error: 'llvm.mlir.global' uses '!llvm.array<4 x tf32>' (its
+    // 'global_type'), which holds 'tf32': LLVM IR has no such type, so
+    // translation to LLVM IR cannot build it
+    llvm.mlir.global private @g() : !llvm.array<4 x tf32>
+    ```
+  }];
 }
 
 #endif // GATED_ATTENTION_GENERIC_TRANSFORMS_PASSES_TD
