@@ -145,6 +145,7 @@ static VerifyLoweredPassOptions gpuOutput(bool nestedOnly) {
 void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     OpPassManager &pm, const GatedAttentionToLLVMPipelineOptions &options) {
   pm.addPass(createVerifyVectorSizesPass());
+  pm.addPass(createVerifyModuleAttributesPass());
   pm.addPass(createVerifyLoweredPass(cpuOutput(options, /*nestedOnly=*/true)));
   // Tensor level: our ops become linalg (tiled online softmax, or the
   // reference form).
@@ -277,6 +278,7 @@ static void addLowerToNVVM(OpPassManager &pm, StringRef chip,
 void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
     OpPassManager &pm, const GatedAttentionToPTXPipelineOptions &options) {
   pm.addPass(createVerifyVectorSizesPass());
+  pm.addPass(createVerifyModuleAttributesPass());
   pm.addPass(createVerifyLoweredPass(gpuOutput(/*nestedOnly=*/true)));
   addGraphLevelPasses(pm.nest<func::FuncOp>(), options.raiseAttention,
                       /*unpage=*/false);

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -46,8 +48,57 @@ static bool definesSymbol(Operation *op) {
   return isa<gpu::BinaryOp, LLVM::AliasOp, LLVM::IFuncOp>(op);
 }
 
+LogicalResult mlir::gated_attention::verifyModuleAttributes(Operation *op) {
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (!isa<DataLayoutSpecInterface, TargetSystemSpecInterface>(
+            attr.getValue()))
+      continue;
+    // MLIR's verifier accepts layouts that translation aborts on (an ABI
+    // alignment of 0 bits, a stack alignment of 3) or, under another name
+    // than dlti.dl_spec, entries it crashes on (f16 = 32 : i64).
+    return op->emitError()
+           << "'" << op->getName() << "' carries a data layout specification ('"
+           << attr.getName().getValue()
+           << "'), which the pipelines do not take: they lower for their "
+              "target (64-bit index; the host's or NVPTX's layout), and "
+              "translation to LLVM IR aborts on layouts MLIR's verifier "
+              "accepts. Remove it ('llvm.data_layout', a string LLVM checks, "
+              "sets the layout of the LLVM IR module)";
+  }
+  if (!isa<ModuleOp, gpu::GPUModuleOp>(op))
+    return success();
+  // What translation reads from a module with a cast (a crash on another
+  // kind); llvm.data_layout and llvm.module_asm the LLVM dialect verifies.
+  auto isString = [](Attribute a) { return isa<StringAttr>(a); };
+  auto isStringArray = [&](Attribute a) {
+    auto array = dyn_cast<ArrayAttr>(a);
+    return array && llvm::all_of(array, isString);
+  };
+  struct Expected {
+    StringRef name;
+    function_ref<bool(Attribute)> holds;
+    StringRef kind;
+  } expected[] = {
+      {LLVM::LLVMDialect::getTargetTripleAttrName(), isString, "a string"},
+      {LLVM::LLVMDialect::getIdentAttrName(), isString, "a string"},
+      {LLVM::LLVMDialect::getCommandlineAttrName(), isString, "a string"},
+      {"llvm.dependent_libraries", isStringArray, "an array of strings"},
+  };
+  for (const Expected &e : expected) {
+    Attribute value = op->getDiscardableAttr(e.name);
+    if (value && !e.holds(value))
+      return op->emitError() << "'" << e.name << "' must be " << e.kind
+                             << " (translation to LLVM IR reads it as one), "
+                                "not "
+                             << value;
+  }
+  return success();
+}
+
 LogicalResult mlir::gated_attention::verifyTranslatable(
     Operation *op, llvm::function_ref<void(InFlightDiagnostic &)> note) {
+  if (failed(verifyModuleAttributes(op)))
+    return failure();
   // LLVM IR has no definitions under these names: a gpu.binary named
   // @llvm.x became functions @llvm.x_load/_unload that LLVM's verifier
   // rejects after translation, without naming the op.

@@ -6,7 +6,9 @@
 //
 // Checks shared by verify-lowered (on each GPU module before it is compiled,
 // and on the pipelines' output) and verify-translation: what the LLVM
-// dialect's verifier accepts but translation to LLVM IR cannot build.
+// dialect's verifier accepts but translation to LLVM IR cannot build; the
+// module attributes translation reads are checked also on the pipelines'
+// input (verify-module-attributes), since lowerings read the data layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,13 @@ namespace mlir::gated_attention {
 LogicalResult verifyTranslatable(
     Operation *op,
     llvm::function_ref<void(InFlightDiagnostic &)> note = nullptr);
+
+/// Fails, with an error at `op`, if it holds a data layout specification
+/// (under any name: ModuleOp takes the first attribute that is one, which
+/// the DLTI dialect verifies only as `dlti.dl_spec`), or, as a builtin or
+/// GPU module, an `llvm.*` module attribute of a kind translation to LLVM
+/// IR casts it to without checking (`llvm.target_triple = 3` crashed it).
+LogicalResult verifyModuleAttributes(Operation *op);
 
 } // namespace mlir::gated_attention
 

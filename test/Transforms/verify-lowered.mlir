@@ -56,6 +56,19 @@ llvm.func @cast(%p: !llvm.ptr) {
 
 // -----
 
+// A narrower index is the usual cause (the pipelines reject a data layout
+// in their input first; this pass alone names it).
+// expected-note @+1 {{the data layout makes 'index' 32 bits wide; the pipelines support 64-bit index only}}
+module attributes {dlti.dl_spec = #dlti.dl_spec<index = 32 : i64>} {
+  llvm.func @cast(%p: !llvm.ptr) {
+    // expected-error @+1 {{'builtin.unrealized_conversion_cast' was left by the pipeline}}
+    %m = builtin.unrealized_conversion_cast %p : !llvm.ptr to memref<4xf32>
+    llvm.return
+  }
+}
+
+// -----
+
 // A module's body holds what LLVM IR has a place for: functions, globals and
 // module-level declarations. Translation builds any other op there with no
 // block to put it in (mlir-translate crashes on this module).

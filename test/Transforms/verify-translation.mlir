@@ -62,3 +62,11 @@ module {
   llvm.module_flags [#llvm.mlir.module_flag<error, "x", 1 : i32>,
                      #llvm.mlir.module_flag<error, "x", 2 : i32>]
 }
+
+// -----
+
+// The module attributes translation casts without checking are checked
+// first (as verify-module-attributes does on the pipelines' input).
+// expected-error @+1 {{'llvm.target_triple' must be a string (translation to LLVM IR reads it as one), not 3 : i64}}
+module attributes {llvm.target_triple = 3 : i64} {
+}

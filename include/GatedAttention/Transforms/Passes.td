@@ -74,6 +74,33 @@ def VerifyVectorSizesPass : Pass<"verify-vector-sizes"> {
   }];
 }
 
+def VerifyModuleAttributesPass : Pass<"verify-module-attributes"> {
+  let summary = "Fail on data layout specifications and on module "
+                "attributes translation to LLVM IR cannot read";
+  let description = [{
+    The first pass of both pipelines; `verify-translation` and
+    `verify-lowered` (on each GPU module) check the same. The pipelines
+    lower for their target: 64-bit index and the host's or NVPTX's data
+    layout. A data layout specification in the input (a
+    `#dlti.dl_spec`, under any attribute name: `builtin.module` takes the
+    first attribute that holds one, and the DLTI dialect verifies it only
+    as `dlti.dl_spec`) is an error at its op: MLIR's verifier accepts
+    layouts that translation to LLVM IR aborts on (an ABI alignment of 0,
+    a stack alignment of 3 bits) or, unverified, crashes on, and lowerings
+    query it before. `llvm.data_layout`, a string the LLVM dialect checks
+    with LLVM's parser, sets the LLVM IR module's layout. On a
+    `builtin.module` or `gpu.module`, `llvm.target_triple`, `llvm.ident`
+    and `llvm.commandline` must be strings and `llvm.dependent_libraries`
+    an array of strings (translation casts them: another kind crashed it).
+
+    ```mlir
+    // error: 'builtin.module' carries a data layout specification
+    // ('flti.dl_spec'), which the pipelines do not take
+    module attributes {flti.dl_spec = #dlti.dl_spec<f16 = 32 : i64>} {}
+    ```
+  }];
+}
+
 def VerifyLoweredPass : Pass<"verify-lowered"> {
   let summary = "Fail on ops a pipeline left unlowered and unlinked PTX";
   let description = [{
