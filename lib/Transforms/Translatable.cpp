@@ -116,6 +116,24 @@ LogicalResult mlir::gated_attention::verifyTranslatable(
     return diag;
   }
 
+  // Translation looks up a function's personality and uses it unchecked
+  // (the LLVM dialect's verifier checks it only when found): one naming no
+  // function crashed it.
+  if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op)) {
+    FlatSymbolRefAttr personality = func.getPersonalityAttr();
+    if (personality && !SymbolTable::lookupNearestSymbolFrom<LLVM::LLVMFuncOp>(
+                           op, personality.getAttr())) {
+      InFlightDiagnostic diag =
+          op->emitError() << "'" << op->getName() << "' names " << personality
+                          << " as its personality, which is not an "
+                             "'llvm.func' here: translation to LLVM IR "
+                             "cannot resolve it";
+      if (note)
+        note(diag);
+      return diag;
+    }
+  }
+
   // Types that the verifier of an aggregate does not look into: a struct,
   // array or vector of tf32 or f8E5M2 verifies, and translation crashed on
   // it (a null LLVM type).

@@ -23,7 +23,9 @@ namespace mlir::gated_attention {
 /// Fails, with an error at `op`, if one of its types (results, the
 /// arguments of its blocks, types its attributes hold) is not one LLVM IR
 /// has, or if it defines a symbol under a name LLVM reserves for its
-/// intrinsics (`llvm.`). `note` may attach notes to the error.
+/// intrinsics (`llvm.`), or if a function's personality is not a function
+/// (translation resolves it unchecked). `note` may attach notes to the
+/// error.
 LogicalResult verifyTranslatable(
     Operation *op,
     llvm::function_ref<void(InFlightDiagnostic &)> note = nullptr);

@@ -70,3 +70,20 @@ module {
 // expected-error @+1 {{'llvm.target_triple' must be a string (translation to LLVM IR reads it as one), not 3 : i64}}
 module attributes {llvm.target_triple = 3 : i64} {
 }
+
+// -----
+
+// Translation resolves a personality without checking it names a function
+// (the LLVM dialect's verifier checks it only when found): a crash.
+// expected-error @+1 {{'llvm.func' names @nope as its personality, which is not an 'llvm.func' here: translation to LLVM IR cannot resolve it}}
+llvm.func @f() attributes {personality = @nope} {
+  llvm.return
+}
+
+// -----
+
+llvm.mlir.global external @g() : i32
+// expected-error @+1 {{'llvm.func' names @g as its personality, which is not an 'llvm.func' here}}
+llvm.func @f() attributes {personality = @g} {
+  llvm.return
+}

@@ -170,8 +170,10 @@ def VerifyTranslationPass : Pass<"verify-translation", "::mlir::ModuleOp"> {
     the aggregates' verifiers do not look at their elements), and a
     definition under a name LLVM reserves for intrinsics (`llvm.`): a
     `gpu.binary @llvm.x` became functions `@llvm.x_load` that LLVM's
-    verifier rejects. `verify-lowered` runs the same checks on each GPU
-    module before its kernels are compiled.
+    verifier rejects; a function whose `personality` is not a function
+    (translation resolves it unchecked: a crash); and what
+    `verify-module-attributes` checks. `verify-lowered` runs the same
+    checks on each GPU module before its kernels are compiled.
 
     ```mlir
     // error: 'llvm.mlir.global' uses '!llvm.array<4 x tf32>' (its
