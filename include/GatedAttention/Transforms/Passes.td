@@ -78,8 +78,9 @@ def VerifyModuleAttributesPass : Pass<"verify-module-attributes"> {
   let summary = "Fail on data layout specifications and on module "
                 "attributes translation to LLVM IR cannot read";
   let description = [{
-    The first pass of both pipelines; `verify-translation` and
-    `verify-lowered` (on each GPU module) check the same. The pipelines
+    The second pass of both pipelines, after `verify-vector-sizes`;
+    `verify-translation` and `verify-lowered` (on each GPU module) check
+    the same. The pipelines
     lower for their target: 64-bit index and the host's or NVPTX's data
     layout. A data layout specification in the input (a
     `#dlti.dl_spec`, under any attribute name: `builtin.module` takes the
