@@ -113,13 +113,13 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
         cases = [c for c in json.load(f)["cases"] if c["kernel"] == kind]
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, made current
-    driver = cuda.Driver()
+    backend = cuda.Backend(cuda.Driver())
     gpu = torch.cuda.get_device_name()
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}
 
     def kernel(stem):
-        return cuda.Kernel.from_files(driver, os.path.join(kdir, stem + ".ptx"),
-                                      os.path.join(kdir, stem + ".json"))
+        return backend.kernel_from_files(os.path.join(kdir, stem + ".ptx"),
+                                         os.path.join(kdir, stem + ".json"))
 
     def inputs(cfg, seed):
         gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -132,8 +132,8 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
         kern.launch({"q": (q.data_ptr(), q.numel()), "k": (k.data_ptr(), k.numel()),
                      "v": (v.data_ptr(), v.numel()), "gate": (g.data_ptr(), g.numel()),
                      "out": (out.data_ptr(), out.numel())},
-                    cfg.b, cfg.sq, cfg.skv,
-                    stream=torch.cuda.current_stream().cuda_stream)
+                    stream=torch.cuda.current_stream().cuda_stream,
+                    b=cfg.b, sq=cfg.sq, skv=cfg.skv)
 
     failures = checked = 0
     for n, case in enumerate(c for c in cases if c["role"] == "check"):

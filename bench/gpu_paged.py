@@ -123,16 +123,15 @@ def hopper_paged(args, page):
     _, ptx, desc = cuda.compile_paged_kernel(
         cfg, page, chip="sm_90a", kernel="wgmma",
         cache=kernel_cache.directory())["paged"]
-    kernel = cuda.Kernel(cuda.Driver(), ptx, desc)
+    kernel = cuda.Backend(cuda.Driver()).kernel(ptx, desc)
     out = torch.empty_like(q)
     names = {"q": q, "k": kc, "v": vc, "gate": g, "out": out,
              "block_table": table, "seq_lens": lens, "cu_seqlens_q": cu}
     buffers = {n: (x.data_ptr(), x.numel()) for n, x in names.items()}
 
     def launch():
-        kernel.launch_paged(buffers, table.shape[0], table.shape[1],
-                            q.shape[0],
-                            stream=torch.cuda.current_stream().cuda_stream)
+        kernel.launch(buffers, stream=torch.cuda.current_stream().cuda_stream,
+                      b=table.shape[0], mb=table.shape[1], t=q.shape[0])
         return out
     return launch
 

@@ -53,6 +53,7 @@ import numpy as np
 from . import config as config_mod
 from . import dtypes, launch, mlir, native, ptx
 from . import reference as reference_mod, runner
+from . import cuda, launcher
 
 AttentionConfig = config_mod.AttentionConfig
 load_plugin = runner.load_plugin
@@ -60,7 +61,7 @@ register_gate = reference_mod.register_gate
 ToolError = runner.ToolError
 
 DEVICES = ("cpu", "cuda")
-CHIPS = tuple(ptx.SHARED_MEMORY_LIMIT)
+CHIPS = ptx.CHIPS
 KERNEL_KINDS = ("tensor_core", "all")
 
 
@@ -112,7 +113,7 @@ def compile_ptx(text, chip="sm_90", kernels="tensor_core"):
     """Compiles MLIR text with --gated-attention-to-ptx for `chip` (one of
     CHIPS) and returns its kernels as (name, PTX text, launch description)
     tuples: by default the tensor-core kernels, which have a description
-    (how to launch them; see gated_attention.cuda.Kernel); with
+    (how to launch them; see gated_attention.launcher); with
     kernels="all" every kernel, the description None where there is none.
 
     Raises ValueError when the module has no tensor-core kernel (f32
@@ -283,14 +284,8 @@ class CpuAttention:
             self.lib.call("attention", args, 4, dtypes.storage_type(dt)), dt)
 
 
-def tensor_core_unsupported(cfg):
-    """Why the tensor-core kernel does not take `cfg` ("" if it does)."""
-    if cfg.dtype not in ("f16", "bf16"):
-        return f"it takes f16 or bf16, not {cfg.dtype}"
-    if cfg.d % 16 or cfg.dv % 16 or cfg.d > 256 or cfg.dv > 256:
-        return (f"head dims must be multiples of 16 up to 256, not "
-                f"D = {cfg.d}, Dv = {cfg.dv}")
-    return ""
+# Why the tensor-core kernel does not take a config ("" if it does).
+tensor_core_unsupported = ptx.tensor_core_unsupported
 
 
 class CudaAttention:
@@ -301,17 +296,17 @@ class CudaAttention:
     SM count) and a merge kernel that applies the gate once."""
 
     def __init__(self, cfg, chip="sm_90"):
-        from . import cuda
         _check_config(cfg)
         _check_chip(chip)
         reason = tensor_core_unsupported(cfg)
         if reason:
             raise ValueError(f"device='cuda' runs the tensor-core kernel: "
                              f"{reason}")
-        self.cfg, self.chip, self._cuda = cfg, chip, cuda
+        self.cfg, self.chip = cfg, chip
         _, text, desc = self.compile(cfg, chip)
         self.driver = cuda.Driver()
-        self.kernel = cuda.Kernel(self.driver, text, desc)
+        self.backend = cuda.Backend(self.driver)
+        self.kernels = {"dense": self.backend.kernel(text, desc)}
         # A decode step's kernels (Sq = 1 static), compiled on first use.
         self.decode = None
 
@@ -320,7 +315,6 @@ class CudaAttention:
         """(name, PTX, launch description) of the kernel serving `cfg` at
         every B, Sq and Skv (no GPU needed: see cuda.compile_kernel's cache
         for compiling here and running elsewhere)."""
-        from . import cuda
         _check_config(cfg)
         return cuda.compile_kernel(
             dataclasses.replace(cfg, b=1, sq=1, skv=1,
@@ -329,34 +323,29 @@ class CudaAttention:
     def __call__(self, *operands):
         """As CpuAttention.__call__, on the GPU."""
         got, arrays = _operands(self.cfg, operands)
-        out_type = dtypes.numpy_dtype(self.cfg.dtype)
-        if any(n == 0 for n in got.shapes()["result"]):
-            return np.zeros(got.shapes()["result"], out_type)
-        names = ("query", "key", "value", "gate")
-        inputs = {n: np.asarray(x, np.float64) for n, x in zip(names, arrays)}
-        # A kernel without a gate still takes a (unread) gate buffer.
-        inputs.setdefault("gate", np.zeros(1))
-        splits = 1
+        dt = self.cfg.dtype
+        out_type = dtypes.numpy_dtype(dt)
+        shape = got.shapes()["result"]
+        if any(n == 0 for n in shape):
+            return np.zeros(shape, out_type)
+        bits = {n: dtypes.to_bits(np.asarray(x, np.float64), dt).ravel()
+                for n, x in zip(("q", "k", "v", "gate"), arrays)}
+        kernels, splits = self.kernels, 1
         if got.sq == 1:
+            # (One query: the decode step's kernels, whose CTAs pack the
+            # query heads of a K/V head; split-KV's where it pays.)
             if self.decode is None:
                 self.decode = {
-                    layout: self._cuda.Kernel(self.driver, text, desc)
-                    for layout, (_, text, desc) in
-                    self._cuda.compile_decode_kernels(
+                    layout: self.backend.kernel(text, desc)
+                    for layout, (_, text, desc) in cuda.compile_decode_kernels(
                         self.cfg, chip=self.chip).items()}
+            kernels = self.decode
             splits = launch.decode_split_count(
-                self.decode["dense-split"].desc, got.b, got.skv,
+                kernels["dense-split"].desc, got.b, got.skv,
                 self.driver.sm_count())
-        if splits > 1:
-            out = self._cuda.run_decode(self.driver, self.decode, got,
-                                        inputs, splits)
-        else:
-            # (One query: the decode kernel, its CTAs packing the query
-            # heads of a K/V head.)
-            kernel = self.decode["dense"] if got.sq == 1 else self.kernel
-            out = self._cuda.run(self.driver, kernel, got, inputs)
-        return dtypes.from_bits_as(dtypes.to_bits(out, self.cfg.dtype),
-                                   self.cfg.dtype)
+        out = launcher.run(kernels, bits, splits, b=got.b, sq=got.sq,
+                           skv=got.skv)
+        return dtypes.from_bits_as(out.reshape(shape), dt)
 
 
 _COMPILED = {}

@@ -3,9 +3,10 @@
 Talks to the CUDA driver API (libcuda.so.1) through ctypes, so it needs no
 Python package beyond numpy: it loads a PTX file (the driver JIT-compiles it
 for the device), reads the kernel's launch description (the JSON file that
-``python3 -m gated_attention.ptx`` writes next to it) and launches it.
-The driver's primary context is used, the one torch and cupy use too, so
-device pointers from either can be passed to :meth:`Kernel.launch`.
+``python3 -m gated_attention.ptx`` writes next to it) and launches it:
+`Backend` is gated_attention.launcher's backend for the driver. The
+driver's primary context is used, the one torch and cupy use too, so
+device pointers from either can be passed to a launch.
 
     python3 -m gated_attention.cuda --case 'dtype=bf16,d=128,sq=300,skv=300,causal=0|1'
 
@@ -23,7 +24,9 @@ import sys
 
 import numpy as np
 
-from . import accuracy, config, dtypes, launch, mlir, ptx as ptx_tools, runner
+from . import (accuracy, config, dtypes, kernel_cache, launch, launcher,
+               mlir, paged_mlir, ptx as ptx_tools, runner)
+from .ptx import CHIPS, tensor_core_unsupported
 
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
@@ -124,237 +127,114 @@ class Driver:
         return device
 
 
-class Kernel:
-    """One kernel of a PTX module, launched as its description says."""
+class _Loaded:
+    """A kernel loaded into the driver's context: its module, its function
+    and the TMA maps made for its launches, by (argument, buffer, dims): a
+    map holds only those, so one made for an earlier launch stays valid."""
 
-    def __init__(self, driver, ptx_text, desc):
-        self.driver, self.desc = driver, launch.validate(desc)
-        # TMA maps in device memory, by (argument, buffer, dims): a map holds
-        # only those, so one made for an earlier launch stays valid.
-        self.maps = {}
-        self.module = ctypes.c_void_p()
-        # cuModuleLoadData JIT-compiles PTX for the current device.
-        driver._check(driver.lib.cuModuleLoadData(
-            ctypes.byref(self.module), ptx_text.encode() + b"\0"),
-            "cuModuleLoadData")
-        self.function = ctypes.c_void_p()
-        driver._check(driver.lib.cuModuleGetFunction(
-            ctypes.byref(self.function), self.module,
-            desc["kernel"].encode()), "cuModuleGetFunction")
-        # Above 48 KiB, dynamic shared memory must be opted into.
-        driver._check(driver.lib.cuFuncSetAttribute(
-            self.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            desc["dynamic_shared_memory"]), "cuFuncSetAttribute")
+    def __init__(self, module, function):
+        self.module, self.function, self.maps = module, function, {}
 
-    @classmethod
-    def from_files(cls, driver, ptx_path, json_path):
+
+class Backend:
+    """gated_attention.launcher's CUDA backend: kernels loaded from PTX
+    into `driver`'s context, launched on a CUDA stream (a CUstream handle;
+    None: the default stream), buffers in device memory (device addresses).
+    A launch reads nothing back (no synchronization: it can be captured in
+    a CUDA graph)."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def kernel(self, ptx_text, desc):
+        """The launcher.Kernel of entry desc["kernel"] of `ptx_text`."""
+        return launcher.Kernel(self, ptx_text, desc)
+
+    def kernel_from_files(self, ptx_path, json_path):
+        """kernel() of a PTX file and its description (the JSON file that
+        ``python3 -m gated_attention.ptx`` writes)."""
         with open(ptx_path) as f:
             text = f.read()
         with open(json_path) as f:
             desc = json.load(f)
-        return cls(driver, text, desc)
+        return self.kernel(text, desc)
 
-    def grid(self, b, sq):
-        """Grid dims from the description: (ceildiv(Sq, rows), Hq, B)."""
-        return launch.grid(self.desc, b, sq)
+    def load(self, ptx_text, desc):
+        driver = self.driver
+        module = ctypes.c_void_p()
+        # cuModuleLoadData JIT-compiles PTX for the current device.
+        driver._check(driver.lib.cuModuleLoadData(
+            ctypes.byref(module), ptx_text.encode() + b"\0"),
+            "cuModuleLoadData")
+        function = ctypes.c_void_p()
+        driver._check(driver.lib.cuModuleGetFunction(
+            ctypes.byref(function), module, desc["kernel"].encode()),
+            "cuModuleGetFunction")
+        # Above 48 KiB, dynamic shared memory must be opted into.
+        driver._check(driver.lib.cuFuncSetAttribute(
+            function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            desc["dynamic_shared_memory"]), "cuFuncSetAttribute")
+        return _Loaded(module, function)
 
-    def launch(self, buffers, b, sq, skv, stream=None, strides=None,
-               splits=1):
-        """`buffers`: name -> (device pointer, number of elements), for the
-        description's memref and tensor-map arguments; Sq and Skv are the
-        index ones (and `splits`, T = B x Sq for a dense-split kernel, whose
-        o_partial and lse_partial are in `buffers`). `strides`: name ->
-        {"B", "H", "S"} strides in elements of the buffers that are not
-        [B, H, S, D]-contiguous (a tensor map operand must be)."""
-        layouts = launch.layouts(self.desc, b, sq, skv, strides or {},
-                                 {n: ptr for n, (ptr, _) in buffers.items()})
+    def address(self, buffer):
+        return int(buffer)
+
+    def _map(self, kernel, arg):
+        key = (arg.name, arg.buffer, arg.dims)
+        if key not in kernel.maps:
+            kernel.maps[key] = self.driver.tensor_map(
+                arg.buffer, arg.element_type, list(arg.dims), list(arg.box),
+                arg.swizzle)
+        return kernel.maps[key]
+
+    def launch(self, kernel, planned, stream=None):
+        """cuLaunchKernel of a launcher.Launch: a memref is the five
+        parameters of the description's abi (allocated, aligned, offset,
+        size, stride; validate() checked the order), an index or stride
+        one i64, a tensor map the device address of its CUtensorMap."""
         values = []
-        for arg in self.desc["arguments"]:
-            if arg["kind"] == "tensor_map":
-                ptr, _ = buffers[arg["name"]]
-                dims = launch.map_dims(self.desc, arg, b, sq, skv)
-                key = (arg["name"], ptr, tuple(dims))
-                if key not in self.maps:
-                    self.maps[key] = self.driver.tensor_map(
-                        ptr, arg["element_type"], dims, arg["box"],
-                        arg["swizzle"])
-                values.append(ctypes.c_uint64(self.maps[key]))
-            elif arg["kind"] == "memref":
-                ptr, n = buffers[arg["name"]]
-                # The description's abi: (allocated, aligned, offset, size,
-                # stride), which validate() checked.
-                values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
-                           ctypes.c_int64(0), ctypes.c_int64(n),
-                           ctypes.c_int64(1)]
-            elif arg["kind"] == "stride":
-                values.append(
-                    ctypes.c_int64(layouts[arg["of"][0]][arg["dim"]]))
+        for arg in planned.arguments:
+            if isinstance(arg, launcher.TensorMap):
+                values.append(ctypes.c_uint64(self._map(kernel, arg)))
+            elif isinstance(arg, launcher.Memref):
+                words = {"allocated": ctypes.c_uint64(arg.buffer),
+                         "aligned": ctypes.c_uint64(arg.buffer),
+                         "offset": ctypes.c_int64(0),
+                         "size": ctypes.c_int64(arg.elements),
+                         "stride": ctypes.c_int64(1)}
+                values += [words[w] for w in planned.desc["abi"]["memref"]]
             else:
-                values.append(ctypes.c_int64(
-                    {"Sq": sq, "Skv": skv, "splits": splits,
-                     "T": b * sq}[arg["name"]]))
-        self._launch(values, launch.grid(self.desc, b, sq, skv,
-                                         splits=splits), stream)
-
-    def launch_paged(self, buffers, b, mb, t, splits=1, stream=None):
-        """A launch of one of a paged op's kernels (layout paged,
-        paged-split or split-merge): `buffers` name -> (device pointer,
-        number of elements) for the memref arguments its description lists
-        (q, k, v, gate, out: [T, H, D] and [NB, P, Hkv, D], packed; the
-        int32 block_table [B, MB], seq_lens and cu_seqlens_q; the f32
-        o_partial and lse_partial of `splits` key splits); the grid covers T
-        query tokens of B sequences. Nothing is read back: lengths stay on
-        the device (no synchronization, so the launch can be captured in a
-        CUDA graph)."""
-        if self.desc["layout"] not in ("paged", "paged-split",
-                                       "split-merge"):
-            raise ValueError(f"{self.desc['kernel']} is not a paged kernel")
-        index = {"B": b, "MB": mb, "T": t, "splits": splits}
-        values = []
-        for arg in self.desc["arguments"]:
-            if arg["kind"] == "memref":
-                ptr, n = buffers[arg["name"]]
-                align = arg.get("row_alignment", 4)
-                if ptr % align:
-                    raise ValueError(f"{self.desc['kernel']}: operand "
-                                     f"{arg['name']!r} needs its address "
-                                     f"aligned to {align} bytes, got "
-                                     f"{ptr:#x}")
-                values += [ctypes.c_uint64(ptr), ctypes.c_uint64(ptr),
-                           ctypes.c_int64(0), ctypes.c_int64(n),
-                           ctypes.c_int64(1)]
-            else:
-                values.append(ctypes.c_int64(index[arg["name"]]))
-        self._launch(values, launch.grid(self.desc, b, t=t, splits=splits),
-                     stream)
-
-    def _launch(self, values, grid, stream):
+                values.append(ctypes.c_int64(arg.value))
         params = (ctypes.c_void_p * len(values))(
             *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        gx, gy, gz = grid
-        if gx * gy * gz == 0:
-            return
-        bx, by, bz = self.desc["block"]
+        gx, gy, gz = planned.grid
+        bx, by, bz = planned.block
         self.driver._check(self.driver.lib.cuLaunchKernel(
-            self.function, gx, gy, gz, bx, by, bz,
-            self.desc["dynamic_shared_memory"], ctypes.c_void_p(stream),
-            params, None), "cuLaunchKernel")
+            kernel.function, gx, gy, gz, bx, by, bz, planned.shared_memory,
+            ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
 
-
-def run(driver, kernel, cfg, inputs):
-    """Runs `kernel` on `inputs` (float64 arrays, representable in
-    cfg.dtype); returns the result as float64."""
-    size = 4 if cfg.dtype == "f32" else 2
-    names = {"query": "q", "key": "k", "value": "v", "gate": "gate"}
-    buffers, ptrs = {}, []
-    try:
-        for operand, arg in names.items():
-            data = dtypes.to_bytes(inputs[operand], cfg.dtype)
-            ptr = driver.alloc(len(data))
-            ptrs.append(ptr)
-            driver.upload(ptr, data)
-            buffers[arg] = (ptr, inputs[operand].size)
-        shape = cfg.shapes()["result"]
-        n = int(np.prod(shape))
-        out = driver.alloc(n * size)
-        ptrs.append(out)
-        buffers["out"] = (out, n)
-        kernel.launch(buffers, cfg.b, cfg.sq, cfg.skv)
-        driver.synchronize()
-        return dtypes.from_bytes(driver.download(out, n * size), cfg.dtype,
-                                 shape)
-    finally:
-        for ptr in ptrs:
-            driver.free(ptr)
-
-
-def run_decode(driver, kernels, cfg, inputs, splits):
-    """Runs a dense decode step (cfg.sq == 1) by split-KV: the dense-split
-    kernel of `kernels` ({layout: Kernel}) on `splits` parts of the keys,
-    then the merge; `inputs` as for run. Returns the result as float64."""
-    size = 2
-    names = {"query": "q", "key": "k", "value": "v", "gate": "gate"}
-    buffers, ptrs = {}, []
-
-    def alloc(nbytes):
-        ptr = driver.alloc(max(nbytes, 16))
-        ptrs.append(ptr)
+    # Memory, for launcher.run on host arrays.
+    def upload(self, array, element_type):
+        raw = np.ascontiguousarray(array, launcher.STORAGE[element_type])
+        ptr = self.driver.alloc(max(raw.nbytes, 16))
+        if raw.nbytes:
+            self.driver.upload(ptr, raw.tobytes())
         return ptr
-    try:
-        for operand, arg in names.items():
-            data = dtypes.to_bytes(inputs[operand], cfg.dtype)
-            ptr = alloc(len(data))
-            driver.upload(ptr, data)
-            buffers[arg] = (ptr, inputs[operand].size)
-        shape = cfg.shapes()["result"]
-        n = int(np.prod(shape))
-        buffers["out"] = (alloc(n * size), n)
-        rows = splits * cfg.b * cfg.hq
-        buffers["o_partial"] = (alloc(4 * rows * cfg.dv), rows * cfg.dv)
-        buffers["lse_partial"] = (alloc(4 * rows), rows)
-        kernels["dense-split"].launch(buffers, cfg.b, cfg.sq, cfg.skv,
-                                      splits=splits)
-        kernels["split-merge"].launch_paged(buffers, cfg.b, 0, cfg.b, splits)
-        driver.synchronize()
-        return dtypes.from_bytes(driver.download(buffers["out"][0], n * size),
-                                 cfg.dtype, shape)
-    finally:
-        for ptr in ptrs:
-            driver.free(ptr)
 
+    def empty(self, elements, element_type):
+        size = np.dtype(launcher.STORAGE[element_type]).itemsize
+        return self.driver.alloc(max(elements * size, 16))
 
-def run_paged(driver, kernels, arrays, dtype, splits=1):
-    """Runs a paged op's `kernels` ({layout: Kernel}) on numpy `arrays` (q,
-    key_cache, value_cache, g or None, representable in `dtype`;
-    block_table, seq_lens, cu_seqlens_q as ints): the direct kernel, or with
-    `splits` > 1 the split kernel and the merge. Returns the [T, Hq, Dv]
-    result as float64."""
-    table = np.ascontiguousarray(arrays["block_table"], np.int32)
-    t, hq = arrays["q"].shape[:2]
-    dv = arrays["value_cache"].shape[3]
-    size = 2
-    data = {"q": dtypes.to_bytes(arrays["q"], dtype),
-            "k": dtypes.to_bytes(arrays["key_cache"], dtype),
-            "v": dtypes.to_bytes(arrays["value_cache"], dtype),
-            "block_table": table.tobytes(),
-            "seq_lens": np.ascontiguousarray(arrays["seq_lens"],
-                                             np.int32).tobytes(),
-            "cu_seqlens_q": np.ascontiguousarray(arrays["cu_seqlens_q"],
-                                                 np.int32).tobytes()}
-    if arrays.get("g") is not None:
-        data["gate"] = dtypes.to_bytes(arrays["g"], dtype)
-    buffers, ptrs = {}, []
-    try:
-        for name, raw in data.items():
-            ptr = driver.alloc(max(len(raw), 16))
-            ptrs.append(ptr)
-            if raw:
-                driver.upload(ptr, raw)
-            width = 4 if name in ("block_table", "seq_lens",
-                                  "cu_seqlens_q") else size
-            buffers[name] = (ptr, len(raw) // width)
-        n = t * hq * dv
-        out = driver.alloc(max(n * size, 16))
-        ptrs.append(out)
-        buffers["out"] = (out, n)
-        if splits > 1:
-            for name, count in (("o_partial", splits * n),
-                                ("lse_partial", splits * t * hq)):
-                ptr = driver.alloc(max(4 * count, 16))
-                ptrs.append(ptr)
-                buffers[name] = (ptr, count)
-        # A kernel without a gate still takes a (never read) gate buffer.
-        buffers.setdefault("gate", buffers["out"])
-        b, mb = table.shape
-        for layout in (("paged-split", "split-merge") if splits > 1
-                       else ("paged",)):
-            kernels[layout].launch_paged(buffers, b, mb, t, splits)
-        driver.synchronize()
-        return dtypes.from_bytes(driver.download(out, n * size), dtype,
-                                 (t, hq, dv))
-    finally:
-        for ptr in ptrs:
-            driver.free(ptr)
+    def read(self, buffer, elements, element_type):
+        dtype = np.dtype(launcher.STORAGE[element_type])
+        return np.frombuffer(self.driver.download(
+            buffer, elements * dtype.itemsize), dtype).copy()
+
+    def free(self, buffer):
+        self.driver.free(buffer)
+
+    def synchronize(self):
+        self.driver.synchronize()
 
 
 # Bumped when the cache's file layout changes: old entries are then ignored.
@@ -423,8 +303,6 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     directory: entries are written by atomic renames and checked when read,
     and a reader never sees a partial one. `cache` (a directory; "" for
     none) overrides it; kernel_cache's log line reports every compile."""
-    from . import kernel_cache
-    from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     if isinstance(warps, bool) or not isinstance(warps, int) or warps < 0:
@@ -446,8 +324,6 @@ def compile_decode_kernels(cfg, opt=None, chip="sm_90", warps=0,
     as for compile_kernel. `kernel` as for compile_kernel: with "wgmma"
     (chip sm_90a) the direct kernel is the warp-specialized one, split-KV's
     stay mma.sync. Cached as compile_kernel."""
-    from . import kernel_cache
-    from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=("b", "skv"))
@@ -472,11 +348,9 @@ def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
     length and table. `kernel` as for compile_kernel: with "wgmma" (chip
     sm_90a) the direct kernel is the warp-specialized one, split-KV's stay
     mma.sync. Cached as compile_kernel."""
-    from . import kernel_cache, paged
-    from .compiler import CHIPS, tensor_core_unsupported
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
-    text = paged.paged_ir(cfg, page)
+    text = paged_mlir.paged_ir(cfg, page)
     layouts = ("paged", "paged-split", "split-merge")
     kernels = _compile_cached(
         text, f"paged P={page} {kernel_cache.variant(cfg)}", chip, kernel,
@@ -490,7 +364,6 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
     """[(name, PTX, description)] of the tensor-core kernels of `layouts`
     (one each) that --gated-attention-to-ptx makes of MLIR `text`, through
     the disk cache (compile_kernel)."""
-    from . import kernel_cache
     if cache is None:
         cache = kernel_cache.directory()
     if cache:
@@ -543,16 +416,21 @@ def main(argv=None):
         p.error(str(e))
     if not cfgs:
         p.error("no cases")
-    driver = Driver()
+    backend = Backend(Driver())
     failures = 0
     # Configs differing in gate/combine/scale get kernels of their own:
     # compile each alone so that its kernel is unambiguous.
     for i, cfg in enumerate(cfgs):
         name, ptx, desc = compile_kernel(cfg, args.opt, args.chip,
                                          args.kernel)
-        kernel = Kernel(driver, ptx, desc)
         inputs = cfg.inputs(seed=args.seed * 1000 + i)
-        out = run(driver, kernel, cfg, inputs)
+        arrays = {arg: dtypes.to_bits(inputs[op], cfg.dtype).ravel()
+                  for op, arg in (("query", "q"), ("key", "k"),
+                                  ("value", "v"), ("gate", "gate"))}
+        bits = launcher.run(backend.kernel(ptx, desc), arrays, b=cfg.b,
+                            sq=cfg.sq, skv=cfg.skv)
+        out = dtypes.from_bits(bits, cfg.dtype).astype(np.float64).reshape(
+            cfg.shapes()["result"])
         result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
         failures += not result.ok
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} "

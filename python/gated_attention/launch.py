@@ -4,9 +4,11 @@
 JSON object (the `gated_attention.kernels` attribute of the module;
 `python3 -m gated_attention.ptx` writes it beside the PTX as
 <kernel>.json). Everything outside MLIR that launches or checks a kernel
-(the CUDA runner, the emulator, `gated_attention.ptx --check`) reads it
-through `validate`, so a description of another version is an error that
-names the field, not a wrong launch. Version 4 (version 1 had no strides:
+(gated_attention.launcher, which launches every kernel on the CUDA driver
+or the emulator, and `gated_attention.ptx --check`) reads it through
+`validate`, so a description of another version is an error that names the
+field, not a wrong launch; the launcher builds a launch's parameters from
+"arguments" with this module's readers (grid, map_dims, layouts). Version 4 (version 1 had no strides:
 every buffer was [B, H, S, D]-contiguous; version 2 no paged kernels;
 version 3 no "instructions", every sm_90a kernel took TMA maps):
 

@@ -26,7 +26,8 @@ import dataclasses
 import numpy as np
 
 from . import compiler, config as config_mod, dtypes
-from .mlir import attention_attributes
+from . import cuda, launch, launcher
+from .paged_mlir import paged_ir  # noqa: F401 (the package's API)
 from . import reference as reference_mod
 
 
@@ -134,28 +135,6 @@ def paged_attention_reference(q, key_cache, value_cache, block_table,
     return out
 
 
-def paged_ir(cfg, page, name="paged"):
-    """func.func @name(q, kc, vc, table, lens, cu[, g]) -> result holding one
-    paged op for the heads, head dims, page size and variant of `cfg` (a
-    dense AttentionConfig); T, NB, B, MB dynamic."""
-    elem = cfg.dtype
-    types = [f"tensor<?x{cfg.hq}x{cfg.d}x{elem}>",
-             f"tensor<?x{page}x{cfg.hkv}x{cfg.d}x{elem}>",
-             f"tensor<?x{page}x{cfg.hkv}x{cfg.dv}x{elem}>",
-             "tensor<?x?xi32>", "tensor<?xi32>", "tensor<?xi32>"]
-    if cfg.gate != "none":
-        types.append(f"tensor<?x{cfg.hg}x{cfg.dg}x{elem}>")
-    result = f"tensor<?x{cfg.hq}x{cfg.dv}x{elem}>"
-    names = [f"%a{i}" for i in range(len(types))]
-    attrs = attention_attributes(cfg)
-    args = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
-    return (f"func.func @{name}({args}) -> {result} attributes "
-            f"{{llvm.emit_c_interface}} {{\n"
-            f"  %r = gated_attention.paged_attention {', '.join(names)} "
-            f"{attrs}\n      : ({', '.join(types)}) -> {result}\n"
-            f"  return %r : {result}\n}}\n")
-
-
 _COMPILED = {}
 
 
@@ -165,7 +144,6 @@ def choose_splits(split_desc, b, t, mb, sm_count=None):
     with a target of two CTAs per SM of the device when `sm_count` is
     given. Host-side sizes only: B sequences, T query tokens, tables of MB
     pages; 1 means the direct kernel."""
-    from . import launch
     gx, gy, _ = launch.grid(split_desc, b, t=t)
     return launch.split_count(split_desc, gx * gy,
                               mb * split_desc["page_size"], sm_count)
@@ -213,21 +191,24 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
         return np.zeros((0, hq, dv), out_type)
     key = (dataclasses.replace(cfg, b=1, sq=1, skv=1), page, device)
     if device == "cuda":
-        from . import cuda
         if key not in _COMPILED:
-            compiled = cuda.compile_paged_kernel(key[0], page)
-            driver = cuda.Driver()
-            _COMPILED[key] = (driver, {
-                layout: cuda.Kernel(driver, ptx, desc)
-                for layout, (_, ptx, desc) in compiled.items()})
-        driver, kernels = _COMPILED[key]
-        arrays = dict(q=q, key_cache=kc, value_cache=vc, g=g,
-                      block_table=table, seq_lens=lens, cu_seqlens_q=cu)
+            backend = cuda.Backend(cuda.Driver())
+            _COMPILED[key] = (backend, {
+                layout: backend.kernel(ptx, desc)
+                for layout, (_, ptx, desc) in cuda.compile_paged_kernel(
+                    key[0], page).items()})
+        backend, kernels = _COMPILED[key]
         splits = num_splits or choose_splits(
             kernels["paged-split"].desc, len(lens), t, table.shape[1],
-            driver.sm_count())
-        out = cuda.run_paged(driver, kernels, arrays, dtype, splits)
-        return dtypes.from_bits_as(dtypes.to_bits(out, dtype), dtype)
+            backend.driver.sm_count())
+        arrays = {"q": q, "k": kc, "v": vc, "gate": g}
+        bits = {n: dtypes.to_bits(np.asarray(x, np.float64), dtype).ravel()
+                for n, x in arrays.items() if x is not None}
+        bits.update(block_table=table.ravel(), seq_lens=lens,
+                    cu_seqlens_q=cu)
+        out = launcher.run(kernels, bits, splits, b=len(lens),
+                           mb=table.shape[1], t=t)
+        return dtypes.from_bits_as(out.reshape(t, hq, dv), dtype)
     if key not in _COMPILED:
         _COMPILED[key] = compiler.compile_cpu(paged_ir(cfg, page))
     floats = [dtypes.kernel_operand(x, dtype)

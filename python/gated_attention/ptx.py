@@ -40,6 +40,18 @@ from .runner import ToolError
 SHARED_MEMORY_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024,
                        "sm_89": 99 * 1024, "sm_90": 227 * 1024,
                        "sm_90a": 227 * 1024}
+CHIPS = tuple(SHARED_MEMORY_LIMIT)
+
+
+def tensor_core_unsupported(cfg):
+    """Why the tensor-core kernel does not take AttentionConfig `cfg` (""
+    if it does)."""
+    if cfg.dtype not in ("f16", "bf16"):
+        return f"it takes f16 or bf16, not {cfg.dtype}"
+    if cfg.d % 16 or cfg.dv % 16 or cfg.d > 256 or cfg.dv > 256:
+        return (f"head dims must be multiples of 16 up to 256, not "
+                f"D = {cfg.d}, Dv = {cfg.dv}")
+    return ""
 
 _BINARY = re.compile(
     r'gpu\.binary @([\w$.]+)\s*\[#gpu\.object<#nvvm\.target<([^>]*)>'

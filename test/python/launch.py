@@ -91,9 +91,9 @@ try:
     raise AssertionError("a list is not a description")
 except launch.LaunchDescriptionError as e:
     assert "JSON object" in str(e), e
-# The CUDA runner refuses such a description before touching the driver.
+# The launcher refuses such a description before touching the driver.
 try:
-    cuda.Kernel(None, "", dict(desc, version=0))
+    cuda.Backend(None).kernel("", dict(desc, version=0))
     raise AssertionError("the runner took a version-0 description")
 except launch.LaunchDescriptionError:
     pass

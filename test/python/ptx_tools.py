@@ -1,14 +1,16 @@
 # RUN: %PYTHON %s
 # Self-tests of the launch-description tools: the checker must reject what
-# the static checks exist to catch, and the CUDA runner must pass the
-# arguments the description promises (checked against a recording stand-in
-# for libcuda, so this runs without a GPU).
+# the static checks exist to catch, and the launcher's CUDA backend must pass
+# the arguments the description promises (checked against a recording
+# stand-in for libcuda, so this runs without a GPU).
 import ctypes
 import json
 import os
 import tempfile
 
-from gated_attention import config, cuda, launch, paged, ptx
+import numpy as np
+
+from gated_attention import config, cuda, launch, launcher, paged, ptx
 
 DESC = {"schema": "gated-attention.launch", "version": 4, "kernel": "k",
         "layout": "dense", "page_size": 0, "row_group": 1,
@@ -125,7 +127,14 @@ assert ptx.launch_descriptions("module {\n}") == {}
 # i64; grid (ceildiv(Sq, rows), Hq, B); the description's block and smem.
 class FakeLib:
     def __init__(self):
-        self.calls = []
+        self.calls, self.next = [], 0x10000
+
+    def cuMemAlloc_v2(self, ptr, nbytes):
+        """Hands out addresses 0x10000 apart."""
+        self.calls.append(("cuMemAlloc_v2", (ptr, nbytes)))
+        ptr._obj.value = self.next   # (a ctypes.byref)
+        self.next += 0x10000
+        return 0
 
     def __getattr__(self, name):
         def call(*args):
@@ -140,7 +149,7 @@ class FakeDriver(cuda.Driver):
 
 
 driver = FakeDriver()
-kernel = cuda.Kernel(driver, GOOD_PTX, DESC)
+kernel = cuda.Backend(driver).kernel(GOOD_PTX, DESC)
 names = [c[0] for c in driver.lib.calls]
 assert names == ["cuModuleLoadData", "cuModuleGetFunction",
                  "cuFuncSetAttribute"], names
@@ -172,7 +181,7 @@ assert len(driver.lib.calls) == count
 # B x H), the description's box, element strides 1, 128B swizzle, zero
 # fill), copied to device memory, and passed as one pointer parameter.
 driver = FakeDriver()
-hopper = cuda.Kernel(driver, HOPPER_PTX, HOPPER)
+hopper = cuda.Backend(driver).kernel(HOPPER_PTX, HOPPER)
 hopper.launch(buffers, b=3, sq=130, skv=70)
 encodes = [c[1] for c in driver.lib.calls if c[0] == "cuTensorMapEncodeTiled"]
 assert len(encodes) == 3, driver.lib.calls
@@ -214,11 +223,11 @@ assert sorted(compiled) == ["paged", "paged-split", "split-merge"], compiled
 name, text, desc = compiled["paged"]
 assert (desc["layout"], desc["page_size"]) == ("paged", 16), desc
 driver = FakeDriver()
-paged_kernel = cuda.Kernel(driver, text, desc)
+paged_kernel = cuda.Backend(driver).kernel(text, desc)
 order = ("q", "k", "v", "gate", "out", "block_table", "seq_lens",
          "cu_seqlens_q")
 pbuffers = {n: (0x1000 * (i + 1), 10 + i) for i, n in enumerate(order)}
-paged_kernel.launch_paged(pbuffers, b=3, mb=5, t=130)
+paged_kernel.launch(pbuffers, b=3, mb=5, t=130)
 name, args = driver.lib.calls[-1]
 assert name == "cuLaunchKernel"
 # 64 rows: 32 queries x the 2 query heads of one K/V head (row_group).
@@ -237,23 +246,23 @@ assert words[40:] == [3, 5], words[40:]
 assert not any(c[0].startswith("cuMemcpyDtoH") for c in driver.lib.calls)
 for bad, words_ in ((dict(pbuffers, k=(0x1002, 10)), "aligned to 16 bytes"),):
     try:
-        paged_kernel.launch_paged(bad, b=3, mb=5, t=130)
+        paged_kernel.launch(bad, b=3, mb=5, t=130)
         raise AssertionError("a misaligned cache was launched")
     except ValueError as e:
         assert words_ in str(e), e
 try:
-    kernel.launch_paged(pbuffers, b=3, mb=5, t=130)
+    kernel.launch(pbuffers, b=3, mb=5, t=130)
     raise AssertionError("a dense kernel launched as a paged one")
 except ValueError as e:
-    assert "not a paged kernel" in str(e), e
+    assert "k: a dense launch needs Skv, Sq" in str(e), e
 # Split-KV: the split kernel takes the f32 partials, then splits and T, on
 # grid z = splits; the merge takes gate, out, the partials, T and splits on
 # a CTA per (token, head) of Dv / 2 threads.
 pbuffers.update(o_partial=(0xa000, 7), lse_partial=(0xb000, 3))
 driver = FakeDriver()
-split = cuda.Kernel(driver, compiled["paged-split"][1],
+split = cuda.Backend(driver).kernel(compiled["paged-split"][1],
                     compiled["paged-split"][2])
-split.launch_paged(pbuffers, b=3, mb=5, t=130, splits=6)
+split.launch(pbuffers, b=3, mb=5, t=130, splits=6)
 args = driver.lib.calls[-1][1]
 assert args[1:7] == (5 + 3, 2, 6, 128, 1, 1), args[1:7]
 params = args[9]
@@ -263,14 +272,14 @@ tail = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
 assert tail[:2] == [3, 5] and tail[2] == tail[3] == 0xa000, tail
 assert tail[7] == tail[8] == 0xb000 and tail[12:] == [6, 130], tail
 try:
-    split.launch_paged(dict(pbuffers, o_partial=(0xa004, 7)), b=3, mb=5,
+    split.launch(dict(pbuffers, o_partial=(0xa004, 7)), b=3, mb=5,
                        t=130, splits=6)
     raise AssertionError("misaligned partials were launched")
 except ValueError as e:
     assert "'o_partial' needs its address aligned to 8 bytes" in str(e), e
-merge = cuda.Kernel(driver, compiled["split-merge"][1],
+merge = cuda.Backend(driver).kernel(compiled["split-merge"][1],
                     compiled["split-merge"][2])
-merge.launch_paged(pbuffers, b=3, mb=5, t=130, splits=6)
+merge.launch(pbuffers, b=3, mb=5, t=130, splits=6)
 args = driver.lib.calls[-1][1]
 assert args[1:7] == (130, 4, 1, 32, 1, 1), args[1:7]
 assert args[7] == 0, args[7]
@@ -300,7 +309,7 @@ assert (ddesc["layout"], ddesc["page_size"]) == ("dense-split", 0), ddesc
 assert decode["split-merge"][2]["page_size"] == 0
 assert cuda.compile_kernel(cfg)[2]["layout"] == "dense"
 driver = FakeDriver()
-dsplit = cuda.Kernel(driver, decode["dense-split"][1], ddesc)
+dsplit = cuda.Backend(driver).kernel(decode["dense-split"][1], ddesc)
 dbuffers = dict(buffers, o_partial=(0xa000, 7), lse_partial=(0xb000, 3))
 dsplit.launch(dbuffers, b=3, sq=1, skv=5000, splits=9)
 args = driver.lib.calls[-1][1]
@@ -328,4 +337,35 @@ for bad in (0, -1, 2.5, True, "4"):
         raise AssertionError(f"num_splits={bad!r} accepted")
     except ValueError as e:
         assert "num_splits must be" in str(e), e
+# The CUDA backend under launcher.run (a dense decode step in 2 splits): the
+# operands uploaded, the output and the partials allocated, a missing gate
+# passed as the output, the split and merge launches, the output downloaded,
+# everything freed.
+driver = FakeDriver()
+gpu = cuda.Backend(driver)
+kernels = {layout: gpu.kernel(text, desc)
+           for layout, (_, text, desc) in decode.items()}
+arrays = {n: np.arange(size, dtype=np.uint16) for n, size in
+          (("q", 3 * 4 * 64), ("k", 3 * 2 * 50 * 64), ("v", 3 * 2 * 50 * 64))}
+out = launcher.run(kernels, arrays, 2, b=3, sq=1, skv=50)
+calls = [c[0] for c in driver.lib.calls[9:]]
+assert calls == (["cuMemAlloc_v2", "cuMemcpyHtoD_v2"] * 3
+                 + ["cuMemAlloc_v2"] * 3 + ["cuLaunchKernel"] * 2
+                 + ["cuCtxSynchronize", "cuMemcpyDtoH_v2"]
+                 + ["cuMemFree_v2"] * 6), calls
+allocs = [c[1][1] for c in driver.lib.calls if c[0] == "cuMemAlloc_v2"]
+assert allocs == [2 * 3 * 4 * 64, 2 * 3 * 2 * 50 * 64, 2 * 3 * 2 * 50 * 64,
+                  2 * 3 * 4 * 64, 4 * 2 * 3 * 4 * 64, 4 * 2 * 3 * 4], allocs
+launches = [c[1] for c in driver.lib.calls if c[0] == "cuLaunchKernel"]
+row_group = ddesc["row_group"]
+assert launches[0][1:4] == (2, 4 // row_group, 3), launches[0][1:4]
+assert launches[1][1:4] == (3, 4, 1), launches[1][1:4]
+# The merge's parameters: gate (the output) and out as five words each,
+# the partials, then T and splits.
+words = [ctypes.cast(p, ctypes.POINTER(ctypes.c_int64)).contents.value
+         for p in launches[1][9]]
+assert words[0] == words[5] == 0x40000 and words[3] == 3 * 4 * 64, words
+assert words[10] == 0x50000 and words[15] == 0x60000, words
+assert words[20:] == [3, 2], words[20:]
+assert out.size == 3 * 4 * 64 and out.dtype == np.dtype("<u2")
 print("ok")

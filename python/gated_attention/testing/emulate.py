@@ -27,507 +27,95 @@ lowering, ptxas, the hardware): the device check does.
 """
 
 import argparse
-import re
 import sys
 
 import numpy as np
 
-from .. import accuracy, config, launch as launch_schema, mlir, ptx as ptx_tools, runner
+from .. import accuracy, config, launcher, mlir, paged_mlir
+from .. import ptx as ptx_tools, runner
 from ..dtypes import from_bits, to_bits
-
-from .generic_ir import (_attr_int, _positions, _result_type,  # noqa: F401
-                         _split_types,
-                         find_kernel)
-
-
-# ---------------------------------------------------------------------------
-# Element types: 16-bit values are kept as float32 values, memory as bits
-# ---------------------------------------------------------------------------
-
-def _elem(type_str):
-    m = re.search(r"x?(bf16|f16|f32|i32|i1|index|i8)>?$", type_str.strip())
-    return m.group(1) if m else type_str
+from . import emulate_wgmma
+from .cta import CTA, Memory
+from .generic_ir import find_kernel  # noqa: F401 (the tests' entry)
 
 
-class Memory:
-    """A buffer of 16-bit elements (raw bits), shaped; or, with elem "i32",
-    of 32-bit integers (the paged kernel's tables and lengths)."""
+class Emulator:
+    """gated_attention.launcher's backend on the CPU: a kernel is its
+    gpu.func (generic_ir), run CTA by CTA (emulate_wgmma's WgmmaCTA for the
+    sm_90a kernel, `schedule` the seed of its warpgroups' interleaving, None
+    to run each as far as it can); a buffer is a Memory. Buffers have no
+    addresses (element offsets stand in: the alignment of the strides is
+    what the emulator checks), launches no stream. Partials start as NaN:
+    a row the split kernel leaves unwritten shows."""
 
-    def __init__(self, bits, elem):
-        self.bits, self.elem = bits, elem
+    def __init__(self, schedule=None):
+        self.schedule = schedule
 
+    def kernel(self, op, desc):
+        """The launcher.Kernel of kernel op `op` described by `desc`."""
+        return launcher.Kernel(self, op, desc)
 
-# ---------------------------------------------------------------------------
-# The interpreter
-# ---------------------------------------------------------------------------
+    def kernels(self, compiled):
+        """{layout: launcher.Kernel} of {layout: (kernel op, desc)}."""
+        return {layout: self.kernel(op, desc)
+                for layout, (op, desc) in compiled.items()}
 
-CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,
-        4: np.greater, 5: np.greater_equal, 6: np.less, 7: np.less_equal,
-        8: np.greater, 9: np.greater_equal}
-CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less,
-        5: np.less_equal, 6: np.not_equal}
+    def load(self, op, desc):
+        return op
 
-
-class CTA:
-    """Interprets one gpu.func for one CTA."""
-
-    def __init__(self, kernel, threads, block_id, grid, args, smem_bytes):
-        self.kernel, self.t = kernel, threads
-        self.block_id, self.grid = block_id, grid
-        self.env = {}
-        for name, value in zip(kernel.regions[0].args, args):
-            self.env[name] = value
-        self.smem = np.zeros(smem_bytes, dtype=np.uint8)
-        self.mask = np.ones(threads, dtype=bool)
-
-    def uniform(self, x):
-        v = np.asarray(x)
-        if v.ndim == 0:
-            return int(v)
-        if not np.all(v == v.flat[0]):
-            raise AssertionError("value expected to be uniform across threads")
-        return int(v.flat[0])
-
-    def run(self):
-        self.block(self.kernel.regions[0])
-
-    def block(self, block):
-        for op in block.ops:
-            out = self.op(op)
-            if op.name in ("scf.yield", "gpu.return"):
-                return out
-            if op.results:
-                if len(op.results) == 1:
-                    self.env[op.results[0]] = out
-                else:
-                    for r, v in zip(op.results, out):
-                        self.env[r] = v
-        return None
-
-    def op(self, op):
-        n = op.name
-        get = self.env.__getitem__
-        x = [get(o) for o in op.operands]
-        rtype = _result_type(op)
-        t = self.t
-        if n == "arith.constant":
-            m = re.search(r"value = ([^:]+) : (\S+?)}", op.attrs)
-            text, ty = m.group(1).strip(), m.group(2)
-            if text.startswith("0x"):
-                val = np.array([int(text, 16)], np.uint32).view(np.float32)[0]
-            elif ty in ("index", "i32", "i64", "i1"):
-                val = {"true": 1, "false": 0}.get(text, None)
-                val = int(text) if val is None else val
-                return np.full(t, val, dtype=np.int64)
-            else:
-                val = float(text)
-            return np.full(t, val, dtype=np.float32)
-        if n in ("gpu.thread_id",):
-            return np.arange(t, dtype=np.int64)
-        if n in ("gpu.block_id", "gpu.grid_dim"):
-            d = "xyz".index(re.search(r"dim (\w)", op.attrs).group(1))
-            src = self.block_id if n == "gpu.block_id" else self.grid
-            return np.full(t, src[d], dtype=np.int64)
-        if n == "arith.addi":
-            return x[0] + x[1]
-        if n == "arith.subi":
-            return x[0] - x[1]
-        if n == "arith.muli":
-            return x[0] * x[1]
-        if n in ("arith.divui", "arith.divsi"):
-            return x[0] // x[1]
-        if n in ("arith.remui", "arith.remsi"):
-            return x[0] % x[1]
-        if n in ("arith.ceildivsi", "arith.ceildivui"):
-            return -(-x[0] // x[1])
-        if n == "arith.minsi":
-            return np.minimum(x[0], x[1])
-        if n == "arith.maxsi":
-            return np.maximum(x[0], x[1])
-        if n == "arith.andi":
-            return x[0] & x[1]
-        if n == "arith.ori":
-            return x[0] | x[1]
-        if n == "arith.xori":
-            return x[0] ^ x[1]
-        if n == "arith.cmpi":
-            return CMPI[_attr_int(op, "predicate")](x[0], x[1])
-        if n == "arith.cmpf":
-            return CMPF[_attr_int(op, "predicate")](x[0], x[1])
-        if n == "arith.select":
-            c = x[0]
-            while c.ndim < x[1].ndim:
-                c = c[..., None]
-            return np.where(c, x[1], x[2])
-        if n == "arith.addf":
-            return (x[0] + x[1]).astype(np.float32)
-        if n == "arith.subf":
-            with np.errstate(invalid="ignore"):
-                return (x[0] - x[1]).astype(np.float32)
-        if n == "arith.mulf":
-            return (x[0] * x[1]).astype(np.float32)
-        if n == "arith.divf":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return (x[0] / x[1]).astype(np.float32)
-        if n == "arith.negf":
-            return -x[0]
-        if n in ("arith.maxnumf",):
-            return np.fmax(x[0], x[1])
-        if n == "arith.maximumf":
-            return np.maximum(x[0], x[1])
-        if n == "math.exp":
-            with np.errstate(over="ignore"):
-                return np.exp(x[0]).astype(np.float32)
-        if n == "math.exp2":
-            with np.errstate(over="ignore"):
-                return np.exp2(x[0]).astype(np.float32)
-        if n == "math.tanh":
-            return np.tanh(x[0]).astype(np.float32)
-        if n == "arith.extf":
-            return x[0].astype(np.float32)
-        if n == "arith.truncf":
-            return from_bits(to_bits(x[0], _elem(rtype)), _elem(rtype))
-        if n == "vector.from_elements":
-            shape = [int(s) for s in re.search(r"vector<([\dx]+)x", rtype)
-                     .group(1).split("x")]
-            return np.stack(x, axis=-1).reshape((t, *shape))
-        if n == "vector.extract":
-            pos = _positions(op, "static_position")
-            v = x[0]
-            for p in pos:
-                v = v[:, p]
-            return v
-        if n == "vector.broadcast":
-            shape = [int(s) for s in re.search(r"vector<([\dx]+)x", rtype)
-                     .group(1).split("x")]
-            return np.broadcast_to(x[0].reshape((t,) + (1,) * len(shape)),
-                                   (t, *shape)).copy()
-        if n == "vector.bitcast":
-            src_t = _split_types(op.types.split("->")[0])[0]
-            src, dst = _elem(src_t), _elem(rtype)
-            if dst == "i32":   # vector<2xT> -> vector<1xi32>
-                bits = to_bits(x[0], src).astype(np.int64)
-                return (bits[:, 0] | (bits[:, 1] << 16))[:, None]
-            word = x[0][:, 0].astype(np.int64)   # vector<1xi32> -> vector<2xT>
-            lo, hi = word & 0xFFFF, (word >> 16) & 0xFFFF
-            return np.stack([from_bits(lo.astype(np.uint16), dst),
-                             from_bits(hi.astype(np.uint16), dst)], axis=-1)
-        if n == "llvm.extractvalue":
-            return x[0][:, _positions(op, "position")[0]]
-        if n == "gpu.shuffle":
-            offset = self.uniform(x[1])
-            lanes = np.arange(t)
-            if "shuffle_mode idx" in op.attrs:   # every lane reads `offset`
-                src = (lanes & ~31) | offset
-            elif "shuffle_mode xor" in op.attrs:
-                src = (lanes & ~31) | ((lanes & 31) ^ offset)
-            else:
-                raise NotImplementedError(op.attrs)
-            return x[0][src], np.ones(t, dtype=bool)
-        if n in ("gpu.barrier", "nvgpu.device_async_wait"):
-            return None
-        if n == "nvgpu.device_async_create_group":
-            return np.zeros(t)
-        if n == "gpu.dynamic_shared_memory":
-            return "smem"
-        if n == "memref.view":
-            offset = self.uniform(x[1])
-            shape = [int(s) for s in re.search(r"memref<([\dx]+)x", rtype)
-                     .group(1).split("x")]
-            size = int(np.prod(shape)) * 2
-            view = self.smem[offset:offset + size].view(np.uint16).reshape(shape)
-            return Memory(view, _elem(rtype.split(",")[0]))
-        if n == "nvgpu.device_async_copy":
-            return self.async_copy(op, x)
-        if n == "nvgpu.ldmatrix":
-            return self.ldmatrix(op, x)
-        if n == "nvvm.mma.sync":
-            return self.mma(op, x)
-        if n == "arith.index_cast":
-            return x[0].astype(np.int64)
-        if n == "math.log2":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.log2(x[0]).astype(np.float32)
-        if n in ("memref.load", "vector.load") and x[0].elem == "f32":
-            mem = x[0]
-            width = 2 if n == "vector.load" else 1
-            i = np.clip(x[1][:, None] + np.arange(width), 0,
-                        max(mem.bits.size - 1, 0))
-            vals = mem.bits[i].astype(np.float32)
-            return vals if n == "vector.load" else vals[:, 0]
-        if n in ("memref.store", "vector.store") and x[1].elem == "f32":
-            val, mem, idx = x
-            active = np.nonzero(self.mask)[0]
-            if n == "memref.store":
-                mem.bits[idx[active]] = val[active]
-            else:
-                mem.bits[idx[active][:, None] + np.arange(2)] = val[active]
-            return None
-        if n == "memref.load" and x[0].elem == "i32":
-            # A table read past its end is a kernel bug, not a value.
-            mem, idx = x[0], x[1][self.mask]
-            if idx.size and (idx.min() < 0 or idx.max() >= mem.bits.size):
-                raise AssertionError(
-                    f"i32 load at {idx.min()}..{idx.max()} outside a buffer "
-                    f"of {mem.bits.size}")
-            return mem.bits[np.clip(x[1], 0, max(mem.bits.size - 1, 0))] \
-                .astype(np.int64)
-        if n in ("vector.load", "memref.load"):
-            mem, idx = x[0], x[1]
-            width = 2 if n == "vector.load" else 1
-            i = np.clip(idx[:, None] + np.arange(width), 0, mem.bits.size - 1)
-            vals = from_bits(mem.bits[i], mem.elem)
-            return vals if n == "vector.load" else vals[:, 0]
-        if n == "vector.store":
-            val, mem, idx = x
-            active = np.nonzero(self.mask)[0]
-            i = idx[active][:, None] + np.arange(2)
-            mem.bits[i] = to_bits(val[active], mem.elem)
-            return None
-        if n == "scf.for":
-            # Bounds may differ between threads (a thread's first row): a
-            # thread whose trips are done idles under the mask, as a
-            # diverged warp does (loops that carry values keep lockstep).
-            lb, ub, step = (np.broadcast_to(np.asarray(v, np.int64), (t,))
-                            for v in x[:3])
-            trips = np.maximum(0, -(-(ub - lb) // step))
-            active = trips[self.mask] if self.mask.any() else trips[:1]
-            state = x[3:]
-            if state and active.size and active.min() != active.max():
-                raise AssertionError("a loop that carries values with trip "
-                                     "counts that differ between threads")
-            body = op.regions[0]
-            saved = self.mask
-            for k in range(int(active.max(initial=0))):
-                self.mask = saved & (k < trips)
-                self.env[body.args[0]] = lb + k * step
-                for a, v in zip(body.args[1:], state):
-                    self.env[a] = v
-                state = self.block(body) or []
-            self.mask = saved
-            return state if len(op.results) != 1 else state[0]
-        if n == "scf.if":
-            cond = x[0] & self.mask
-            branches = []
-            saved = self.mask
-            for region, m in ((op.regions[0], cond), (op.regions[1] if len(op.regions) > 1 else None, ~x[0] & saved)):
-                if region is None or not m.any():
-                    branches.append(None)
-                    continue
-                self.mask = m
-                branches.append(self.block(region))
-                self.mask = saved
-            if not op.results:
-                return None
-            then, other = branches
-            if then is None:
-                out = other
-            elif other is None:
-                out = then
-            else:
-                out = [np.where(cond.reshape((t,) + (1,) * (a.ndim - 1)), a, b)
-                       for a, b in zip(then, other)]
-            return out if len(op.results) != 1 else out[0]
-        if n == "scf.yield":
-            return x
-        if n == "gpu.return":
-            return None
-        raise NotImplementedError(n)
-
-    def _collective(self):
-        if not self.mask.all():
-            raise AssertionError("warp-collective op under a divergent branch")
-
-    def async_copy(self, op, x):
-        dst = x[0]
-        ndst = dst.bits.ndim
-        dst_idx = x[1:1 + ndst]
-        src = x[1 + ndst]
-        src_idx = x[2 + ndst]
-        n = _attr_int(op, "dstElements")
-        count = x[3 + ndst] if len(x) > 3 + ndst else np.full(self.t, n)
-        active = self.mask
-        i = np.clip(src_idx[:, None] + np.arange(n), 0, max(src.bits.size - 1, 0))
-        data = src.bits[i] if src.bits.size else np.zeros((self.t, n), np.uint16)
-        data = np.where(np.arange(n)[None, :] < count[:, None], data, 0)
-        lead = tuple(d[active] for d in dst_idx[:-1])
-        cols = dst_idx[-1][active][:, None] + np.arange(n)
-        dst.bits[tuple(l[:, None] for l in lead) + (cols,)] = data[active]
-        return np.zeros(self.t)
-
-    def ldmatrix(self, op, x):
-        self._collective()
-        mem = x[0]
-        idx = x[1:]
-        tiles = _attr_int(op, "numTiles")
-        trans = "transpose = true" in op.attrs
-        lanes = np.arange(self.t)
-        # Row addresses: lane 8m + r gives row r of matrix m.
-        lead = tuple(d[:, None] for d in idx[:-1])
-        rows = mem.bits[lead + (idx[-1][:, None] + np.arange(8),)]  # (T, 8)
-        vals = from_bits(rows, mem.elem)
-        warp0 = lanes & ~31
-        lane = lanes & 31
-        g, q = lane // 4, lane % 4
-        out = np.zeros((self.t, tiles, 2), dtype=np.float32)
-        for m in range(tiles):
-            for e in range(2):
-                if trans:   # element (2q + e, g) of matrix m
-                    out[:, m, e] = vals[warp0 + 8 * m + 2 * q + e, g]
-                else:       # element (g, 2q + e)
-                    out[:, m, e] = vals[warp0 + 8 * m + g, 2 * q + e]
-        return out
-
-    def mma(self, op, x):
-        self._collective()
-        bf16 = "mma_type<bf16>" in op.attrs
-        elem = "bf16" if bf16 else "f16"
-
-        def pair(v):   # a b32 register (i32 bits or vector<2xT>) -> (T, 2)
-            if v.ndim == 1:
-                w = v.astype(np.int64)
-                return np.stack([from_bits((w & 0xFFFF).astype(np.uint16), elem),
-                                 from_bits(((w >> 16) & 0xFFFF).astype(np.uint16), elem)],
-                                axis=-1)
-            return v
-        a = [pair(v) for v in x[0:4]]
-        b = [pair(v) for v in x[4:6]]
-        c = x[6:10]
-        lanes = np.arange(self.t)
-        warps = self.t // 32
-        lane = lanes & 31
-        warp = lanes // 32
-        g, q = lane // 4, lane % 4
-        A = np.zeros((warps, 16, 16))
-        B = np.zeros((warps, 16, 8))
-        C = np.zeros((warps, 16, 8))
-        for e in range(2):
-            A[warp, g, 2 * q + e] = a[0][:, e]
-            A[warp, g + 8, 2 * q + e] = a[1][:, e]
-            A[warp, g, 2 * q + 8 + e] = a[2][:, e]
-            A[warp, g + 8, 2 * q + 8 + e] = a[3][:, e]
-            B[warp, 2 * q + e, g] = b[0][:, e]
-            B[warp, 2 * q + 8 + e, g] = b[1][:, e]
-            C[warp, g, 2 * q + e] = c[e]
-            C[warp, g + 8, 2 * q + e] = c[2 + e]
-        D = (A @ B + C).astype(np.float32)
-        return np.stack([D[warp, g, 2 * q], D[warp, g, 2 * q + 1],
-                         D[warp, g + 8, 2 * q], D[warp, g + 8, 2 * q + 1]],
-                        axis=-1)
-
-
-def extent(shape, strides):
-    """Elements a [B, H, S, D] buffer laid out by `strides` spans."""
-    if 0 in shape:
+    def address(self, buffer):
         return 0
-    return 1 + sum((n - 1) * strides[d]
-                   for n, d in zip(shape[:3], ("B", "H", "S"))) + shape[3] - 1
 
-
-def launch(kernel, desc, inputs, b, sq, skv, schedule=None, strides=None):
-    """Runs every CTA; `inputs`: name -> raw uint16 bits (flat storage).
-    Returns the output's storage bits. `strides`: name -> {"B", "H", "S"}
-    for buffers that are not [B, H, S, D]-contiguous (as cuda.Kernel.launch;
-    "out" too). `schedule`: for the sm_90a kernel, a seed that makes the
-    warpgroups' interleaving random (emulate_wgmma.WgmmaCTA); None runs
-    each as far as it can."""
-    elem = desc["element_type"]
-    # (Element offsets stand in for addresses: the alignment of the strides
-    # is what the emulator can check.)
-    layouts = launch_schema.layouts(desc, b, sq, skv, strides or {})
-    out_shape = launch_schema.shape_of(desc, "out", b, sq, skv)
-    out = np.zeros(extent(out_shape, layouts["out"]), dtype=np.uint16)
-    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
-    mems["out"] = Memory(out, elem)
-    cta = CTA
-    if launch_schema.is_warp_specialized(desc):
-        from .emulate_wgmma import WgmmaCTA
-
-        def cta(*a):
-            return WgmmaCTA(*a, schedule=schedule)
-    args = []
-    for a in desc["arguments"]:
-        if a["kind"] == "tensor_map":
-            from .emulate_wgmma import TensorMap
-            args.append(TensorMap(mems[a["name"]].bits, elem,
-                                  launch_schema.map_dims(desc, a, b, sq, skv),
-                                  a["box"], a["swizzle"]))
-        elif a["kind"] == "memref":
-            args.append(mems[a["name"]])
-        elif a["kind"] == "stride":
-            args.append(np.full(desc["block"][0],
-                                layouts[a["of"][0]][a["dim"]], np.int64))
+    def launch(self, op, planned, stream=None):
+        desc, threads = planned.desc, planned.block[0]
+        args = []
+        for arg in planned.arguments:
+            if isinstance(arg, launcher.TensorMap):
+                args.append(emulate_wgmma.TensorMap(
+                    arg.buffer.bits, arg.element_type, list(arg.dims),
+                    list(arg.box), arg.swizzle))
+            elif isinstance(arg, launcher.Memref):
+                args.append(arg.buffer)
+            else:
+                args.append(np.full(threads, arg.value, np.int64))
+        if desc["instructions"] == "wgmma":
+            def cta(*a):
+                return emulate_wgmma.WgmmaCTA(*a, schedule=self.schedule)
         else:
-            args.append(np.full(desc["block"][0],
-                                {"Sq": sq, "Skv": skv}[a["name"]], np.int64))
-    grid = launch_schema.grid(launch_schema.validate(desc), b, sq, skv)
-    for z in range(grid[2]):
-        for y in range(grid[1]):
-            for xx in range(grid[0]):
-                cta(kernel, desc["block"][0], (xx, y, z), grid, args,
-                    desc["dynamic_shared_memory"]).run()
-    return mems["out"].bits
+            cta = CTA
+        grid = planned.grid
+        for z in range(grid[2]):
+            for y in range(grid[1]):
+                for x in range(grid[0]):
+                    cta(op, threads, (x, y, z), grid, args,
+                        planned.shared_memory).run()
 
+    def upload(self, array, element_type):
+        if element_type == "i32":
+            return Memory(np.asarray(array, np.int64).ravel(), "i32")
+        return Memory(np.array(array).ravel(), element_type)
 
-def _run_grid(kernel, desc, grid, args, schedule=None):
-    cta = CTA
-    if launch_schema.is_warp_specialized(desc):
-        from .emulate_wgmma import WgmmaCTA
+    def empty(self, elements, element_type):
+        if element_type == "f32":
+            return Memory(np.full(elements, np.nan, np.float32), "f32")
+        return Memory(np.zeros(elements, launcher.STORAGE[element_type]),
+                      element_type)
 
-        def cta(*a):
-            return WgmmaCTA(*a, schedule=schedule)
-    for z in range(grid[2]):
-        for y in range(grid[1]):
-            for xx in range(grid[0]):
-                cta(kernel, desc["block"][0], (xx, y, z), grid, args,
-                    desc["dynamic_shared_memory"]).run()
+    def read(self, buffer, elements, element_type):
+        return buffer.bits
 
+    def free(self, buffer):
+        pass
 
-def launch_paged(kernels, inputs, tables, splits=1, schedule=None):
-    """Runs a paged op's kernels (compile_paged) CTA by CTA: the direct
-    kernel, or with `splits` > 1 the split kernel then the merge. `inputs`:
-    q, k, v, gate -> raw uint16 bits of the packed [T, H, D] / [NB, P,
-    Hkv, D] arrays; `tables`: block_table [B, MB], seq_lens [B],
-    cu_seqlens_q [B + 1] (ints). Returns the output's bits ([T, Hq, Dv])."""
-    table = np.asarray(tables["block_table"], np.int64)
-    b, mb = table.shape
-    t = int(tables["cu_seqlens_q"][-1])
-    kernel, desc = kernels["paged-split" if splits > 1 else "paged"]
-    elem = desc["element_type"]
-    hq, dv = desc["Hq"], desc["Dv"]
-    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
-    mems["out"] = Memory(np.zeros(t * hq * dv, np.uint16), elem)
-    for name in ("block_table", "seq_lens", "cu_seqlens_q"):
-        mems[name] = Memory(np.asarray(tables[name], np.int64).ravel(), "i32")
-    # Partials start as NaN: a row the split kernel leaves unwritten shows.
-    mems["o_partial"] = Memory(np.full(splits * t * hq * dv, np.nan,
-                                       np.float32), "f32")
-    mems["lse_partial"] = Memory(np.full(splits * t * hq, np.nan,
-                                         np.float32), "f32")
-    values = {"B": b, "MB": mb, "T": t, "splits": splits}
-
-    def arguments(desc):
-        threads = desc["block"][0]
-        return [mems[a["name"]] if a["kind"] == "memref"
-                else np.full(threads, values[a["name"]], np.int64)
-                for a in desc["arguments"]]
-    _run_grid(kernel, desc, launch_schema.grid(
-        launch_schema.validate(desc), b, t=t, splits=splits),
-        arguments(desc), schedule)
-    if splits > 1:
-        kernel, desc = kernels["split-merge"]
-        _run_grid(kernel, desc, launch_schema.grid(
-            launch_schema.validate(desc), b, t=t, splits=splits),
-            arguments(desc))
-    return mems["out"].bits
+    def synchronize(self):
+        pass
 
 
 def compile_paged(cfg, page, opt=None, options=""):
     """{layout: (kernel op, launch description)} of the paged op's kernels
     (paged, paged-split, split-merge) for the heads, head dims and variant
     of `cfg` and pages of `page` tokens."""
-    from .. import paged
-    return _kernels_by_layout(paged.paged_ir(cfg, page), opt, options,
+    return _kernels_by_layout(paged_mlir.paged_ir(cfg, page), opt, options,
                               ("paged", "paged-split", "split-merge"),
                               f"{cfg.describe()}: no paged tensor-core kernels")
 
@@ -551,20 +139,31 @@ def run_paged(case, arrays, opt=None, options="", splits=1, schedule=None):
     """The paged kernels' result ([T, Hq, Dv], float64) on `arrays` of
     paged_cases.PagedCase `case` (an f16 or bf16 one), with the keys in
     `splits` parts (split-KV) or not, and the kernel's name. `schedule`:
-    as for `launch`, for the sm_90a kernel."""
+    as for Emulator, for the sm_90a kernel."""
     kernels = compile_paged(case.dense_config(), case.page, opt, options)
+    inputs, sizes = paged_inputs(arrays, case.dtype)
+    out = launcher.run(Emulator(schedule).kernels(kernels), inputs, splits,
+                       **sizes)
+    name = kernels["paged-split" if splits > 1 else "paged"][1]["kernel"]
+    return from_bits(out, case.dtype).astype(np.float64).reshape(
+        sizes["t"], case.hq, case.dv), name
 
+
+def paged_inputs(arrays, dtype):
+    """(storage, sizes) of a paged op's launch (launcher.run) on `arrays`
+    (paged_cases.build's: q, key_cache, value_cache, g or None, the
+    tables): the operands' bits in `dtype` (f16 or bf16; an empty gate
+    without g), the tables as int32; sizes b, mb and t."""
     def bits(x):
-        return to_bits(np.asarray(x, np.float32).ravel(), case.dtype)
+        return to_bits(np.asarray(x, np.float32).ravel(), dtype)
     g = arrays["g"]
     inputs = {"q": bits(arrays["q"]), "k": bits(arrays["key_cache"]),
               "v": bits(arrays["value_cache"]),
               "gate": bits(g) if g is not None else np.zeros(0, np.uint16)}
-    out = launch_paged(kernels, inputs, arrays, splits, schedule)
-    t, hq, dv = len(arrays["q"]), case.hq, case.dv
-    name = kernels["paged-split" if splits > 1 else "paged"][1]["kernel"]
-    return from_bits(out, case.dtype).astype(np.float64).reshape(
-        t, hq, dv), name
+    for name in ("block_table", "seq_lens", "cu_seqlens_q"):
+        inputs[name] = np.asarray(arrays[name], np.int32).ravel()
+    b, mb = np.shape(arrays["block_table"])
+    return inputs, {"b": b, "mb": mb, "t": len(arrays["q"])}
 
 
 def compile_case(cfg, opt=None, options="", row_strides=None):
@@ -597,44 +196,11 @@ def compile_decode(cfg, opt=None, options="", row_strides=None):
         f"{cfg.describe()}: no split-KV decode kernels")
 
 
-def launch_decode(kernels, inputs, b, skv, splits, strides=None):
-    """Runs a dense decode step (Sq = 1) by split-KV CTA by CTA: the
-    dense-split kernel over `splits` parts of the keys, then the merge.
-    `inputs` and `strides` as for launch; returns the output's bits ([B,
-    Hq, 1, Dv])."""
-    kernel, desc = kernels["dense-split"]
-    elem = desc["element_type"]
-    hq, dv = desc["Hq"], desc["Dv"]
-    layouts = launch_schema.layouts(desc, b, 1, skv, strides or {})
-    mems = {n: Memory(inputs[n].copy(), elem) for n in ("q", "k", "v", "gate")}
-    mems["out"] = Memory(np.zeros(b * hq * dv, np.uint16), elem)
-    # Partials start as NaN: a row the split kernel leaves unwritten shows.
-    mems["o_partial"] = Memory(np.full(splits * b * hq * dv, np.nan,
-                                       np.float32), "f32")
-    mems["lse_partial"] = Memory(np.full(splits * b * hq, np.nan,
-                                         np.float32), "f32")
-    values = {"Sq": 1, "Skv": skv, "T": b, "splits": splits}
-
-    def arguments(desc):
-        threads = desc["block"][0]
-        return [mems[a["name"]] if a["kind"] == "memref"
-                else np.full(threads, layouts[a["of"][0]][a["dim"]], np.int64)
-                if a["kind"] == "stride"
-                else np.full(threads, values[a["name"]], np.int64)
-                for a in desc["arguments"]]
-    for layout in ("dense-split", "split-merge"):
-        kernel, desc = kernels[layout]
-        _run_grid(kernel, desc, launch_schema.grid(
-            launch_schema.validate(desc), b, 1, skv, t=b, splits=splits),
-            arguments(desc))
-    return mems["out"].bits
-
-
 def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False,
                q_padded=False):
     """(result, reference, kernel name) of decode step `cfg` (Sq = 1) on
     cfg.inputs(seed), its keys in `splits` parts merged by the merge
-    kernel; with `kv_bshd` K and V stored [B, S, H, D] (the torch op's
+    kernel (1: the decode step's direct kernel); with `kv_bshd` K and V stored [B, S, H, D] (the torch op's
     bshd layout: kernels compiled for their rows); with `q_padded` Q's rows
     2 x D apart, NaN between them (q's half of a projection: a head stride
     that is not D)."""
@@ -657,21 +223,24 @@ def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False,
         n: st["S"] for n, st in strides.items()} or None)
     bits = {arg: to_bits(np.ascontiguousarray(x, np.float32).ravel(),
                          cfg.dtype) for arg, x in arrays.items()}
-    out = launch_decode(kernels, bits, cfg.b, cfg.skv, splits, strides)
+    out = launcher.run(Emulator().kernels(kernels), bits, splits, strides,
+                       b=cfg.b, sq=1, skv=cfg.skv)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
-    return result, cfg.reference(inputs), kernels["dense-split"][1]["kernel"]
+    name = kernels["dense-split" if splits > 1 else "dense"][1]["kernel"]
+    return result, cfg.reference(inputs), name
 
 
 def run_case(cfg, seed, opt=None, options="", schedule=None):
     """(result, reference, kernel name) of `cfg` on cfg.inputs(seed);
-    `schedule` as for launch()."""
+    `schedule` as for Emulator."""
     kernel, desc = compile_case(cfg, opt, options)
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
                             ("gate", "gate"))}
-    out = launch(kernel, desc, bits, cfg.b, cfg.sq, cfg.skv, schedule)
+    out = launcher.run(Emulator(schedule).kernel(kernel, desc), bits,
+                       b=cfg.b, sq=cfg.sq, skv=cfg.skv)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
     return result, cfg.reference(inputs), desc["kernel"]

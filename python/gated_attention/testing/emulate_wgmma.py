@@ -1,6 +1,6 @@
 """The emulator's sm_90a layer: TMA, mbarriers and wgmma, byte for byte.
 
-`emulate.CTA` runs the mma.sync kernel; `WgmmaCTA`, a CTA, adds what the wgmma
+`cta.CTA` runs the mma.sync kernel; `WgmmaCTA`, a CTA, adds what the wgmma
 kernel (`kernel=wgmma`) is made of, modelled on the PTX ISA rather than on
 the compiler's own conventions, so that a wrong descriptor, swizzle,
 stage or barrier phase in the kernel shows as a wrong result or an error:
@@ -63,7 +63,8 @@ import threading
 import numpy as np
 
 from ..dtypes import from_bits
-from .emulate import CTA, _attr_int, _positions
+from .cta import CTA
+from .generic_ir import _attr_int, _positions
 
 SMEM_BASE = 1024
 SWIZZLE_128B = 1
@@ -299,7 +300,7 @@ class WgmmaCTA:
 
 
 class Warpgroup(CTA):
-    """The 128 threads of one warpgroup in lockstep: emulate.CTA's ops and
+    """The 128 threads of one warpgroup in lockstep: cta.CTA's ops and
     the sm_90a ones, on its CTA's shared state."""
 
     def __init__(self, cta, index, kernel, block_id, grid, args):

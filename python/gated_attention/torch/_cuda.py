@@ -34,7 +34,7 @@ import threading
 
 import torch
 
-from .. import compiler, cuda, launch
+from .. import compiler, cuda, launch, launcher
 
 # Compute capabilities -> the chip the kernel is compiled for.
 _CHIPS = {(8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89", (9, 0): "sm_90"}
@@ -150,7 +150,7 @@ class CudaKernel:
         self._lock = threading.Lock()
         self._kernels = {}
         with torch.cuda.device(device):
-            self._driver = cuda.Driver(device.index or 0)
+            self._backend = cuda.Backend(cuda.Driver(device.index or 0))
         self._sm_count = torch.cuda.get_device_properties(
             device).multi_processor_count
         # The row-major kernel, compiled (or loaded) now: its description
@@ -167,7 +167,7 @@ class CudaKernel:
                 if kernels is None:
                     compiled = compile_kernels()
                     with torch.cuda.device(self.device):
-                        kernels = {name: cuda.Kernel(self._driver, ptx, desc)
+                        kernels = {name: self._backend.kernel(ptx, desc)
                                    for name, (_, ptx, desc)
                                    in compiled.items()}
                     self._kernels[key] = kernels
@@ -196,35 +196,24 @@ class CudaKernel:
         """[B, H, S, D] views; `out` one the kernel can write (new_output:
         contiguous in the caller's layout)."""
         buffers, strides, rows = plan(self._desc, self.cfg, q, k, v, g, out)
-        kernel = self._kernel(rows)
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", out)
-        b, hq, sq, _ = buffers["q"].shape
+        b, _, sq, _ = buffers["q"].shape
         skv = buffers["k"].shape[2]
+        kernels, splits = {"dense": self._kernel(rows)}, 1
         with torch.cuda.device(self.device):
             stream = torch.cuda.current_stream(self.device).cuda_stream
             if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
-                decode = self._decode(rows)
+                # The decode step's kernels: split-KV's where it pays, else
+                # its own, whose CTAs pack the query heads of a K/V head.
+                kernels = self._decode(rows)
                 splits = launch.decode_split_count(
-                    decode["dense-split"].desc, b, skv, self._sm_count)
-                if splits > 1:
-                    # Partials [splits, B, Hq, Dv] and [splits, B, Hq], f32.
-                    partial_rows = splits * b * hq
-                    buffers["o_partial"] = out.new_empty(
-                        partial_rows * out.shape[-1], dtype=torch.float32)
-                    buffers["lse_partial"] = out.new_empty(
-                        partial_rows, dtype=torch.float32)
-                    pointers = {n: (x.data_ptr(), x.numel())
-                                for n, x in buffers.items()}
-                    decode["dense-split"].launch(
-                        pointers, b, 1, skv, stream=stream, strides=strides,
-                        splits=splits)
-                    decode["split-merge"].launch_paged(pointers, b, 0, b,
-                                                       splits, stream=stream)
-                    return
-                # One split: the decode step's own kernel, whose CTAs pack
-                # the query heads of a K/V head.
-                kernel = decode["dense"]
-            kernel.launch(
-                {n: (x.data_ptr(), x.numel()) for n, x in buffers.items()},
-                b, sq, skv, stream=stream, strides=strides)
+                    kernels["dense-split"].desc, b, skv, self._sm_count)
+            # The f32 partials of split-KV, from torch's allocator.
+            for name, (_, n) in launcher.partials(kernels, splits, b=b,
+                                                  sq=sq, skv=skv).items():
+                buffers[name] = out.new_empty(n, dtype=torch.float32)
+            launcher.launch_op(
+                kernels, {n: (x.data_ptr(), x.numel())
+                          for n, x in buffers.items()},
+                splits, strides, stream, b=b, sq=sq, skv=skv)

@@ -23,7 +23,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from .. import compiler, cuda, paged
+from .. import compiler, cuda, launcher, paged
 from . import _cuda
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -128,8 +128,8 @@ def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
             compiled = cuda.compile_paged_kernel(
                 cfg, page, chip=_cuda.chip_of(device))
             with torch.cuda.device(device):
-                driver = cuda.Driver(device.index or 0)
-                kernels = {layout: cuda.Kernel(driver, ptx, desc)
+                backend = cuda.Backend(cuda.Driver(device.index or 0))
+                kernels = {layout: backend.kernel(ptx, desc)
                            for layout, (_, ptx, desc) in compiled.items()}
             _KERNELS[key] = kernels
     b, mb = tables[0].shape
@@ -144,19 +144,15 @@ def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
                 "cu_seqlens_q": tables[2]}
     # A kernel without a gate still takes a (never read) gate buffer.
     operands["gate"] = g.contiguous() if g is not None else out
-    layouts = ("paged",)
-    if splits > 1:
-        layouts = ("paged-split", "split-merge")
-        rows = splits * t * hq
-        operands["o_partial"] = q.new_empty(rows * value_cache.shape[3],
-                                            dtype=torch.float32)
-        operands["lse_partial"] = q.new_empty(rows, dtype=torch.float32)
+    # The f32 partials of split-KV, from torch's allocator.
+    for name, (_, n) in launcher.partials(kernels, splits, b=b, mb=mb,
+                                          t=t).items():
+        operands[name] = q.new_empty(n, dtype=torch.float32)
     buffers = {n: (x.data_ptr(), x.numel()) for n, x in operands.items()}
     with torch.cuda.device(device):
         stream = torch.cuda.current_stream(device).cuda_stream
-        for layout in layouts:
-            kernels[layout].launch_paged(buffers, b, mb, t, splits,
-                                         stream=stream)
+        launcher.launch_op(kernels, buffers, splits, stream=stream, b=b,
+                           mb=mb, t=t)
     return out
 
 

@@ -18,9 +18,15 @@
 # would compute from the same storage (so that the strides are really used).
 import numpy as np
 
-from gated_attention import accuracy, config
+from gated_attention import accuracy, config, launcher
 from gated_attention.dtypes import from_bits, to_bits
 from gated_attention.testing import emulate
+
+
+def emulated(kernel, desc, storage, b, sq, skv, strides=None):
+    """The output's storage of the kernel launched on the emulator."""
+    return launcher.run(emulate.Emulator().kernel(kernel, desc), storage,
+                        strides=strides, b=b, sq=sq, skv=skv)
 
 
 def bits(x, dtype):
@@ -72,15 +78,15 @@ def run(cfg, options, seed):
     kernel, desc = emulate.compile_case(
         cfg, options=options,
         row_strides={n: s["S"] for n, s in strides.items()})
-    out = emulate.launch(kernel, desc, storage, cfg.b, cfg.sq, cfg.skv,
-                         strides=strides)
+    out = emulated(kernel, desc, storage, cfg.b, cfg.sq, cfg.skv,
+                   strides=strides)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         b, sq, hq, cfg.dv).transpose(0, 2, 1, 3)
     check = accuracy.compare(cfg, result, cfg.reference(inputs), inputs)
     # The same storage read as if contiguous (by the kernel compiled for
     # [B, H, S, D]) must be wrong: the strides are used.
     kernel, desc = emulate.compile_case(cfg, options=options)
-    ignored = emulate.launch(kernel, desc, {
+    ignored = emulated(kernel, desc, {
         n: np.resize(s, int(np.prod(cfg.shapes()[o])))
         for n, s, o in ((n, storage[n], o) for n, o in (
             ("q", "query"), ("k", "key"), ("v", "value"), ("gate", "gate")))},
@@ -122,24 +128,24 @@ storage = {n: bits(inputs[o], cfg.dtype) for n, o in (
     ("q", "query"), ("k", "key"), ("v", "value"), ("gate", "gate"))}
 # A head stride that breaks the 16-byte rows (an odd pointer offset).
 try:
-    emulate.launch(kernel, desc, storage, 1, 16, 16,
-                   strides={"k": {"B": 64 * 32, "H": 64 * 16 + 4, "S": 64},
-                            "v": {"B": 64 * 32, "H": 64 * 16 + 4, "S": 64}})
+    emulated(kernel, desc, storage, 1, 16, 16,
+             strides={"k": {"B": 64 * 32, "H": 64 * 16 + 4, "S": 64},
+                      "v": {"B": 64 * 32, "H": 64 * 16 + 4, "S": 64}})
     raise AssertionError("misaligned K rows were accepted")
 except ValueError as e:
     assert "'k' needs its address and row starts aligned to 16 bytes" in str(e), e
     assert "H = 1028" in str(e), e
 # Rows other than those the kernel was compiled for.
 try:
-    emulate.launch(kernel, desc, storage, 1, 16, 16,
-                   strides={"q": {"B": 128 * 32, "H": 128, "S": 256}})
+    emulated(kernel, desc, storage, 1, 16, 16,
+             strides={"q": {"B": 128 * 32, "H": 128, "S": 256}})
     raise AssertionError("another row stride was accepted")
 except ValueError as e:
     assert "rows 256 elements apart; the kernel was compiled for 64" in str(e), e
 # K and V share their (B, H) strides when D = Dv.
 try:
-    emulate.launch(kernel, desc, storage, 1, 16, 16,
-                   strides={"k": {"B": 64 * 32, "H": 64 * 16, "S": 64}})
+    emulated(kernel, desc, storage, 1, 16, 16,
+             strides={"k": {"B": 64 * 32, "H": 64 * 16, "S": 64}})
     raise AssertionError("K and V with different strides were accepted")
 except ValueError as e:
     assert "operands k and v share their B stride" in str(e), e
@@ -152,8 +158,8 @@ except Exception as e:
 
 kernel, desc = emulate.compile_case(cfg, options="chip=sm_90a kernel=wgmma")
 try:
-    emulate.launch(kernel, desc, storage, 1, 16, 16,
-                   strides={"q": {"B": 16 * 2 * 128, "H": 128, "S": 2 * 128}})
+    emulated(kernel, desc, storage, 1, 16, 16,
+             strides={"q": {"B": 16 * 2 * 128, "H": 128, "S": 2 * 128}})
     raise AssertionError("strided Q was accepted by the TMA kernel")
 except ValueError as e:
     assert "operand 'q' must be [B, H, S, D]-contiguous" in str(e), e

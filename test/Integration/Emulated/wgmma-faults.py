@@ -5,7 +5,7 @@
 # the error model's bound or as a hang.
 import re
 
-from gated_attention import accuracy, config, mlir
+from gated_attention import accuracy, config, launcher, mlir
 from gated_attention.testing import emulate, emulate_wgmma
 from gated_attention import ptx, runner
 from gated_attention.dtypes import from_bits, to_bits
@@ -31,7 +31,8 @@ def run(text):
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), CFG.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
                             ("gate", "gate"))}
-    out = emulate.launch(kernel, desc, bits, CFG.b, CFG.sq, CFG.skv)
+    out = launcher.run(emulate.Emulator().kernel(kernel, desc), bits,
+                       b=CFG.b, sq=CFG.sq, skv=CFG.skv)
     result = from_bits(out, CFG.dtype).astype(np.float64).reshape(
         CFG.shapes()["result"])
     return accuracy.compare(CFG, result, CFG.reference(inputs), inputs)

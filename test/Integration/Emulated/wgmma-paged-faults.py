@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 
-from gated_attention import paged, ptx, runner
-from gated_attention.dtypes import from_bits, to_bits
+from gated_attention import launcher, paged, ptx, runner
+from gated_attention.dtypes import from_bits
 from gated_attention.testing import emulate, emulate_wgmma, paged_cases
 
 # Decode over 70, 3, 128 and 64 keys in 64-token pages, 4 query heads per
@@ -30,14 +30,11 @@ def generic():
 
 def run(text, schedule=7):
     descs = ptx.launch_descriptions(text)
-    kernels = {d["layout"]: (emulate.find_kernel(text, name), d)
-               for name, d in descs.items()}
-
-    def bits(x):
-        return to_bits(np.asarray(x, np.float32).ravel(), CASE.dtype)
-    inputs = {"q": bits(ARRAYS["q"]), "k": bits(ARRAYS["key_cache"]),
-              "v": bits(ARRAYS["value_cache"]), "gate": bits(ARRAYS["g"])}
-    out = emulate.launch_paged(kernels, inputs, ARRAYS, schedule=schedule)
+    kernels = emulate.Emulator(schedule).kernels(
+        {d["layout"]: (emulate.find_kernel(text, name), d)
+         for name, d in descs.items()})
+    inputs, sizes = emulate.paged_inputs(ARRAYS, CASE.dtype)
+    out = launcher.run(kernels, inputs, **sizes)
     result = from_bits(out, CASE.dtype).astype(np.float64).reshape(
         len(ARRAYS["q"]), CASE.hq, CASE.dv)
     return paged_cases.check(CASE, ARRAYS, result)

@@ -23,8 +23,8 @@ import sys
 
 import numpy as np
 
-from gated_attention import cuda, paged
-from gated_attention.testing import paged_cases
+from gated_attention import cuda, dtypes, launcher, paged
+from gated_attention.testing import emulate, paged_cases
 
 PREPARE = sys.argv[1:2] == ["--prepare"]
 rng = np.random.default_rng(0)
@@ -129,15 +129,18 @@ for a in (second, first):
     assert torch.equal(captured, eager), (captured - eager).abs().max()
 
 if torch.cuda.get_device_capability() == (9, 0):
-    driver = cuda.Driver()
+    backend = cuda.Backend(cuda.Driver())
     for case in HOPPER_CASES:
         compiled = hopper_kernels(case)
         assert compiled["paged"][0].endswith("_sm90a"), compiled["paged"][0]
-        kernels = {layout: cuda.Kernel(driver, ptx, desc)
+        kernels = {layout: backend.kernel(ptx, desc)
                    for layout, (_, ptx, desc) in compiled.items()}
         a = paged_cases.build(case, rng)
-        worst = [paged_cases.check(case, a, cuda.run_paged(
-            driver, kernels, a, case.dtype, splits)) for splits in (1, 3)]
+        inputs, sizes = emulate.paged_inputs(a, case.dtype)
+        worst = [paged_cases.check(case, a, dtypes.from_bits(
+            launcher.run(kernels, inputs, splits, **sizes), case.dtype)
+            .astype(np.float64).reshape(sizes["t"], case.hq, case.dv))
+            for splits in (1, 3)]
         print(f"PASS {case.describe()} sm_90a (direct, 3 splits): "
               + ", ".join(f"{w:.3g}" for w in worst), flush=True)
 print("paged kernel on the GPU: ok")
