@@ -1,8 +1,11 @@
-"""Runs the commands of README.md as a newcomer pastes them.
+"""Runs the commands of README.md, and of the documents it sends users to,
+as a newcomer pastes them.
 
-    readme.py README.md --build BUILD_DIR [--list]
+    readme.py README.md [DOC.md ...] --build BUILD_DIR [--list]
 
-Runs, from the repository root:
+README.md is the repository root's; the other documents (bench/README.md,
+docs/Reliability.md, docs/Design.md) are checked the same way. Runs, from
+the repository root:
   - every ```sh block, with bash -e -o pipefail;
   - every ```python block, with .venv/bin/python (else /usr/bin/python3)
     and PYTHONPATH=python, as the README says;
@@ -12,10 +15,14 @@ Runs, from the repository root:
     gated-attention-opt), with stdin empty;
 unless SKIP below names it with a reason (set-up, the suite itself,
 benchmarks, a GPU or the CUDA toolkit, installing into /usr/local). A SKIP
-entry that matches nothing fails the run, so the list cannot go stale
-silently. Also fails on: a placeholder in a command ('…', ' ... ',
-<angle>), a path the README names that does not exist, and a worked example
-(```mlir block headed `// examples/qwen.mlir`) that is not the file's text.
+entry that matches nothing in any document fails the run, so the list
+cannot go stale silently. Also fails on: a placeholder in a command ('…',
+' ... ', <angle>), a path a document names that does not exist (links
+relative to the document, `examples/...`-style paths to the root), a
+README worked example (```mlir block headed `// examples/qwen.mlir`) that
+is not the file's text, and README's two commands not being the main job
+(`./scripts/setup && ./scripts/run-example`) and a test command that .ci/run
+runs as written.
 
 `build/` (and `cmake --build build`) in a command means BUILD_DIR, the build
 under test; `/tmp/` means a private temporary directory, removed at the end.
@@ -41,14 +48,16 @@ SKIP = [
     (r"scripts/device-check", "needs a CUDA GPU"),
     (r"scripts/fuzz|scripts/check-sanitizers",
      "sanitizer build and fuzzing (tens of minutes)"),
-    (r"gated_attention\.cuda\b|device=\"cuda\"", "needs a CUDA GPU"),
     (r"--gated-attention-to-ptx\b", "needs the CUDA toolkit (libdevice)"),
     (r"^cmake --install build$", "installs into /usr/local"),
+    (r"^/usr/lib/llvm-22/bin/lit ", "runs tests of the suite from inside it"),
+    (r"^\./scripts/setup(?: --tests)?$", "set-up itself (apt, PyPI; root)"),
 ]
 # Rewrites before running: set-up is done (it needs root and apt).
 REWRITE = [
-    (r"^\./scripts/setup && ", ""),
+    (r"^\./scripts/setup(?: --tests)? && ", ""),
 ]
+MAIN_JOB = "./scripts/setup && ./scripts/run-example"
 # The first word of an inline command.
 INLINE = re.compile(r"^(?:[A-Z_]+=\S+ )*(?:build/bin/\S+|\./scripts/\S+|"
                     r"scripts/\S+|bench/\S+|/usr/bin/python3|\.venv/bin/python|"
@@ -74,9 +83,41 @@ def commands(text):
     return found
 
 
+def missing_paths(root, doc, text):
+    """The paths `doc` names that do not exist: its links (relative to the
+    document) and its `examples/...`-style paths (relative to the root)."""
+    here = os.path.dirname(os.path.join(root, doc))
+    links = set(re.findall(r"\]\(((?!https?:)[^)#\s]+)\)", text))
+    names = set(re.findall(r"`((?:examples|test|bench|scripts|docs|python)"
+                           r"/[\w./-]*[\w/])`", text))
+    return sorted({p for p in links if not os.path.exists(
+        os.path.join(here, p))} | {p for p in names if not os.path.exists(
+            os.path.join(root, p))})
+
+
+def check_two_commands(root, text, problems):
+    """README's sh blocks hold the main job and a test command, each one
+    line, and .ci/run runs that test command as written."""
+    blocks = [b.strip() for b in fenced(text, "sh")]
+    if MAIN_JOB not in blocks:
+        problems.append(f"README has no ```sh block that is the main job, "
+                        f"'{MAIN_JOB}'")
+    tests = [b for b in blocks if "--target check-gated-attention" in b]
+    if len(tests) != 1 or "\n" in tests[0]:
+        problems.append("README must have one ```sh block of one line that "
+                        "runs the test suite")
+        return
+    ci = open(os.path.join(root, ".ci", "run")).read().splitlines()
+    if tests[0] not in ci:
+        problems.append(f".ci/run does not run README's test command "
+                        f"'{tests[0]}'")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("readme")
+    p.add_argument("docs", nargs="*",
+                   help="more documents, checked and run the same way")
     p.add_argument("--build", required=True)
     p.add_argument("--list", action="store_true",
                    help="print what would run, run nothing")
@@ -85,14 +126,16 @@ def main():
     build = os.path.abspath(args.build)
     text = open(args.readme).read()
     problems = []
+    docs = [("README.md", text)]
+    for doc in args.docs:
+        docs.append((os.path.relpath(os.path.abspath(doc), root),
+                     open(doc).read()))
 
-    # Paths the README points to exist.
-    paths = set(re.findall(r"\]\(((?!https?:)[^)#\s]+)\)", text))
-    paths |= set(re.findall(r"`((?:examples|test|bench|scripts|docs|python)"
-                            r"/[\w./-]*[\w/])`", text))
-    for path in sorted(paths):
-        if not os.path.exists(os.path.join(root, path)):
-            problems.append(f"README names {path}, which does not exist")
+    # Paths the documents point to exist.
+    for doc, doc_text in docs:
+        for path in missing_paths(root, doc, doc_text):
+            problems.append(f"{doc} names {path}, which does not exist")
+    check_two_commands(root, text, problems)
 
     # The worked example is the file the commands use.
     example = open(os.path.join(root, "examples", "qwen.mlir")).read()
@@ -111,11 +154,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="readme-")
     used = set()
     run = skipped = failed = 0
+    found = [(doc, kind, cmd) for doc, doc_text in docs
+             for kind, cmd in commands(doc_text)]
     try:
-        for i, (kind, cmd) in enumerate(commands(text), 1):
+        for i, (doc, kind, cmd) in enumerate(found, 1):
             first = next((line for line in cmd.splitlines() if line.strip()
                           and not line.startswith("#")), "")
-            label = f"{kind} {i}: {first[:70]}"
+            label = f"{doc}: {kind} {i}: {first[:60]}"
             if kind != "python" and PLACEHOLDER.search(cmd):
                 problems.append(f"{label}: a placeholder")
             reason = None
