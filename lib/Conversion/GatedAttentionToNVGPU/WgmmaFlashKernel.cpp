@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The Hopper forward kernel, stage 2 of shared/hopper/HOPPER-NOTES.md,
-// FlashAttention-3's warp specialization: a CTA owns 64 x (warps / 4)
+// The Hopper forward kernel with FlashAttention-3's warp specialization
+// (Shah et al., arXiv:2407.08608; the hopper/ kernels of
+// Dao-AILab/flash-attention): a CTA owns 64 x (warps / 4)
 // query rows of one (batch, query head) (TileScheduler.h). Warpgroup 0,
 // the producer, gives up registers (setmaxnreg) and one of its threads
 // issues the TMA copies of Q and of the key blocks into a two-stage ring

@@ -32,9 +32,13 @@
 // writes (cp.async) against wgmma's reads (the async proxy).
 //
 // All of shared memory is one extern array aligned to 1024 bytes (the
-// swizzle atom), with the mbarriers inside it: MLIR 22's
-// gpu.dynamic_shared_memory is 16-byte aligned and may overlap other
-// shared variables (shared/hopper/HOPPER-NOTES.md, limit 6).
+// swizzle atom), with the mbarriers inside it. MLIR 22 lowers
+// gpu.dynamic_shared_memory to an internal zero-length global aligned to
+// 16 bytes, which LLVM's NVPTX backend prints as a static one-byte
+// `.shared .align 16` variable, not as the `.extern .shared` array of
+// unspecified size that the PTX ISA (and CUDA's `extern __shared__`) uses
+// for memory sized at launch: buffers carved from it would not be
+// 1024-aligned and could overlap other shared variables.
 //
 //===----------------------------------------------------------------------===//
 
