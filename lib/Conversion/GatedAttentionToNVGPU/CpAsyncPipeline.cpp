@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
+#include "CpAsyncPipeline.h"
+#include "SharedMemoryLayout.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -32,9 +33,11 @@ void CpAsyncPipeline::allocateTiles() {
         idx(offset), ValueRange{});
   };
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim, bc = cfg.keyBlock;
-  qTile = view(0, {cfg.queryBlock(), d});
-  kTiles = view(cfg.queryTileBytes(), {2, bc, d});
-  vTiles = view(cfg.queryTileBytes() + 2 * cfg.keyTileBytes(), {2, bc, dv});
+  auto layout = CpAsyncSharedLayout::get(cfg);
+  int64_t stages = CpAsyncSharedLayout::kStages;
+  qTile = view(layout.query, {cfg.queryBlock(), d});
+  kTiles = view(layout.keys, {stages, bc, d});
+  vTiles = view(layout.values, {stages, bc, dv});
 }
 
 void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,

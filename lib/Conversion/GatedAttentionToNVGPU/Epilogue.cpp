@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
+#include "Epilogue.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include <limits>

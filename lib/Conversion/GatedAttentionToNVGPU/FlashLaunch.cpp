@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
+#include "FlashLaunch.h"
+#include "FlashKernel.h"
+#include "TmaPipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -46,37 +46,14 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
   gpuModule->setAttr("gated_attention.key", b.getStringAttr(key));
   symbols.insert(gpuModule);
   b.setInsertionPointToStart(gpuModule.getBody());
-  auto buffer = MemRefType::get({ShapedType::kDynamic}, cfg.elementType);
-  auto index = b.getIndexType();
-  // The dense wgmma kernel reads Q, K and V through TMA maps (the paged
-  // one row by row, through the block table).
-  Type input = buffer;
-  if (cfg.isWgmma() && !cfg.copiesRows())
-    input = LLVM::LLVMPointerType::get(ctx);
-  auto partial = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
-  SmallVector<Type> arguments = {input, input, input, buffer, buffer};
-  if (cfg.isMerge()) {
-    arguments = {buffer, buffer, partial, partial, index, index};
-  } else if (cfg.isPaged()) {
-    auto table = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
-    arguments.append({table, table, table, index, index});
-    if (cfg.isSplit())
-      arguments.append({partial, partial, index, index});
-  } else {
-    arguments.append({index, index});
-  }
-  arguments.append(
-      FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size(), index);
-  if (cfg.isSplit() && !cfg.isPaged())
-    arguments.append({partial, partial, index, index});
-  auto func =
-      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(arguments, {}));
+  KernelInterface iface = KernelInterface::get(cfg);
+  auto func = gpu::GPUFuncOp::create(b, loc, name, iface.getFunctionType(ctx));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(cfg.threads()), 1, 1}));
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(iface.threads()), 1, 1}));
   // The description goes on the builtin.module, the one place that keeps
   // it through serialization (gpu.binary keeps no attributes).
-  StringAttr launch = b.getStringAttr(cfg.describeLaunch(name));
+  StringAttr launch = b.getStringAttr(iface.describe(name));
   NamedAttrList kernels;
   if (auto existing =
           module->getAttrOfType<DictionaryAttr>("gated_attention.kernels"))
@@ -149,16 +126,19 @@ Value flash::flatBuffer(OpBuilder &b, Location loc, Value tensor) {
 
 void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
                        gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
-                       gpu::KernelDim3 grid, ValueRange args) {
+                       const LaunchValues &values) {
   OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, nonEmpty);
   b.setInsertionPointToStart(ifOp.thenBlock());
+  KernelInterface iface = KernelInterface::get(cfg);
+  gpu::KernelDim3 grid = iface.buildGrid(b, loc, values);
   Value smem = arith::ConstantOp::create(
-      b, loc, b.getI32IntegerAttr(cfg.sharedMemoryBytes()));
+      b, loc, b.getI32IntegerAttr(iface.sharedMemoryBytes()));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value threads = arith::ConstantIndexOp::create(b, loc, cfg.threads());
+  Value threads = arith::ConstantIndexOp::create(b, loc, iface.threads());
   gpu::LaunchFuncOp::create(b, loc, kernel, grid,
-                            gpu::KernelDim3{threads, one, one}, smem, args);
+                            gpu::KernelDim3{threads, one, one}, smem,
+                            iface.launchOperands(values));
 }
 
 Value flash::buildSplitCount(OpBuilder &b, Location loc, Value ctas,
@@ -178,10 +158,8 @@ Value flash::buildSplitCount(OpBuilder &b, Location loc, Value ctas,
 void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                                 const FlashKernelConfig &cfg,
                                 gpu::GPUFuncOp kernel, Value nonEmpty,
-                                gpu::KernelDim3 grid, Value splits,
-                                Value numTokens, gpu::KernelDim3 splitGrid,
-                                ValueRange args, ValueRange splitArgs,
-                                Value gate, Value out) {
+                                Value splits, const LaunchValues &values,
+                                LaunchValues splitValues) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -197,6 +175,7 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
   gpu::GPUFuncOp mergeKernel = getOrCreateKernel(module, mergeCfg, loc);
   // Partials: [splits, T, Hq, Dv] and [splits, T, Hq] f32, freed after the
   // merge by buffer deallocation (the PTX pipeline runs it on the host code).
+  Value numTokens = splitValues.lookup("T");
   Value splitTokens = arith::MulIOp::create(b, loc, splits, numTokens);
   Value rows = arith::MulIOp::create(b, loc, splitTokens, c(cfg.numQueryHeads));
   auto flatF32 = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
@@ -204,12 +183,17 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
       b, loc, flatF32,
       ValueRange{arith::MulIOp::create(b, loc, rows, c(cfg.valueHeadDim))});
   Value partialLse = memref::AllocOp::create(b, loc, flatF32, ValueRange{rows});
-  SmallVector<Value> partialArgs(splitArgs);
-  partialArgs.append({partialOut, partialLse, splits, numTokens});
-  launchWhen(b, loc, split, splitKernel, splitCfg, splitGrid, partialArgs);
-  launchWhen(b, loc, split, mergeKernel, mergeCfg,
-             {numTokens, c(cfg.numQueryHeads), c(1)},
-             {gate, out, partialOut, partialLse, numTokens, splits});
+  splitValues["o_partial"] = partialOut;
+  splitValues["lse_partial"] = partialLse;
+  splitValues["splits"] = splits;
+  launchWhen(b, loc, split, splitKernel, splitCfg, splitValues);
+  LaunchValues mergeValues{{"gate", values.lookup("gate")},
+                           {"out", values.lookup("out")},
+                           {"o_partial", partialOut},
+                           {"lse_partial", partialLse},
+                           {"T", numTokens},
+                           {"splits", splits}};
+  launchWhen(b, loc, split, mergeKernel, mergeCfg, mergeValues);
   b.setInsertionPointToStart(ifSplit.elseBlock());
-  launchWhen(b, loc, nonEmpty, kernel, cfg, grid, args);
+  launchWhen(b, loc, nonEmpty, kernel, cfg, values);
 }

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentSoftmax.h"
+#include "FragmentSoftmax.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -14,14 +14,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
+#include "FlashLaunch.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/LaunchEffects.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
 #include "GatedAttention/Conversion/NVGPUChips.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "TmaPipeline.h"
+#include "WgmmaAtom.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -177,25 +176,24 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
                  LLVM::LLVMPointerType::get(rewriter.getContext()), map)
           .getResult(0);
     };
-    // The direct kernel's arguments, and the split kernel's: the same but
-    // for an sm_90a decode step, whose split kernel (mma.sync) reads
-    // buffers where the direct one reads TMA maps.
+    // The direct kernel's values, and the split kernel's: the same but for
+    // an sm_90a decode step, whose split kernel (mma.sync) reads buffers
+    // where the direct one reads TMA maps.
     bool decode = isDecodeStep(op, cfg);
-    SmallVector<Value> args, splitArgs;
+    LaunchValues values, splitValues;
     if (cfg.isWgmma()) {
-      args = {tensorMap(op.getQuery(), cfg.queryBlock()),
-              tensorMap(op.getKey(), cfg.keyBlock),
-              tensorMap(op.getValue(), cfg.keyBlock)};
+      values["q"] = tensorMap(op.getQuery(), cfg.queryBlock());
+      values["k"] = tensorMap(op.getKey(), cfg.keyBlock);
+      values["v"] = tensorMap(op.getValue(), cfg.keyBlock);
     }
     if (!cfg.isWgmma() || decode) {
       // (Separate statements: one order of the ops for every compiler.)
-      Value q = flat("q", op.getQuery());
-      Value k = flat("k", op.getKey());
-      Value v = flat("v", op.getValue());
-      splitArgs = {q, k, v};
+      splitValues["q"] = flat("q", op.getQuery());
+      splitValues["k"] = flat("k", op.getKey());
+      splitValues["v"] = flat("v", op.getValue());
     }
     if (!cfg.isWgmma())
-      args = splitArgs;
+      values = splitValues;
     // Without a gate the kernel never reads its gate argument: pass the
     // output.
     Value gate = op.hasGate() ? flat("gate", op.getGateInput()) : Value();
@@ -205,46 +203,44 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       gate = out.first;
       stridesOf["gate"] = stridesOf["out"];
     }
-    // Each group's strides are those of its first buffer: row-major K and V
-    // of one width (or laid out alike) have the same.
-    auto appendCommon = [&](SmallVector<Value> &to,
-                            const FlashKernelConfig &kernelCfg) {
-      to.append({gate, out.first, numRows, numKeys});
-      for (ArrayRef<StringRef> group : kernelCfg.strideGroups())
-        llvm::append_range(to, stridesOf[group.front()]);
-    };
-    appendCommon(args, cfg);
-    if (decode)
-      appendCommon(splitArgs, cfg.withRole(KernelRole::Split));
-    Value gridX =
-        arith::CeilDivUIOp::create(rewriter, loc, numRows, c(cfg.queryBlock()));
+    // The strides a kernel takes are those of the first buffer of each
+    // group: row-major K and V of one width (or laid out alike) have the
+    // same.
+    for (LaunchValues *to : {&values, &splitValues}) {
+      LaunchValues &named = *to;
+      named["gate"] = gate;
+      named["out"] = out.first;
+      named["Sq"] = numRows;
+      named["Skv"] = numKeys;
+      named["B"] = numBatches;
+      for (const auto &entry : stridesOf) {
+        named[(entry.getKey() + ".B").str()] = entry.getValue()[0];
+        named[(entry.getKey() + ".H").str()] = entry.getValue()[1];
+      }
+    }
     // CUDA rejects empty grids: launch only when there is a row to compute.
     Value nonEmpty = arith::AndIOp::create(
         rewriter, loc,
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, gridX,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, numRows,
                               c(0)),
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
-    // (A decode step's CTAs pack rowGroup heads.)
-    gpu::KernelDim3 grid{gridX, c(cfg.numQueryHeads / cfg.rowGroup()),
-                         numBatches};
     if (!decode) {
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, grid, args);
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, values);
     } else {
       // A decode step (Sq = 1) whose tiles leave the GPU idle: split-KV,
       // each tile's keys split across CTAs and the gate applied once in the
       // merge. A split kernel's CTA packs rowGroup heads of one K/V head, so
       // a split has B x Hq / rowGroup CTAs; the splits from those and Skv
-      // (host sizes).
+      // (host sizes). A decode step's tokens are its sequences.
       int64_t packedHeads =
           cfg.numQueryHeads / cfg.withRole(KernelRole::Split).rowGroup();
       Value ctas =
           arith::MulIOp::create(rewriter, loc, numBatches, c(packedHeads));
       Value splits = buildSplitCount(rewriter, loc, ctas, numKeys);
+      splitValues["T"] = numBatches;
       launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
-                          kernel, nonEmpty, grid, splits, numBatches,
-                          {splits, c(packedHeads), numBatches}, args, splitArgs,
-                          gate, out.first);
+                          kernel, nonEmpty, splits, values, splitValues);
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
+#include "FlashKernel.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -33,9 +33,10 @@ void mlir::gated_attention::flash::buildSplitMergeKernel(
   KernelBuilder kb(b, loc);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value gate = entry.getArgument(0), out = entry.getArgument(1),
-        partialOut = entry.getArgument(2), partialLse = entry.getArgument(3),
-        numTokens = entry.getArgument(4), splits = entry.getArgument(5);
+  KernelArguments args(cfg, entry);
+  Value gate = args["gate"], out = args["out"], partialOut = args["o_partial"],
+        partialLse = args["lse_partial"], numTokens = args["T"],
+        splits = args["splits"];
   int64_t hq = cfg.numQueryHeads, dv = cfg.valueHeadDim;
   Type f32 = b.getF32Type();
   auto f32Pair = VectorType::get({2}, f32);

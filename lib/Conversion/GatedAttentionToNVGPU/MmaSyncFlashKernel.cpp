@@ -16,12 +16,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/MmaSyncAtom.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/PagedTile.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+#include "CpAsyncPipeline.h"
+#include "Epilogue.h"
+#include "FlashKernel.h"
+#include "MmaSyncAtom.h"
+#include "PagedTile.h"
+#include "TileScheduler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -151,10 +151,8 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
 }
 
 void MmaSyncFlashKernel::buildDense(Block &entry) {
-  Value q = entry.getArgument(0), k = entry.getArgument(1),
-        v = entry.getArgument(2), g = entry.getArgument(3),
-        out = entry.getArgument(4), numRows = entry.getArgument(5),
-        numKeys = entry.getArgument(6);
+  KernelArguments args(cfg, entry);
+  Value numRows = args["Sq"], numKeys = args["Skv"];
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());
   // A decode step's split kernel (Sq = 1): grid x is the split, the tile
   // the sequence's one query block.
@@ -173,28 +171,24 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
   // The (batch, head) slabs of the flat operands; GQA heads share K/V.
   Value kvHead = div(tile.head, cfg.groupSize());
   Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
-  auto slab = [&](Value buffer, Value h, StringRef name) {
-    OperandStrides strides = operandStrides(*this, entry, cfg, name);
-    return GlobalSlab{buffer, tile.slabOffset(*this, h, strides), strides.row};
+  auto slab = [&](StringRef name, Value h) {
+    OperandStrides strides = args.strides(*this, name);
+    return GlobalSlab{args[name], tile.slabOffset(*this, h, strides),
+                      strides.row};
   };
-  OperandStrides qStrides = operandStrides(*this, entry, cfg, "q");
-  GlobalSlab qSlab{q, tile.slabOffset(*this, tile.head, qStrides),
+  OperandStrides qStrides = args.strides(*this, "q");
+  GlobalSlab qSlab{args["q"], tile.slabOffset(*this, tile.head, qStrides),
                    qStrides.row};
   if (cfg.rowGroup() > 1) {
     // Packed row p: the query of head tile.head + p, a head stride apart.
     qSlab.rowGroup = cfg.rowGroup();
     qSlab.groupStride = qStrides.head;
   }
-  GlobalSlab kSlab = slab(k, kvHead, "k");
-  GlobalSlab vSlab = slab(v, kvHead, "v");
+  GlobalSlab kSlab = slab("k", kvHead);
+  GlobalSlab vSlab = slab("v", kvHead);
   if (cfg.isSplit()) {
-    unsigned next =
-        FlashKernelConfig::kFixedArguments +
-        FlashKernelConfig::kStridesPerOperand * cfg.strideGroups().size();
-    Value partialOut = entry.getArgument(next),
-          partialLse = entry.getArgument(next + 1),
-          splits = entry.getArgument(next + 2),
-          numTokens = entry.getArgument(next + 3);
+    Value partialOut = args["o_partial"], partialLse = args["lse_partial"],
+          splits = args["splits"], numTokens = args["T"];
     mainLoop(
         qSlab, kSlab, vSlab, numRows, numKeys,
         [&](SoftmaxState state) {
@@ -217,8 +211,8 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
   mainLoop(qSlab, kSlab, vSlab, numRows, numKeys, [&](SoftmaxState state) {
     // The gate's and the output's slabs only now: at D = 256 no register is
     // left to carry them through the loop.
-    GlobalSlab gSlab = slab(g, gateHead, "gate");
-    GlobalSlab oSlab = slab(out, tile.head, "out");
+    GlobalSlab gSlab = slab("gate", gateHead);
+    GlobalSlab oSlab = slab("out", tile.head);
     EpilogueOperands operands{gSlab.buffer,   oSlab.buffer, gSlab.base,
                               oSlab.base,     numRows,      gSlab.rowStride,
                               oSlab.rowStride};
@@ -226,9 +220,8 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
       // Packed heads a head stride apart (a gate shared by them: 0).
       operands.rowGroup = cfg.rowGroup();
       if (cfg.numGateHeads != 1)
-        operands.gateGroupStride =
-            operandStrides(*this, entry, cfg, "gate").head;
-      operands.outGroupStride = operandStrides(*this, entry, cfg, "out").head;
+        operands.gateGroupStride = args.strides(*this, "gate").head;
+      operands.outGroupStride = args.strides(*this, "out").head;
     }
     emitGatedEpilogue(*this, cfg, lanes, state, warpRow, operands);
   });
@@ -253,11 +246,9 @@ void MmaSyncFlashKernel::buildPaged(Block &entry) {
   }
   // Split-KV: this CTA's part of the keys, written without the gate as f32
   // partials [splits, T, Hq, Dv] with their LSE [splits, T, Hq].
-  unsigned next = FlashKernelConfig::kPagedArguments;
-  Value partialOut = entry.getArgument(next),
-        partialLse = entry.getArgument(next + 1),
-        splits = entry.getArgument(next + 2),
-        numTokens = entry.getArgument(next + 3);
+  KernelArguments args(cfg, entry);
+  Value partialOut = args["o_partial"], partialLse = args["lse_partial"],
+        splits = args["splits"], numTokens = args["T"];
   Value split = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   auto partialEpilogue = [&](SoftmaxState state) {
     Value firstRow = paged.reloadFirstRow();

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashLaunch.h"
+#include "FlashLaunch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -61,32 +61,26 @@ struct PagedAttentionToNVGPU : ToFlashKernel<PagedAttentionOp> {
     Value table = flatBuffer(rewriter, loc, op.getBlockTable());
     Value lens = flatBuffer(rewriter, loc, op.getSeqLens());
     Value cu = flatBuffer(rewriter, loc, op.getCuSeqlensQ());
-    SmallVector<Value> args = {q,     k,    v,  gate,    outFlat,
-                               table, lens, cu, numSeqs, tableWidth};
-    // A kernel's tiles: (ceildiv(T, queries per CTA) + B, Hq / packed
-    // heads). The split kernel's may differ (an sm_90a op's is mma.sync).
-    auto tiles = [&](const FlashKernelConfig &kernelCfg) {
-      Value blocks = arith::CeilDivUIOp::create(rewriter, loc, numTokens,
-                                                c(kernelCfg.queriesPerBlock()));
-      Value x = arith::AddIOp::create(rewriter, loc, blocks, numSeqs);
-      return std::pair{x, c(kernelCfg.numQueryHeads / kernelCfg.rowGroup())};
-    };
-    auto [gridX, gridY] = tiles(cfg);
+    LaunchValues values{{"q", q},           {"k", k},
+                        {"v", v},           {"gate", gate},
+                        {"out", outFlat},   {"block_table", table},
+                        {"seq_lens", lens}, {"cu_seqlens_q", cu},
+                        {"B", numSeqs},     {"MB", tableWidth},
+                        {"T", numTokens}};
     // CUDA rejects empty grids; without tokens there is nothing to write.
     Value nonEmpty = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::ugt, numTokens, c(0));
     // Split-KV when the tiles alone leave the GPU idle (decode): the
-    // number of splits from the grid and the table's capacity, host-side
-    // sizes only (no lengths are read back).
-    Value ctas = arith::MulIOp::create(rewriter, loc, gridX, gridY);
+    // number of splits from the direct kernel's CTAs and the table's
+    // capacity, host-side sizes only (no lengths are read back).
+    gpu::KernelDim3 grid =
+        KernelInterface::get(cfg).buildGrid(rewriter, loc, values);
+    Value ctas = arith::MulIOp::create(rewriter, loc, grid.x, grid.y);
     Value capacity =
         arith::MulIOp::create(rewriter, loc, tableWidth, c(cfg.pageSize));
     Value splits = buildSplitCount(rewriter, loc, ctas, capacity);
-    auto [splitX, splitY] = tiles(cfg.withRole(KernelRole::Split));
     launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
-                        kernel, nonEmpty, {gridX, gridY, c(1)}, splits,
-                        numTokens, {splitX, splitY, splits}, args, args, gate,
-                        outFlat);
+                        kernel, nonEmpty, splits, values, values);
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, resultType, outBuffer,
                                /*restrict=*/true, /*writable=*/true));

@@ -4,51 +4,34 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/PagedTile.h"
+#include "PagedTile.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
 
-// The arguments: q, k, v, gate, out, block_table, seq_lens, cu_seqlens_q,
-// B, MB.
-enum PagedArgument : unsigned {
-  kQuery,
-  kKeyCache,
-  kValueCache,
-  kGate,
-  kOut,
-  kTable,
-  kSeqLens,
-  kCuSeqlens,
-  kNumSeqs,
-  kTableWidth
-};
-
 VarlenTile PagedTile::schedule(const KernelBuilder &kb,
                                const FlashKernelConfig &cfg, Block &entry) {
-  return scheduleVarlenTile(kb, cfg.queriesPerBlock(),
-                            entry.getArgument(kCuSeqlens),
-                            entry.getArgument(kNumSeqs));
+  KernelArguments args(cfg, entry);
+  return scheduleVarlenTile(kb, cfg.queriesPerBlock(), args["cu_seqlens_q"],
+                            args["B"]);
 }
 
 PagedTile::PagedTile(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                      Block &entry, const VarlenTile &varlen)
-    : varlen(varlen), kb(kb), cfg(cfg), entry(entry) {
+    : varlen(varlen), kb(kb), cfg(cfg), args(cfg, entry) {
   int64_t group = cfg.rowGroup();
   Value batch = varlen.tile.batch;
   // The CTA's `group` heads share one K/V head.
   head = group > 1 ? kb.mul(varlen.tile.head, group) : varlen.tile.head;
-  numKeys = kb.loadIndex(entry.getArgument(kSeqLens), batch);
+  numKeys = kb.loadIndex(args["seq_lens"], batch);
   Value kvHead = kb.div(head, cfg.groupSize());
-  Value tableBase = kb.mul(batch, entry.getArgument(kTableWidth));
-  PageTable pages{entry.getArgument(kTable), tableBase, cfg.pageSize};
+  Value tableBase = kb.mul(batch, args["MB"]);
+  PageTable pages{args["block_table"], tableBase, cfg.pageSize};
   Value keyBase = kb.mul(kvHead, cfg.headDim);
-  key = GlobalSlab{entry.getArgument(kKeyCache), keyBase,
-                   kb.idx(cfg.rowStride("k")), pages};
+  key = GlobalSlab{args["k"], keyBase, kb.idx(cfg.rowStride("k")), pages};
   Value valueBase = kb.mul(kvHead, cfg.valueHeadDim);
-  value = GlobalSlab{entry.getArgument(kValueCache), valueBase,
-                     kb.idx(cfg.rowStride("v")), pages};
-  query = packed(entry.getArgument(kQuery), varlen.firstRow, cfg.headDim, "q");
+  value = GlobalSlab{args["v"], valueBase, kb.idx(cfg.rowStride("v")), pages};
+  query = packed(args["q"], varlen.firstRow, cfg.headDim, "q");
 }
 
 GlobalSlab PagedTile::packed(Value buffer, Value firstRow, int64_t width,
@@ -68,15 +51,14 @@ Value PagedTile::packedRowBase() const {
 }
 
 Value PagedTile::reloadFirstRow() const {
-  return kb.loadIndex(entry.getArgument(kCuSeqlens), varlen.tile.batch);
+  return kb.loadIndex(args["cu_seqlens_q"], varlen.tile.batch);
 }
 
 EpilogueOperands PagedTile::gatedEpilogue() const {
   Value firstRow = reloadFirstRow();
-  GlobalSlab gate = packed(entry.getArgument(kGate), firstRow, cfg.gateWidth,
-                           "gate", cfg.numGateHeads != 1);
-  GlobalSlab out =
-      packed(entry.getArgument(kOut), firstRow, cfg.valueHeadDim, "out");
+  GlobalSlab gate = packed(args["gate"], firstRow, cfg.gateWidth, "gate",
+                           cfg.numGateHeads != 1);
+  GlobalSlab out = packed(args["out"], firstRow, cfg.valueHeadDim, "out");
   return EpilogueOperands{gate.buffer,
                           out.buffer,
                           gate.base,

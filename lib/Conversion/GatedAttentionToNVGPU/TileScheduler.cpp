@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+#include "TileScheduler.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -4,34 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
+#include "TmaPipeline.h"
+#include "WgmmaAtom.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
-
-TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
-  TmaSharedLayout layout;
-  // Every tile is a whole number of 1024-byte swizzle atoms (8 rows of 128
-  // bytes), so each starts 1024-aligned.
-  layout.query = 0;
-  layout.keyStageBytes = cfg.keyTileBytes();
-  layout.valueStageBytes = cfg.valueTileBytes();
-  layout.keys = llvm::alignTo(cfg.queryTileBytes(), 1024);
-  layout.values = layout.keys + kStages * layout.keyStageBytes;
-  // full K, full V, empty K, empty V, kStages each; then Q's.
-  layout.barriers = layout.values + kStages * layout.valueStageBytes;
-  layout.queryBarrier = layout.barriers + 8 * 4 * kStages;
-  layout.total = layout.queryBarrier + 8;
-  return layout;
-}
 
 void TmaPipeline::declareSharedMemory(OpBuilder &b, Location loc,
                                       gpu::GPUModuleOp module) {

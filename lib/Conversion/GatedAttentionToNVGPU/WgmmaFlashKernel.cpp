@@ -28,13 +28,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernel.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/PagedTile.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Pingpong.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TmaPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/WgmmaAtom.h"
+#include "Epilogue.h"
+#include "FlashKernel.h"
+#include "PagedTile.h"
+#include "Pingpong.h"
+#include "TileScheduler.h"
+#include "TmaPipeline.h"
+#include "WgmmaAtom.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -302,10 +302,8 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
 }
 
 void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
-  Value queryMap = entry.getArgument(0), keyMap = entry.getArgument(1),
-        valueMap = entry.getArgument(2), g = entry.getArgument(3),
-        out = entry.getArgument(4), numRows = entry.getArgument(5),
-        numKeys = entry.getArgument(6);
+  KernelArguments args(cfg, entry);
+  Value numRows = args["Sq"], numKeys = args["Skv"];
   int64_t rows = cfg.queryBlock();
   FlashTile tile = scheduleTile(*this, rows);
   Value kvHead = div(tile.head, cfg.groupSize());
@@ -314,10 +312,10 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
   Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
   Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
   auto epilogue = [&] {
-    OperandStrides gateStrides = operandStrides(*this, entry, cfg, "gate");
-    OperandStrides outStrides = operandStrides(*this, entry, cfg, "out");
-    return EpilogueOperands{g,
-                            out,
+    OperandStrides gateStrides = args.strides(*this, "gate");
+    OperandStrides outStrides = args.strides(*this, "out");
+    return EpilogueOperands{args["gate"],
+                            args["out"],
                             tile.slabOffset(*this, gateHead, gateStrides),
                             tile.slabOffset(*this, tile.head, outStrides),
                             numRows,
@@ -325,8 +323,9 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
                             outStrides.row};
   };
 
-  pipeline.emplace(b, loc, cfg,
-                   TmaBoxes{queryMap, keyMap, valueMap, querySlab, keySlab});
+  pipeline.emplace(
+      b, loc, cfg,
+      TmaBoxes{args["q"], args["k"], args["v"], querySlab, keySlab});
   range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
                 numKeys);
   runRoles(

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
-#include "GatedAttention/Dialect/GatedAttention/IR/VerifierSupport.h"
+#include "VerifierSupport.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"

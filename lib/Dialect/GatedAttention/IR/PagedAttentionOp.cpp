@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
-#include "GatedAttention/Dialect/GatedAttention/IR/VerifierSupport.h"
+#include "VerifierSupport.h"
 
 using namespace mlir;
 using namespace mlir::gated_attention;

@@ -19,7 +19,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_PINGPONG_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_PINGPONG_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+#include "KernelBuilder.h"
 
 namespace mlir::gated_attention::flash {
 

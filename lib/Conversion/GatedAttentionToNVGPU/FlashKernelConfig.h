@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The configuration of one tensor-core flash kernel, the choice and the
-// checks of its tiles, and its launch description: everything about a
-// kernel that is decided before a single op of it is built.
+// The configuration of one tensor-core flash kernel: everything about a
+// kernel that follows from its op and its tiles. Its tiles are chosen and
+// checked in KernelTiles.h, its arguments, grid and shared memory follow
+// from it in KernelInterface.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,19 +22,8 @@
 
 namespace mlir::gated_attention::flash {
 
-/// Upper bounds of the tile options: 8 warps of 255-register threads fill
-/// an SM's 64K registers; 1024 keys per block is beyond any chip's shared
-/// memory at the smallest head dim. CUDA caps grid y and z at 65535.
-constexpr int64_t kMaxWarps = 8;
-constexpr int64_t kMaxKeyBlock = 1024;
-constexpr int64_t kMaxGridYZ = 65535;
-/// Split-KV decode: a paged launch whose tiles alone are fewer CTAs than
-/// kSplitTargetCTAs (two per SM of a 132-SM H100/H200) splits each tile's
-/// keys, each split at least kMinKeysPerSplit keys of the table's capacity,
-/// at most kMaxSplits (a merge reads every split's partial).
-constexpr int64_t kSplitTargetCTAs = 264;
-constexpr int64_t kMinKeysPerSplit = 256;
-constexpr int64_t kMaxSplits = 64;
+/// The operands with row strides, in FlashKernelConfig::rowStrides order.
+inline constexpr StringLiteral kOperandNames[] = {"q", "k", "v", "gate", "out"};
 
 /// The two kernels: FlashAttention-2's on mma.sync (sm_80 and later), and
 /// the Hopper one on wgmma + TMA (sm_90a only).
@@ -133,8 +123,6 @@ struct FlashKernelConfig {
   int64_t valueTileBytes() const {
     return keyBlock * valueHeadDim * elementBytes();
   }
-  /// Q, then two K tiles, then two V tiles (and the mbarriers for wgmma).
-  int64_t sharedMemoryBytes() const;
   /// Q fragments stay in registers for D <= 128; at D = 256 they would take
   /// 64 of the 255 registers that the O accumulators already crowd, so they
   /// are re-read from shared memory for every key block.
@@ -163,55 +151,16 @@ struct FlashKernelConfig {
   SmallVector<SmallVector<StringRef, 2>> strideGroups() const;
   /// Whether `operand` is read or written through strides.
   bool isStrided(StringRef operand) const;
-  /// Each group's (batch, head) strides, in elements, are index arguments
-  /// after (Sq, Skv); a buffer's row stride is `rowStride` and the elements
-  /// of a row are contiguous.
-  static constexpr int64_t kStridesPerOperand = 2;
   /// The row stride of "q", "k", "v", "gate" or "out".
   int64_t rowStride(StringRef operand) const;
-  /// The kernel's arguments before the strides: q, k, v, gate, out, Sq, Skv.
-  static constexpr unsigned kFixedArguments = 7;
-  /// The paged kernel's arguments: q, k, v, gate, out, then block_table,
-  /// seq_lens, cu_seqlens_q (memref<?xi32>), B and MB (index); no strides
-  /// (its buffers are packed, their row strides the row widths).
-  static constexpr unsigned kPagedArguments = 10;
-  /// The split kernels' further arguments (after the paged kernel's, or
-  /// after the dense kernel's strides): partial O and LSE (memref<?xf32>:
-  /// [splits, T, Hq, Dv] and [splits, T, Hq], T the query tokens: B for a
-  /// dense decode step), splits and T (index). The merge kernel's: gate,
-  /// out, partial O and LSE, T, splits.
+  /// The bytes that the start of each row of `operand` must be aligned to.
+  int64_t rowAlignment(StringRef operand) const;
 
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.
   std::string baseName() const;
   std::string uniqueKey() const;
-  /// The launch description of the kernel `name`, as JSON: what a runner
-  /// outside MLIR needs to call the PTX.
-  std::string describeLaunch(StringRef name) const;
 };
-
-/// The checks below take `op` as FlashKernelConfig::get(op, kind) sees it
-/// (a gated_attention.attention or paged_attention).
-
-/// Warps per CTA and keys per block for `op`, where the options leave them
-/// at 0.
-std::pair<int64_t, int64_t> chooseTiles(Operation *op, FlashKernelKind kind,
-                                        int64_t warps, int64_t keyBlock);
-
-/// Why `op` cannot use the tensor-core kernel at all, or "". Such ops are
-/// left for the SIMT lowering.
-std::string unsupportedReason(Operation *op, FlashKernelKind kind);
-
-/// Why the row strides of `op` do not suit the kernel, or "": the copies
-/// need aligned rows (16 bytes for Q, K, V; 4 for the paired gate and
-/// output accesses), and the wgmma kernel's TMA maps read [B, H, S, D].
-std::string layoutError(Operation *op, FlashKernelKind kind);
-
-/// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
-/// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked
-/// for them.
-std::string tileError(Operation *op, FlashKernelKind kind, int64_t warps,
-                      int64_t keyBlock, int64_t maxSharedMemory);
 
 } // namespace mlir::gated_attention::flash
 

@@ -5,20 +5,20 @@
 //===----------------------------------------------------------------------===//
 //
 // The paged kernels (the mma.sync one, its split form, the sm_90a one) take
-// the same arguments (FlashKernelConfig::kPagedArguments) and see them the
-// same way: the CTA's tile of one sequence's packed queries
-// (scheduleVarlenTile), the `rowGroup` query heads of one K/V head packed
-// into its rows, Q rows by token, K/V rows through the sequence's block
-// table, the gate and the output by token again.
+// the same arguments (KernelInterface.h) and see them the same way: the CTA's
+// tile of one sequence's packed queries (scheduleVarlenTile), the `rowGroup`
+// query heads of one K/V head packed into its rows, Q rows by token, K/V rows
+// through the sequence's block table, the gate and the output by token again.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_PAGED_TILE_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_PAGED_TILE_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/Epilogue.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+#include "CpAsyncPipeline.h"
+#include "Epilogue.h"
+#include "KernelInterface.h"
+#include "TileScheduler.h"
 
 namespace mlir::gated_attention::flash {
 
@@ -56,7 +56,7 @@ private:
 
   const KernelBuilder &kb;
   const FlashKernelConfig &cfg;
-  Block &entry;
+  KernelArguments args;
 };
 
 } // namespace mlir::gated_attention::flash

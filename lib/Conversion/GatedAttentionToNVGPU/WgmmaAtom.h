@@ -24,7 +24,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_WGMMA_ATOM_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_WGMMA_ATOM_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentLayout.h"
+#include "FragmentLayout.h"
 
 #include <cstdint>
 

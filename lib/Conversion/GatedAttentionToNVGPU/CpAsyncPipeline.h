@@ -15,8 +15,8 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_CP_ASYNC_PIPELINE_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_CP_ASYNC_PIPELINE_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/SharedTileLayout.h"
+#include "FlashKernelConfig.h"
+#include "SharedTileLayout.h"
 
 #include "llvm/ADT/DenseMap.h"
 

@@ -18,7 +18,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FRAGMENT_LAYOUT_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FRAGMENT_LAYOUT_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+#include "KernelBuilder.h"
 
 namespace mlir::gated_attention::flash {
 

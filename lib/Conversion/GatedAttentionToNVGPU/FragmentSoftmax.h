@@ -15,8 +15,8 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FRAGMENT_SOFTMAX_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FRAGMENT_SOFTMAX_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentLayout.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/TileScheduler.h"
+#include "FragmentLayout.h"
+#include "TileScheduler.h"
 
 namespace mlir::gated_attention::flash {
 

@@ -14,8 +14,9 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_LAUNCH_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_FLASH_LAUNCH_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
+#include "KernelInterface.h"
+#include "KernelTiles.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -46,11 +47,16 @@ Value flatView(OpBuilder &b, Location loc, Value buffer);
 /// A flat memref<?xT> of `tensor`, for a kernel argument.
 Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
 
-/// Launches `kernel` of `cfg` on `grid` when `nonEmpty` (CUDA rejects empty
-/// grids).
+/// A launch's values by name: the kernel's arguments (a stride argument's
+/// under "<buffer>.<dim>": "k.B") and the grid's symbols ("B", "Sq", "T",
+/// "splits"), as KernelInterface::launchOperands and buildGrid read them.
+using LaunchValues = llvm::StringMap<Value>;
+
+/// Launches `kernel` of `cfg` when `nonEmpty` (CUDA rejects empty grids),
+/// its operands and grid those of its interface for `values`.
 void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
                 gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
-                gpu::KernelDim3 grid, ValueRange args);
+                const LaunchValues &values);
 
 /// The number of key splits of a launch of `ctas` CTAs whose sequences hold
 /// at most `capacity` keys: enough CTAs for kSplitTargetCTAs, each split at
@@ -59,19 +65,17 @@ void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
 /// the device's SM count). Host-side sizes only: nothing is read back.
 Value buildSplitCount(OpBuilder &b, Location loc, Value ctas, Value capacity);
 
-/// Launches `kernel` of `cfg` on `grid` with `args` when `nonEmpty`; or,
-/// when `splits` > 1 as well, split-KV: the split kernel of `cfg` on
-/// `splitGrid` with `splitArgs` followed by the f32 partials (allocated here
-/// for `splits` x `numTokens` rows of Hq heads), `splits` and `numTokens`,
-/// then the merge kernel writing the gated rows of `out` ([T, Hq, Dv],
-/// `gate` [T, Hg, Dg]), and frees the partials. (`splitArgs` differ from
-/// `args` where the split kernel is mma.sync's and the direct one is not.)
+/// Launches `kernel` of `cfg` with `values` when `nonEmpty`; or, when
+/// `splits` > 1 as well, split-KV: the split kernel of `cfg` with
+/// `splitValues` and the f32 partials (allocated here for `splits` x T rows
+/// of Hq heads, T = splitValues["T"]), then the merge kernel writing the
+/// gated rows of "out" ([T, Hq, Dv], "gate" [T, Hg, Dg]), and frees the
+/// partials. (`splitValues` differ from `values` where the split kernel is
+/// mma.sync's and the direct one is not.)
 void launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                          const FlashKernelConfig &cfg, gpu::GPUFuncOp kernel,
-                         Value nonEmpty, gpu::KernelDim3 grid, Value splits,
-                         Value numTokens, gpu::KernelDim3 splitGrid,
-                         ValueRange args, ValueRange splitArgs, Value gate,
-                         Value out);
+                         Value nonEmpty, Value splits,
+                         const LaunchValues &values, LaunchValues splitValues);
 
 /// Replaces an op of type OpT by a launch of its flash kernel (built on
 /// first use): `launch` builds the host side.

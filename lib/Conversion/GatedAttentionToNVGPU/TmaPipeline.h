@@ -45,9 +45,10 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TMA_PIPELINE_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_TMA_PIPELINE_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/CpAsyncPipeline.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+#include "CpAsyncPipeline.h"
+#include "FlashKernelConfig.h"
+#include "KernelBuilder.h"
+#include "SharedMemoryLayout.h"
 
 #include <optional>
 
@@ -56,16 +57,6 @@ class GPUModuleOp;
 } // namespace mlir::gpu
 
 namespace mlir::gated_attention::flash {
-
-/// Byte offsets in the wgmma kernel's shared memory.
-struct TmaSharedLayout {
-  static constexpr int64_t kStages = 2;
-  int64_t query, keys, values, keyStageBytes, valueStageBytes;
-  /// The mbarriers, 8 bytes each: `full` and `empty` per stage of K and of
-  /// V, then the query's.
-  int64_t barriers, queryBarrier, total;
-  static TmaSharedLayout get(const FlashKernelConfig &cfg);
-};
 
 /// The K and the V tiles of a key block, each with a ring and barriers.
 enum class KeyValue { Key, Value };

@@ -14,7 +14,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_SHARED_TILE_LAYOUT_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_SHARED_TILE_LAYOUT_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/KernelBuilder.h"
+#include "KernelBuilder.h"
 
 #include <algorithm>
 

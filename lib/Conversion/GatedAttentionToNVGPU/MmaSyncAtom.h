@@ -21,8 +21,8 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_MMA_SYNC_ATOM_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_MMA_SYNC_ATOM_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentLayout.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/SharedTileLayout.h"
+#include "FragmentLayout.h"
+#include "SharedTileLayout.h"
 
 namespace mlir::gated_attention::flash {
 

@@ -14,8 +14,8 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_EPILOGUE_H
 
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FlashKernelConfig.h"
-#include "GatedAttention/Conversion/GatedAttentionToNVGPU/FragmentSoftmax.h"
+#include "FlashKernelConfig.h"
+#include "FragmentSoftmax.h"
 
 namespace mlir::gated_attention::flash {
 

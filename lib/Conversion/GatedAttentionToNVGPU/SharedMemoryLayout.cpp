@@ -1,0 +1,46 @@
+//===- SharedMemoryLayout.cpp - where the kernels' tiles are --------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SharedMemoryLayout.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+CpAsyncSharedLayout CpAsyncSharedLayout::get(const FlashKernelConfig &cfg) {
+  CpAsyncSharedLayout layout;
+  layout.query = 0;
+  layout.keys = cfg.queryTileBytes();
+  layout.values = layout.keys + kStages * cfg.keyTileBytes();
+  layout.total = layout.values + kStages * cfg.valueTileBytes();
+  return layout;
+}
+
+TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
+  TmaSharedLayout layout;
+  // Every tile is a whole number of 1024-byte swizzle atoms (8 rows of 128
+  // bytes), so each starts 1024-aligned.
+  layout.query = 0;
+  layout.keyStageBytes = cfg.keyTileBytes();
+  layout.valueStageBytes = cfg.valueTileBytes();
+  layout.keys = llvm::alignTo(cfg.queryTileBytes(), 1024);
+  layout.values = layout.keys + kStages * layout.keyStageBytes;
+  // full K, full V, empty K, empty V, kStages each; then Q's.
+  layout.barriers = layout.values + kStages * layout.valueStageBytes;
+  layout.queryBarrier = layout.barriers + 8 * 4 * kStages;
+  layout.total = layout.queryBarrier + 8;
+  return layout;
+}
+
+int64_t flash::sharedMemoryBytes(const FlashKernelConfig &cfg) {
+  if (cfg.isMerge())
+    return 0;
+  if (cfg.isWgmma())
+    return TmaSharedLayout::get(cfg).total;
+  return CpAsyncSharedLayout::get(cfg).total;
+}
