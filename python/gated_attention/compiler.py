@@ -169,12 +169,13 @@ def _gate_kind(g, gate, combine):
     """The op's gate and combine for gate array `g` and the arguments:
     gate (None: sigmoid with a gate array, none without) and combine
     (None: mul) describe how g is applied, so without g they must be
-    left at their defaults."""
+    left at their defaults. The dense and the paged entry points (numpy
+    and torch) all check them here."""
     if combine is None:
         combine = "mul"
     config_mod.check_choice("combine", combine, reference_mod.COMBINES)
     if gate is not None:
-        config_mod.check_gate(gate)
+        gate = config_mod.check_gate(gate)
     if g is None:
         if gate not in (None, "none", "sigmoid"):
             raise ValueError(f"gate={gate!r} without a gate array g: pass "

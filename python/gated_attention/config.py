@@ -4,10 +4,13 @@ import dataclasses
 import itertools
 import math
 import numbers
+import os
+import re
+import shutil
 
 import numpy as np
 
-from . import dtypes, reference
+from . import dtypes, reference, runner
 
 
 def check_choice(what, value, valid):
@@ -19,14 +22,97 @@ def check_choice(what, value, valid):
 
 
 def check_gate(gate):
-    """`gate` if it is a built-in gate or a plugin's attribute, else a
-    ValueError listing them."""
-    if not isinstance(gate, str) or not reference.is_gate(gate):
-        raise ValueError(
-            f"unknown gate {gate!r}; valid: {', '.join(reference.GATES)}, "
-            f"or a plugin's gate attribute ('#dialect.name', see "
-            f"load_plugin and register_gate)")
-    return gate
+    """`gate` if it is a built-in gate, else the text of a gate attribute
+    (see gate_attribute; the built-in `#gated_attention.gate<silu>` is
+    "silu"); a ValueError for anything else."""
+    if isinstance(gate, str) and gate in reference.GATES:
+        return gate
+    builtin = _BUILTIN_GATE.fullmatch(gate_attribute(gate))
+    return builtin.group(1) if builtin else gate
+
+
+_BUILTIN_GATE = re.compile(r"#gated_attention\.gate<(\w+)>")
+# The probe gate_attribute has the tool parse: the text is the value of an
+# attribute alias (exactly one attribute, or a parse error) given to a
+# module attribute (printed back on the first line) and to an op's `gate`
+# (whose verifier takes only gate attributes).
+_PROBE_ALIAS = "#gated_attention_probe_gate"
+_PROBE = """
+module attributes {{gated_attention.probe = {alias}}} {{
+  func.func @probe(%x: tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> {{
+    %r = gated_attention.attention %x, %x, %x, %x {{gate = {alias}}}
+        : (tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>,
+           tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32>
+    return %r : tensor<1x1x1x1xf32>
+  }}
+}}
+""".format(alias=_PROBE_ALIAS)
+_PROBE_LINE = re.compile(r"module attributes \{gated_attention\.probe = "
+                         r"(.+)\} \{")
+# The tool's verdict on attribute texts: (text, tool, plugins) -> the
+# attribute as the tool prints it, or the ValueError's message.
+_GATE_ATTRIBUTES = {}
+
+
+def _unknown_gate(gate, why=""):
+    return ValueError(
+        f"unknown gate {gate!r}{why}; valid: {', '.join(reference.GATES)}, "
+        f"or a gate attribute: #gated_attention.gate<...> or a loaded "
+        f"plugin's ('#dialect.name', see load_plugin and register_gate)")
+
+
+def gate_attribute(gate):
+    """The MLIR attribute of `gate` (a built-in gate other than "none", or
+    an attribute's text), as the op's IR is written with it. An attribute's
+    text is parsed by gated-attention-opt (with the loaded plugins), once
+    per text: it must be exactly one attribute that the op takes as its
+    gate (#gated_attention.gate<...>, or one a loaded plugin defines), and
+    the tool's printing of it is returned; anything else (more attributes,
+    other IR, a typo, a plugin not loaded) is a ValueError naming `gate`.
+    ToolError when the tool cannot be run."""
+    if isinstance(gate, str) and gate in reference.GATES and gate != "none":
+        return f"#gated_attention.gate<{gate}>"
+    if not isinstance(gate, str) or not gate.startswith("#"):
+        raise _unknown_gate(gate)
+    opt = runner.opt_path()
+    key = (gate, opt, tuple(runner.PLUGINS))
+    if key not in _GATE_ATTRIBUTES:
+        _GATE_ATTRIBUTES[key] = _parse_gate(gate, opt)
+    verdict = _GATE_ATTRIBUTES[key]
+    if isinstance(verdict, ValueError):
+        raise verdict
+    return verdict
+
+
+def _parse_gate(gate, opt):
+    """gate_attribute's verdict on attribute text `gate` by the tool `opt`:
+    the attribute as printed, or the ValueError to raise."""
+    if "\n" in gate or "\r" in gate:
+        return _unknown_gate(gate, ": not one gate attribute (a line "
+                             "break)")
+    if not os.path.exists(opt) and not shutil.which(opt):
+        raise runner.ToolError(
+            f"gate={gate!r}: checking a gate attribute needs "
+            f"gated-attention-opt, not found at {opt} (build the project, "
+            f"or set GATED_ATTENTION_OPT)")
+    try:
+        printed = runner.compile_module(f"{_PROBE_ALIAS} = {gate}{_PROBE}",
+                                        ["--mlir-print-local-scope"],
+                                        opt=opt)
+    except runner.ToolError as e:
+        errors = [line.split("error: ", 1)[1]
+                  for line in str(e).splitlines() if "error: " in line]
+        return _unknown_gate(gate, f": not one gate attribute "
+                             f"(gated-attention-opt: "
+                             f"{errors[0] if errors else str(e)[-300:]})")
+    # One top-level module (other IR would have put it in an implicit one)
+    # whose attribute is the alias's one value.
+    found = _PROBE_LINE.fullmatch(printed.splitlines()[0]) if printed \
+        else None
+    if found is None:
+        return _unknown_gate(gate, ": not one gate attribute (IR follows "
+                             "it)")
+    return found.group(1)
 
 
 def check_int(name, value, minimum):
@@ -106,7 +192,7 @@ class AttentionConfig:
             self._set(name, check_int(name, getattr(self, name), minimum))
         if self.hq % self.hkv:
             raise ValueError(f"hq={self.hq} is not a multiple of hkv={self.hkv}")
-        check_gate(self.gate)
+        self._set("gate", check_gate(self.gate))
         check_choice("combine", self.combine, reference.COMBINES)
         if self.gate == "none" and self.combine != "mul":
             raise ValueError(f"combine={self.combine!r} needs a gate; "

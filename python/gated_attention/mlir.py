@@ -6,9 +6,11 @@ so f16/bf16 values are exact), calls each case and prints its result with
 `printMemrefF32`, as upstream integration tests do.
 """
 
+import collections.abc
+
 import numpy as np
 
-from . import dtypes
+from . import config, dtypes, reference
 
 OPERANDS = ("query", "key", "value", "gate")
 
@@ -28,29 +30,44 @@ def attention_attributes(cfg, row_strides=None):
     """The op's attribute dictionary; `row_strides` ({name: elements} for
     some of ROW_STRIDE_OPERANDS, the rest row-major) becomes
     gated_attention.row_strides, the layout of the buffers a kernel
-    launched outside MLIR is given."""
+    launched outside MLIR is given. Every attribute is written from a
+    checked value (the gate from the tool's parse of it: see
+    config.gate_attribute), never from text as given."""
     attrs = []
-    if cfg.causal:
+    if config.check_bool("causal", cfg.causal):
         attrs.append("causal")
-    if cfg.combine != "mul" and cfg.gate != "none":
-        attrs.append(f"combine = #gated_attention.combine<{cfg.combine}>")
-    if cfg.gate.startswith("#"):  # a plugin's gate attribute
-        attrs.append(f"gate = {cfg.gate}")
-    elif cfg.gate not in ("sigmoid", "none"):
-        attrs.append(f"gate = #gated_attention.gate<{cfg.gate}>")
-    if cfg.scale is not None:
-        attrs.append(f"scale = {f32_literal(cfg.scale)} : f32")
+    gated = cfg.gate != "none"
+    combine = config.check_choice("combine", cfg.combine, reference.COMBINES)
+    if combine != "mul" and gated:
+        attrs.append(f"combine = #gated_attention.combine<{combine}>")
+    if gated and cfg.gate != "sigmoid":   # sigmoid: the default
+        attrs.append(f"gate = {config.gate_attribute(cfg.gate)}")
+    scale = config.check_scale(cfg.scale)
+    if scale is not None:
+        attrs.append(f"scale = {f32_literal(scale)} : f32")
     if row_strides:
-        unknown = set(row_strides) - set(ROW_STRIDE_OPERANDS)
+        if not isinstance(row_strides, collections.abc.Mapping):
+            raise ValueError(f"row_strides must be a dict {{operand: "
+                             f"elements}}, not {row_strides!r}")
+        unknown = [n for n in row_strides if n not in ROW_STRIDE_OPERANDS]
         if unknown:
-            raise ValueError(f"row_strides: unknown operands {sorted(unknown)};"
+            raise ValueError(f"row_strides: unknown operands {unknown};"
                              f" expected some of {ROW_STRIDE_OPERANDS}")
         widths = {"q": cfg.d, "k": cfg.d, "v": cfg.dv,
-                  "gate": cfg.dg if cfg.gate != "none" else 1,
-                  "out": cfg.dv}
-        values = ", ".join(str(int(row_strides.get(n, widths[n])))
-                           for n in ROW_STRIDE_OPERANDS)
-        attrs.append(f"gated_attention.row_strides = array<i64: {values}>")
+                  "gate": cfg.dg if gated else 1, "out": cfg.dv}
+        values = []
+        for n in ROW_STRIDE_OPERANDS:
+            # Rows never overlap, and sizes stay within 2^48 (the verifier's
+            # rules, checked here to name the argument).
+            stride = config.check_int(f"row_strides[{n!r}]",
+                                      row_strides.get(n, widths[n]),
+                                      widths[n])
+            if stride > config.MAX_ELEMENTS:
+                raise ValueError(f"row_strides[{n!r}] must be at most 2^48, "
+                                 f"not {stride}")
+            values.append(str(stride))
+        attrs.append(f"gated_attention.row_strides = array<i64: "
+                     f"{', '.join(values)}>")
     return "{" + ", ".join(attrs) + "}" if attrs else ""
 
 

@@ -117,7 +117,7 @@ def paged_attention_reference(q, key_cache, value_cache, block_table,
     q, kc, vc, table, lens, cu, g = check_arguments(
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
         causal)
-    gate = "none" if g is None else gate
+    gate, combine = compiler._gate_kind(g, gate, combine)
     out = np.zeros((q.shape[0], q.shape[1], vc.shape[3]))
     if scale is not None:
         scale = float(np.float32(scale))
@@ -220,11 +220,13 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
 
 def _config(q, kc, vc, g, *, causal, scale, gate, combine, dtype):
     """The dense AttentionConfig whose heads, head dims and variant the
-    paged op of these (checked) arrays has."""
+    paged op of these (checked) arrays has; `gate` and `combine` checked
+    against `g` as the dense entry points check them."""
     hq, d = q.shape[1:]
+    gate, combine = compiler._gate_kind(g, gate, combine)
     return config_mod.AttentionConfig(
         hq=hq, hkv=kc.shape[2], d=d, dv=vc.shape[3], causal=causal,
-        gate="none" if g is None else gate, combine=combine, scale=scale,
+        gate=gate, combine=combine, scale=scale,
         dtype=dtype,
         gate_heads="per_head" if g is None or g.shape[1] == hq else "shared",
         gate_width="elementwise" if g is None or g.shape[2] == vc.shape[3]

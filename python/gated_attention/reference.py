@@ -27,9 +27,15 @@ def register_gate(attribute, fn):
 
 
 def is_gate(gate):
-    """Whether `gate` is a built-in gate or an attribute (a plugin's gate;
-    its reference may be registered later)."""
-    return gate in GATES or gate.startswith("#")
+    """Whether `gate` is a built-in gate or a gate attribute the tool
+    parses as one (config.gate_attribute: a plugin's gate once loaded; its
+    reference may be registered later)."""
+    from . import config   # (config imports this module)
+    try:
+        config.check_gate(gate)
+    except ValueError:
+        return False
+    return True
 
 
 def sigmoid(x):

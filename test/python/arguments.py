@@ -1,8 +1,9 @@
 # RUN: %PYTHON %s %gated_attention_src_root
 """Every Python entry point checks its arguments before compiling: a bad
 value is a ValueError naming it (and listing the valid values where there
-is a list), never a ToolError, a crash or a silently ignored argument.
-Also the package's version and dir(), and compile_ptx on f32."""
+is a list), never a ToolError, a crash or a silently ignored argument;
+a gate given as attribute text is exactly one gate attribute (10.). Also
+the package's version and dir(), and compile_ptx on f32."""
 
 import dataclasses
 import os
@@ -12,7 +13,7 @@ import sys
 import numpy as np
 
 import gated_attention as ga
-from gated_attention import config, cuda, runner
+from gated_attention import config, cuda, mlir, paged, reference, runner
 
 SRC = sys.argv[1]
 rng = np.random.default_rng(0)
@@ -93,6 +94,19 @@ raises(lambda: ga.attention(q, k, v, combine="add"),
        "combine='add' without a gate array")
 raises(lambda: ga.AttentionConfig(gate="none", combine="add"),
        "needs a gate")
+# The paged entry points check them the same way.
+pq, pg = q[0].transpose(1, 0, 2), g[0].transpose(1, 0, 2)   # [T, Hq, D]
+pages = rng.standard_normal((2, 16, 2, 16))
+tables = (np.array([[0, 1]]), np.array([20]), np.array([0, len(pq)]))
+for entry in (ga.paged_attention, ga.paged_attention_reference):
+    raises(lambda: entry(pq, pages, pages, *tables, gate="silu"),
+           "gate='silu' without a gate array")
+    raises(lambda: entry(pq, pages, pages, *tables, combine="add"),
+           "combine='add' without a gate array")
+    raises(lambda: entry(pq, pages, pages, *tables, pg, gate="none"),
+           "gate='none' with a gate array")
+    raises(lambda: entry(pq, pages, pages, *tables, pg, gate="relu"),
+           "unknown gate 'relu'")
 print("PASS gate argument and gate array agree")
 
 # 4. Shapes: ranks, mismatches, empty heads and head dims.
@@ -231,3 +245,168 @@ raises(lambda: ga.attention_ir(huge), "score matrix", "dynamic")
 assert "tensor<1x64x?x64xf32>" in ga.attention_ir(
     dataclasses.replace(huge, dynamic=("sq", "skv")))
 print("PASS static score matrix bound")
+
+
+# 10. A gate given as attribute text (gate="#...") is parsed by the tool as
+# one attribute, and only a gate attribute is taken: text that would add
+# attributes to the op (causal, scale, gated_attention.row_strides), other
+# IR, an attribute that is not a gate, a typo or a plugin's gate before the
+# plugin is loaded is a ValueError naming `gate`, at every entry point
+# (configs, numpy dense and paged, the reference, the torch ops), never a
+# silently different kernel. The IR carries the tool's printing of the
+# attribute; `#gated_attention.gate<silu>` is the built-in "silu"; each
+# distinct text costs one tool call. The other attributes are written from
+# checked values too (row strides: integers, at least a row, at most 2^48).
+q, g = rng.standard_normal((1, 4, 8, 16)), rng.standard_normal((1, 4, 8, 16))
+k, v = rng.standard_normal((1, 2, 12, 16)), rng.standard_normal((1, 2, 12, 16))
+# Count the tool's runs (the gate checks call it through compile_module).
+calls = []
+compile_module = runner.compile_module
+
+
+def counted(text, *args, **kwargs):
+    calls.append(text)
+    return compile_module(text, *args, **kwargs)
+
+
+runner.compile_module = counted
+
+# 10.1 Text that adds attributes to the op: the user asked for a non-causal
+# op at the default scale; the text would make it causal at scale 100.
+INJECTED = [
+    "#gated_attention.gate<silu>, causal, scale = 100.0 : f32",
+    "#gated_attention.gate<silu>, causal",
+    "#gated_attention.gate<silu>, gated_attention.row_strides = "
+    "array<i64: 64, 16, 16, 16, 16>",
+    "#gated_attention.gate<silu>}",
+    "#gated_attention.gate<silu> {causal}",
+    "#gated_attention.gate<silu>\nmodule {}",
+    "#gated_attention.gate<silu> module {}",
+]
+for text in INJECTED:
+    for fn in (lambda: ga.attention(q, k, v, g, gate=text),
+               lambda: ga.attention_reference(q, k, v, g, gate=text),
+               lambda: ga.config_for(q, k, v, g, gate=text),
+               lambda: ga.AttentionConfig(gate=text)):
+        raises(fn, "gate", repr(text))
+    assert not reference.is_gate(text), text
+print(f"PASS {len(INJECTED)} texts adding attributes or IR are refused")
+
+# 10.2 Attributes that are not gates, unknown ones, and not attributes.
+for text, needle in [("#gated_attention.combine<add>", "gate"),
+                     ("#gated_attention.gate<relu>", "relu"),
+                     ("#gated_attention.gate", "gated-attention-opt"),
+                     ("#gate_variants.tanh", "gate_variants"),
+                     ("#", "gated-attention-opt"),
+                     ("1.0 : f32", "unknown gate"),
+                     (None, "unknown gate"),
+                     (3, "unknown gate")]:
+    raises(lambda: ga.AttentionConfig(gate=text), "unknown gate", needle)
+    if text is not None:   # (ga.attention's default: sigmoid)
+        raises(lambda: ga.attention(q, k, v, g, gate=text), "unknown gate")
+print("PASS non-gate attributes and unloaded plugins are refused")
+
+# 10.3 Each distinct text is one tool call, whatever the entry point.
+calls.clear()
+for _ in range(3):
+    raises(lambda: ga.AttentionConfig(gate=INJECTED[0]), "gate")
+assert len(calls) == 0, calls   # checked in 1. already
+raises(lambda: ga.AttentionConfig(gate="#gated_attention.gate<tanh>"),
+       "tanh")
+raises(lambda: ga.AttentionConfig(gate="#gated_attention.gate<tanh>"),
+       "tanh")
+assert len(calls) == 1, calls
+print("PASS one tool call per distinct text")
+
+# 10.4 The built-in gates as attributes are the built-in gates; the IR has
+# no attribute the arguments did not ask for.
+cfg = ga.AttentionConfig(gate="#gated_attention.gate<silu>")
+assert cfg.gate == "silu" and cfg == ga.AttentionConfig(gate="silu"), cfg
+assert ga.AttentionConfig(gate="#gated_attention.gate< ns_sigmoid >").gate \
+    == "ns_sigmoid"
+# (A comment ends the line it is on; the IR has the attribute alone.)
+cfg = ga.AttentionConfig(gate="#gated_attention.gate<silu> // ,causal",
+                         scale=0.5)
+assert cfg.gate == "silu" and "scale" in ga.attention_ir(cfg), cfg
+cfg = ga.AttentionConfig(gate="#gated_attention.gate<silu>")
+text = ga.attention_ir(cfg)
+assert "gate = #gated_attention.gate<silu>" in text and \
+    "causal" not in text and "scale" not in text, text
+y = ga.attention(q, k, v, g, gate="#gated_attention.gate<silu>")
+ref = ga.attention_reference(q, k, v, g, gate="silu")
+assert np.abs(y - ref).max() < 1e-5, np.abs(y - ref).max()
+print("PASS built-in gates as attributes")
+
+# 10.5 The paged op (numpy, its reference) takes the same checks.
+T, P = 8, 16
+kc, vc = rng.standard_normal((2, P, 2, 16)), rng.standard_normal((2, P, 2, 16))
+pq, pg = rng.standard_normal((T, 4, 16)), rng.standard_normal((T, 4, 16))
+tables = (np.array([[0, 1]]), np.array([20]), np.array([0, T]))
+for text in INJECTED[:3]:
+    raises(lambda: paged.paged_attention(pq, kc, vc, *tables, pg, gate=text),
+           "gate", repr(text))
+    raises(lambda: paged.paged_attention_reference(pq, kc, vc, *tables, pg,
+                                                   gate=text),
+           "gate", repr(text))
+print("PASS paged entry points")
+
+# 10.6 The torch ops, dense and paged (their fake kernels too).
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is not None:
+    import gated_attention.torch as gat
+    tq, tk, tv, tg = (torch.from_numpy(x).float() for x in (q, k, v, g))
+    for text in INJECTED[:3]:
+        raises(lambda: gat.attention(tq, tk, tv, tg, gate=text), "gate")
+        raises(lambda: gat.paged_attention(
+            *(torch.from_numpy(x).float() for x in (pq, kc, vc)),
+            *(torch.from_numpy(x).int() for x in tables),
+            torch.from_numpy(pg).float(), gate=text), "gate")
+        meta = [x.to("meta") for x in (tq, tk, tv, tg)]
+        raises(lambda: torch.ops.gated_attention.paged_attention(
+            meta[0][0].transpose(0, 1), *(torch.empty(
+                2, P, 2, 16, device="meta") for _ in range(2)),
+            *(torch.from_numpy(x).int().to("meta") for x in tables),
+            meta[3][0].transpose(0, 1), gate=text), "gate")
+    print("PASS torch ops")
+
+# 10.7 A plugin's gate: refused until its plugin is loaded, then taken, in
+# the tool's printing (a reference registered under the text as written).
+PLUGIN = os.environ.get("GATE_VARIANTS_PLUGIN")
+if PLUGIN and os.path.exists(PLUGIN):
+    sig = "#gate_variants.sigmoid<temperature = 0.5 : f32>"
+    raises(lambda: ga.AttentionConfig(gate=sig), "gate_variants")
+    ga.load_plugin(PLUGIN)
+    calls.clear()
+    cfg = ga.AttentionConfig(gate=sig)
+    assert cfg.gate == sig, cfg.gate
+    text = ga.attention_ir(cfg)
+    assert "gate = #gate_variants.sigmoid<temperature = 5.000000e-01 : f32>" \
+        in text, text
+    assert "causal" not in text, text
+    ga.attention_ir(ga.AttentionConfig(gate=sig, causal=True))
+    assert len(calls) == 1, calls
+    for bad in (sig + ", causal", "#gate_variants.sigmoid<temperature = "
+                "0.0 : f32>", "#gate_variants.tanh, scale = 2.0 : f32"):
+        raises(lambda: ga.AttentionConfig(gate=bad), "unknown gate")
+    ga.register_gate(sig, lambda x: 1 / (1 + np.exp(-x / 0.5)))
+    y = ga.attention(q, k, v, g, gate=sig)
+    ref = ga.attention_reference(q, k, v, g, gate=sig)
+    assert np.abs(y - ref).max() < 1e-5, np.abs(y - ref).max()
+    print("PASS plugin gates")
+
+# 10.8 Row strides: integers, at least their row, at most 2^48.
+cfg = ga.AttentionConfig(d=16, dv=32)
+assert "array<i64: 64, 16, 32, 32, 32>" in mlir.attention_attributes(
+    cfg, {"q": np.int64(64)})
+for rows, needle in [({"q": 64.5}, "row_strides['q'] must be an integer"),
+                     ({"k": True}, "row_strides['k'] must be an integer"),
+                     ({"v": "32"}, "row_strides['v'] must be an integer"),
+                     ({"out": 31}, "row_strides['out'] must be >= 32"),
+                     ({"gate": 2**49}, "at most 2^48"),
+                     ({"query": 64}, "unknown operands"),
+                     ([("q", 64)], "must be a dict")]:
+    raises(lambda: mlir.attention_attributes(cfg, rows), needle)
+print("PASS row strides")

@@ -66,6 +66,18 @@ refused(lambda: gat.paged_attention(q, kc, vc, table + 8, lens, cu),
 refused(lambda: gat.paged_attention(
     q, kc, vc, table, lens, torch.tensor([0, 5, 4, 26], dtype=torch.int32)),
     "cu_seqlens_q must rise")
+# gate and combine agree with g as in the dense op (eager and fake).
+for kwargs, words in (({"gate": "silu"}, "gate='silu' without a gate array"),
+                      ({"combine": "add"},
+                       "combine='add' without a gate array")):
+    refused(lambda: gat.paged_attention(q, kc, vc, table, lens, cu,
+                                        **kwargs), words)
+    refused(lambda: torch.ops.gated_attention.paged_attention(
+        *[x.to("meta") for x in (q, kc, vc, table, lens, cu)], **kwargs),
+        words)
+refused(lambda: gat.paged_attention(q, kc, vc, table, lens, cu, g,
+                                    gate="none"),
+        "gate='none' with a gate array")
 qg = q.clone().requires_grad_()
 refused(lambda: gat.paged_attention(qg, kc, vc, table, lens, cu).sum()
         .backward(), "paged_attention has no backward", NotImplementedError)

@@ -40,7 +40,10 @@ def _numpy(x):
 
 
 def _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q,
-           g):
+           g, gate, combine):
+    """What the op and its fake check before anything else: dtypes, one
+    device, and `gate` / `combine` against `g` (the dense op's rule)."""
+    compiler._gate_kind(g, gate, combine)
     if q.dtype not in _DTYPES:
         raise ValueError(f"gated_attention.paged_attention: q must be "
                          f"float32, float16 or bfloat16, got {q.dtype}")
@@ -64,7 +67,8 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
                     scale: Optional[float] = None, gate: str = "sigmoid",
                     combine: str = "mul",
                     num_splits: Optional[int] = None) -> torch.Tensor:
-    _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g)
+    _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
+           gate, combine)
     num_splits = paged.check_splits(num_splits)
     if q.device.type == "cuda":
         return _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
@@ -160,7 +164,8 @@ def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
 def _(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g=None,
       *, causal=False, scale=None, gate="sigmoid", combine="mul",
       num_splits=None):
-    _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g)
+    _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
+           gate, combine)
     return q.new_empty((q.shape[0], q.shape[1], value_cache.shape[3]))
 
 
