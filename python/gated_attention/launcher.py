@@ -237,6 +237,10 @@ def run(kernels, arrays, splits=1, strides=None, **sizes):
     desc, backend = first.desc, first.backend
     types = {a["name"]: a["element_type"] for a in desc["arguments"]
              if a["kind"] in ("memref", "tensor_map")}
+    unknown = sorted(set(arrays) - set(types))
+    if unknown:
+        raise ValueError(f"{desc['kernel']}: no buffer argument named "
+                         f"{', '.join(unknown)}")
     values = sizes_of(desc, splits=splits, **sizes)
     out_type = types["out"]
     out_shape = next(a.get("shape") for a in desc["arguments"]

@@ -220,5 +220,7 @@ assert sorted(backend.freed) == sorted(backend.memory), backend.freed
 out = launcher.run(kernels["dense"], arrays, b=3, sq=1, skv=50,
                    strides={"out": {"B": 4 * 128, "H": 128, "S": 64}})
 assert out.size == 2 * 4 * 128 + 3 * 128 + 64, out.size
+fails(lambda: launcher.run(kernels["dense"], {"x": arrays["q"]}, b=3, sq=1,
+                           skv=50), "no buffer argument named x")
 
 print("ok")

@@ -20,7 +20,10 @@ reference:
 
 The sm_90a kernel (--options 'chip=sm_90a kernel=wgmma') runs on the
 byte-level model of shared memory, TMA, mbarriers and wgmma of
-emulate_wgmma.py.
+emulate_wgmma.py. `Emulator` is gated_attention.launcher's backend for
+both: a launch's arguments come from the kernel's launch description, as
+they do on the GPU (testing/cta.py holds the interpreter the two models
+share).
 
 It does not test what comes after the kernel's IR (upstream nvgpu/NVVM
 lowering, ptxas, the hardware): the device check does.
