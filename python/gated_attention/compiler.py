@@ -51,7 +51,7 @@ import re
 import numpy as np
 
 from . import config as config_mod
-from . import dtypes, launch, mlir, native, ptx
+from . import dtypes, kernel_cache, launch, mlir, native, ptx
 from . import reference as reference_mod, runner
 from . import cuda, launcher
 
@@ -263,12 +263,15 @@ def _operands(cfg, operands):
 
 class CpuAttention:
     """The op of `cfg` compiled for this CPU, with B, Sq and Skv dynamic:
-    one compile serves every batch and sequence length."""
+    one compile serves every batch and sequence length, and every process
+    (the library is kept in the disk cache, kernel_cache)."""
 
     def __init__(self, cfg):
         _check_config(cfg)
         self.cfg = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
-        self.lib = compile_cpu(attention_ir(self.cfg))
+        self.lib = kernel_cache.cpu_library(
+            attention_ir(self.cfg),
+            f"{kernel_cache.variant(self.cfg)} for the CPU")
 
     def __call__(self, *operands):
         """operands: q, k, v[, g] (real arrays of the config's head counts

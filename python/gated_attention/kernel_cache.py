@@ -7,7 +7,8 @@ process must not pay it on every start. Entries live in one directory:
 - else ``$XDG_CACHE_HOME/gated-attention``, else ``~/.cache/gated-attention``;
 - :func:`set_directory` overrides both for this process.
 
-Every entry point uses it: the torch ops, ``ga.attention(device="cuda")``,
+Every entry point uses it: the torch ops, ``ga.attention`` and
+``ga.CpuAttention`` (host code: :func:`cpu_library`),
 ``gated_attention.cuda.compile_*``, ``ga.paged_attention``.
 ``GATED_ATTENTION_KERNEL_CACHE``, the old name of the variable for the
 latter, is still read when ``GATED_ATTENTION_CACHE_DIR`` is not set (with a
@@ -31,7 +32,7 @@ import subprocess
 import time
 import warnings
 
-from . import _version, ptx, runner
+from . import _version, native, ptx, runner
 
 log = logging.getLogger("gated_attention")
 
@@ -149,6 +150,21 @@ def store(name, suffix, src):
                     "(%s); kernels are compiled in every process", cache, e)
         return src
     return path
+
+
+def cpu_library(text, what, pipeline=("--gated-attention-to-llvm",)):
+    """The shared library (native.SharedLibrary, with OpenMP) that
+    `pipeline` makes of MLIR `text` for this CPU: the cache's entry, else
+    compiled (logged as `what`) and stored there."""
+    name = key("cpu", host_cpu(), *pipeline, text)
+    path = lookup(name, ".so")
+    if path is None:
+        with compile_logged(what):
+            built = native.SharedLibrary(text, pipeline, openmp=True)
+            path = store(name, ".so", built.path)
+        if path == built.path:   # no disk cache: keep its directory
+            return built
+    return native.SharedLibrary.load(path)
 
 
 def variant(cfg):

@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 
-from . import compiler, config as config_mod, dtypes
+from . import compiler, config as config_mod, dtypes, kernel_cache
 from . import cuda, launch, launcher
 from .paged_mlir import paged_ir  # noqa: F401 (the package's API)
 from . import reference as reference_mod
@@ -210,7 +210,10 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
                            mb=table.shape[1], t=t)
         return dtypes.from_bits_as(out.reshape(t, hq, dv), dtype)
     if key not in _COMPILED:
-        _COMPILED[key] = compiler.compile_cpu(paged_ir(cfg, page))
+        sizes = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
+        _COMPILED[key] = kernel_cache.cpu_library(
+            paged_ir(cfg, page),
+            f"paged {kernel_cache.variant(sizes)},page={page} for the CPU")
     floats = [dtypes.kernel_operand(x, dtype)
               for x in [q, kc, vc] + ([] if g is None else [g])]
     args = floats[:3] + [table, lens, cu] + floats[3:]

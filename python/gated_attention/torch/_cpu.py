@@ -10,7 +10,7 @@ without one is copied first (`.contiguous()`: one pass over it).
 
 import ctypes
 
-from .. import kernel_cache, mlir, native
+from .. import kernel_cache, mlir
 
 _MAX_RANK = 4
 
@@ -48,20 +48,11 @@ class CpuKernel:
     def __init__(self, cfg):
         text = "module {\n" + mlir.destination_function(cfg, "attention") + \
             "}\n"
-        pipeline = ("--gated-attention-to-llvm",)
-        name = kernel_cache.key("cpu", kernel_cache.host_cpu(), *pipeline,
-                                text)
-        path = kernel_cache.lookup(name, ".so")
-        self._built = None
-        if path is None:
-            with kernel_cache.compile_logged(
-                    f"{kernel_cache.variant(cfg)} for the CPU"):
-                built = native.SharedLibrary(text, pipeline, openmp=True)
-                path = kernel_cache.store(name, ".so", built.path)
-            if path == built.path:   # no disk cache: keep its directory
-                self._built = built
-        self.path = path
-        self._lib = ctypes.CDLL(path)
+        # (Keeps the library, and its directory when not cached, alive.)
+        self._built = kernel_cache.cpu_library(
+            text, f"{kernel_cache.variant(cfg)} for the CPU")
+        self.path = self._built.path
+        self._lib = self._built.lib
         self._fn = self._lib._mlir_ciface_attention
         self._fn.restype = None
         self._fn.argtypes = [ctypes.POINTER(_Descriptor)] * (
