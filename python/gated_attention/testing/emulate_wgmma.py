@@ -117,7 +117,7 @@ def _complete_phase(bar):
 
 class GlobalPointer:
     """An address in global memory: byte offsets (per thread) into the
-    elements of a buffer (emulate.Memory)."""
+    elements of a buffer (cta.Memory)."""
 
     def __init__(self, mem, offset):
         self.mem, self.offset = mem, offset
