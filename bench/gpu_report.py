@@ -1,7 +1,7 @@
 """The README's GPU table and the plot, regenerated from the device check's CSVs.
 
     .venv/bin/python bench/gpu_report.py bench/results/gpu-DATE-GPU.csv \\
-        [bench/results/gpu-DATE-GPU-wgmma.csv] --readme README.md \\
+        [bench/results/gpu-DATE-GPU-wgmma.csv] --readme bench/README.md \\
         --png bench/results/gpu-DATE-GPU.png
 
 Each CSV is one `bench/gpu_attention.py run` (one kernel: its `kernel`

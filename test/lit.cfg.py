@@ -103,7 +103,8 @@ if ptxas and not ptxas.endswith("-NOTFOUND") and os.path.exists(ptxas):
             os.path.join(toolkit, "nvvm", "libdevice")):
         config.environment["CUDA_HOME"] = toolkit
 
-# `torch`: %PYTHON imports torch (scripts/setup installs it into .venv).
+# `torch`: %PYTHON imports torch (scripts/setup --tests installs it into
+# .venv).
 try:
     if subprocess.run([config.python_executable, "-c", "import torch"],
                       capture_output=True, timeout=120).returncode == 0:
