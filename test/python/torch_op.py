@@ -4,10 +4,13 @@
 float64 F.scaled_dot_product_attention(...) * act(g) over the option matrix
 (each option value in several configurations; GATED_ATTENTION_TEST_SEED
 picks other ones), both layouts, strided q | gate halves of one projection
-read in place, dtypes kept, bad arguments, and the missing backward."""
+read in place, dtypes kept, bad arguments (tensors of other kinds: sparse,
+mkldnn, nested, quantized, in the eager and the fake kernel too), and the
+missing backward."""
 
 import math
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -203,6 +206,39 @@ fails(ValueError, "without a gate array", q, k, v, combine="add")
 fails(ValueError, "scale must be positive", q, k, v, scale=-1.0)
 fails(ValueError, "does not fit", q, k, v, torch.randn(1, 3, 8, 32))
 fails(ValueError, "not a multiple", torch.randn(1, 3, 8, 32), k, v)
+# Tensors of kinds the kernels do not read, as any argument: named, through
+# the wrapper and the op itself (nested tensors: the wrapper; torch's
+# dispatcher refuses them before the op).
+gd = torch.randn(1, 4, 8, 32)
+warnings.simplefilter("ignore", UserWarning)   # (beta, deprecated kinds)
+kinds = {"sparse_coo": (lambda x: x.to_sparse(), "torch.sparse_coo"),
+         "sparse_csr": (lambda x: x[0, 0].to_sparse_csr(), "sparse_csr"),
+         "mkldnn": (lambda x: x.to_mkldnn(), "mkldnn"),
+         "quantized": (lambda x: torch.quantize_per_tensor(
+             x, 0.1, 0, torch.qint8), "quantized"),
+         "nested": (lambda x: torch.nested.nested_tensor(list(x[0])),
+                    "nested")}
+for n, name in enumerate("qkvg"):
+    for kind, (make, words) in kinds.items():
+        args = [q, k, v, gd]
+        args[n] = make(args[n])
+        fails(ValueError, f"{name} is a", *args)
+        fails(ValueError, words, *args)
+        if kind != "nested":
+            try:
+                torch.ops.gated_attention.attention(*args)
+                raise AssertionError(f"op took a {kind} {name}")
+            except ValueError as e:
+                assert f"{name} is a" in str(e), e
+# The fake kernel (tracing, torch.compile) refuses them too.
+with torch._subclasses.fake_tensor.FakeTensorMode():
+    try:
+        torch.ops.gated_attention.attention(
+            torch.randn(1, 4, 8, 32).to_sparse(), torch.randn(1, 2, 8, 32),
+            torch.randn(1, 2, 8, 32))
+        raise AssertionError("the fake kernel took a sparse q")
+    except ValueError as e:
+        assert "q is a torch.sparse_coo tensor" in str(e), e
 
 # 6. No backward: a clear NotImplementedError naming the op.
 qg = q.clone().requires_grad_()

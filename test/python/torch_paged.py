@@ -7,6 +7,8 @@ error model in test/python/paged.py), GQA, a shared page, NaN in the slots
 no sequence reads, the dtype kept, torch.library.opcheck (schema,
 fake kernel), bad arguments, CUDA tensors and backward refused by name."""
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -78,6 +80,28 @@ for kwargs, words in (({"gate": "silu"}, "gate='silu' without a gate array"),
 refused(lambda: gat.paged_attention(q, kc, vc, table, lens, cu, g,
                                     gate="none"),
         "gate='none' with a gate array")
+# Tensors of kinds the kernel does not read, as any argument: named.
+names = ("q", "key_cache", "value_cache", "block_table", "seq_lens",
+         "cu_seqlens_q", "g")
+dense = (q, kc, vc, table, lens, cu, g)
+warnings.simplefilter("ignore", UserWarning)   # (beta, deprecated kinds)
+kinds = {"sparse_coo": lambda x: x.to_sparse(),
+         "sparse_csr": lambda x: x.reshape(-1, x.shape[-1]).to_sparse_csr(),
+         "mkldnn": lambda x: (x if x.is_floating_point()
+                             else x.to(torch.int8)).to_mkldnn(),
+         "quantized": lambda x: torch.quantize_per_tensor(
+             x.float(), 0.1, 0, torch.qint8),
+         "nested": lambda x: torch.nested.nested_tensor(list(x.float()))}
+for n, name in enumerate(names):
+    for kind, make in kinds.items():
+        args = list(dense)
+        args[n] = make(dense[n])
+        for op in (gat.paged_attention,
+                   torch.ops.gated_attention.paged_attention):
+            if kind == "nested" and op is not gat.paged_attention:
+                continue   # torch's dispatcher refuses it before the op
+            refused(lambda: op(*args), f"{name} is a")
+print("PASS gate checks and tensor kinds")
 qg = q.clone().requires_grad_()
 refused(lambda: gat.paged_attention(qg, kc, vc, table, lens, cu).sum()
         .backward(), "paged_attention has no backward", NotImplementedError)

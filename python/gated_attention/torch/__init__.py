@@ -55,10 +55,11 @@ LAYOUTS = _args.LAYOUTS
 def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
               combine="mul", layout="bhsd"):
     """torch.ops.gated_attention.attention (see the module docstring)."""
+    # Here too: a nested tensor never reaches the op's kernel (torch's
+    # dispatcher refuses it first, with its own message).
     for name, x in zip(_args.NAMES, (q, k, v, g)):
-        if not isinstance(x, torch.Tensor) and (name != "g" or x is not None):
-            raise TypeError(f"gated_attention: {name} must be a tensor, not "
-                            f"{type(x).__name__}")
+        if name != "g" or x is not None:
+            _args.check_tensor("gated_attention", name, x)
     return torch.ops.gated_attention.attention(
         q, k, v, g, causal=causal, scale=scale, gate=gate, combine=combine,
         layout=layout)
@@ -73,6 +74,10 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     [B + 1] (int32); the names and rules of gated_attention.paged. CPU
     tensors, and CUDA tensors (f16 / bf16: the paged kernel, split-KV for
     decode; `num_splits` overrides its choice of splits)."""
+    for name, x in zip(_paged.NAMES, (q, key_cache, value_cache, block_table,
+                                      seq_lens, cu_seqlens_q, g)):
+        if name != "g" or x is not None:
+            _args.check_tensor(_paged.OP, name, x)
     return torch.ops.gated_attention.paged_attention(
         q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
         causal=causal, scale=scale, gate=gate, combine=combine,

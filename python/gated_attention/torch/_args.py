@@ -22,15 +22,45 @@ def as_bhsd(x, layout):
     return x if layout == "bhsd" else x.transpose(1, 2)
 
 
+# What to do with a tensor of a kind the kernels do not read.
+_DENSE_HINT = {"sparse": ".to_dense()", "mkldnn": ".to_dense()",
+               "quantized": ".dequantize()",
+               "nested": ".unbind() (one call per sequence; "
+                         "paged_attention takes variable lengths)"}
+
+
+def check_tensor(op, name, x):
+    """Raises TypeError unless `x` is a tensor, and ValueError naming it
+    unless it is a dense one (layout torch.strided, on any device, "meta"
+    too): the kernels read strided memory, so sparse (COO, CSR, CSC, BSR,
+    BSC), mkldnn, nested and quantized tensors are refused up front, by
+    every op, for every tensor argument. `op` prefixes the message."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{op}: {name} must be a tensor, not "
+                        f"{type(x).__name__}")
+    if x.is_nested:
+        kind, what = "nested", "a nested tensor"
+    elif x.layout == torch._mkldnn:
+        kind, what = "mkldnn", "an mkldnn tensor"
+    elif x.layout != torch.strided:
+        kind, what = "sparse", f"a {x.layout} tensor"
+    elif x.is_quantized:
+        kind, what = "quantized", f"a quantized tensor ({x.dtype})"
+    else:
+        return x
+    raise ValueError(f"{op}: {name} is {what}; the op takes dense "
+                     f"(torch.strided) tensors: pass {name}"
+                     f"{_DENSE_HINT[kind]}")
+
+
 def check(q, k, v, g, causal, scale, gate, combine, layout):
     """The AttentionConfig of the op's arguments (B, Sq, Skv dynamic), or a
     ValueError (TypeError for non-tensors) naming what is wrong."""
     compiler.config_mod.check_choice("layout", layout, LAYOUTS)
     tensors = [(n, x) for n, x in zip(NAMES, (q, k, v, g)) if x is not None]
     for name, x in tensors:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"gated_attention: {name} must be a tensor, not "
-                            f"{type(x).__name__}")
+        check_tensor("gated_attention", name, x)
+    for name, x in tensors:
         if x.dtype not in DTYPES:
             raise ValueError(f"gated_attention: {name} is {x.dtype}; the op "
                              f"takes float32, float16 or bfloat16")
@@ -62,10 +92,12 @@ def check(q, k, v, g, causal, scale, gate, combine, layout):
 
 def check_symbolic(q, k, v, g, layout):
     """What the fake kernel checks (sizes may be symbolic there): layout,
-    ranks, dtypes, devices. The real kernel checks the rest."""
+    tensor kinds, ranks, dtypes, devices. The real kernel checks the
+    rest."""
     compiler.config_mod.check_choice("layout", layout, LAYOUTS)
     tensors = [(n, x) for n, x in zip(NAMES, (q, k, v, g)) if x is not None]
     for name, x in tensors:
+        check_tensor("gated_attention", name, x)
         torch._check(x.dim() == 4, lambda: (
             f"gated_attention: {name} must be 4-D {_axes(layout)}"))
         torch._check(x.dtype == q.dtype and x.device == q.device, lambda: (

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from .. import compiler, cuda, launcher, paged
-from . import _cuda
+from . import _args, _cuda
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 
@@ -39,10 +39,20 @@ def _numpy(x):
     return x.numpy()
 
 
+OP = "gated_attention.paged_attention"
+NAMES = ("q", "key_cache", "value_cache", "block_table", "seq_lens",
+         "cu_seqlens_q", "g")
+
+
 def _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q,
            g, gate, combine):
-    """What the op and its fake check before anything else: dtypes, one
-    device, and `gate` / `combine` against `g` (the dense op's rule)."""
+    """What the op and its fake check before anything else: dense tensors
+    (every argument), dtypes, one device, and `gate` / `combine` against
+    `g` (the dense op's rule)."""
+    for name, x in zip(NAMES, (q, key_cache, value_cache, block_table,
+                               seq_lens, cu_seqlens_q, g)):
+        if x is not None:
+            _args.check_tensor(OP, name, x)
     compiler._gate_kind(g, gate, combine)
     if q.dtype not in _DTYPES:
         raise ValueError(f"gated_attention.paged_attention: q must be "
