@@ -1,16 +1,15 @@
 """One configuration of gated_attention.attention: shapes, variant, type."""
 
 import dataclasses
+import hashlib
 import itertools
 import math
 import numbers
-import os
 import re
-import shutil
 
 import numpy as np
 
-from . import dtypes, reference, runner
+from . import dtypes, kernel_cache, reference, runner
 
 
 def check_choice(what, value, valid):
@@ -69,7 +68,11 @@ def gate_attribute(gate):
     gate (#gated_attention.gate<...>, or one a loaded plugin defines), and
     the tool's printing of it is returned; anything else (more attributes,
     other IR, a typo, a plugin not loaded) is a ValueError naming `gate`.
-    ToolError when the tool cannot be run."""
+    The verdict is kept in the disk cache (kernel_cache), for other
+    processes and for machines without the tool that run kernels compiled
+    elsewhere (as the kernels are, it is taken there as it is, and where
+    there is a tool only if that tool, with the same plugins, made it);
+    ToolError when there is neither the tool nor a verdict."""
     if isinstance(gate, str) and gate in reference.GATES and gate != "none":
         return f"#gated_attention.gate<{gate}>"
     if not isinstance(gate, str) or not gate.startswith("#"):
@@ -77,28 +80,35 @@ def gate_attribute(gate):
     opt = runner.opt_path()
     key = (gate, opt, tuple(runner.PLUGINS))
     if key not in _GATE_ATTRIBUTES:
-        _GATE_ATTRIBUTES[key] = _parse_gate(gate, opt)
+        _GATE_ATTRIBUTES[key] = _parse_gate(gate)
     verdict = _GATE_ATTRIBUTES[key]
     if isinstance(verdict, ValueError):
         raise verdict
     return verdict
 
 
-def _parse_gate(gate, opt):
-    """gate_attribute's verdict on attribute text `gate` by the tool `opt`:
-    the attribute as printed, or the ValueError to raise."""
+def _parse_gate(gate):
+    """gate_attribute's verdict on attribute text `gate`: the attribute as
+    the tool prints it, or the ValueError to raise."""
     if "\n" in gate or "\r" in gate:
         return _unknown_gate(gate, ": not one gate attribute (a line "
                              "break)")
-    if not os.path.exists(opt) and not shutil.which(opt):
+    name = "gate-" + hashlib.sha256(gate.encode()).hexdigest()[:24]
+    tool = kernel_cache.tool_identity()   # None: no tool here
+    kept = kernel_cache.load_record(name) or {}
+    if kept.get("gate") == gate and isinstance(kept.get("attribute"), str) \
+            and "\n" not in kept["attribute"] and (
+                tool is None or kept.get("tool") == tool):
+        return kept["attribute"]
+    if tool is None:
         raise runner.ToolError(
             f"gate={gate!r}: checking a gate attribute needs "
-            f"gated-attention-opt, not found at {opt} (build the project, "
-            f"or set GATED_ATTENTION_OPT)")
+            f"gated-attention-opt (not found at {runner.opt_path()}: build "
+            f"the project, or set GATED_ATTENTION_OPT), or the cache of a "
+            f"machine that has it (GATED_ATTENTION_CACHE_DIR)")
     try:
         printed = runner.compile_module(f"{_PROBE_ALIAS} = {gate}{_PROBE}",
-                                        ["--mlir-print-local-scope"],
-                                        opt=opt)
+                                        ["--mlir-print-local-scope"])
     except runner.ToolError as e:
         errors = [line.split("error: ", 1)[1]
                   for line in str(e).splitlines() if "error: " in line]
@@ -112,6 +122,8 @@ def _parse_gate(gate, opt):
     if found is None:
         return _unknown_gate(gate, ": not one gate attribute (IR follows "
                              "it)")
+    kernel_cache.save_record(name, {"gate": gate, "attribute": found.group(1),
+                                    "tool": tool})
     return found.group(1)
 
 

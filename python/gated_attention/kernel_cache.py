@@ -152,6 +152,35 @@ def store(name, suffix, src):
     return path
 
 
+def load_record(name):
+    """The record (a dict) that save_record kept as `name`, else None."""
+    cache = directory()
+    if cache is None:
+        return None
+    try:
+        with open(os.path.join(cache, name + ".json")) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None   # absent, or from a broken writer
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        return None
+    return record
+
+
+def save_record(name, record):
+    """Keeps `record` (a dict of JSON values) as `name` in the cache (in
+    one atomic rename); nothing when the cache is off or not writable."""
+    cache = directory()
+    if cache is None:
+        return
+    try:
+        os.makedirs(cache, exist_ok=True)
+        ptx.write_atomically(os.path.join(cache, name + ".json"), json.dumps(
+            {**record, "format": _FORMAT}))
+    except OSError as e:
+        log.warning("cannot write the kernel cache %s (%s)", cache, e)
+
+
 def cpu_library(text, what, pipeline=("--gated-attention-to-llvm",)):
     """The shared library (native.SharedLibrary, with OpenMP) that
     `pipeline` makes of MLIR `text` for this CPU: the cache's entry, else
