@@ -11,7 +11,8 @@ Two phases, because the GPU machine has torch but no MLIR:
       cases.json (which config uses which kernel).
   run (on the GPU machine, with torch):
     python3 bench/gpu_attention.py run build/device-check --out bench/results \
-        [--kernel mma-sync|wgmma|wgmma-1wg]
+        [--kernel mma-sync|wgmma|wgmma-1wg] [--match REGEX] [--no-check]
+        [--no-bench] [--bench-match REGEX] [--tag TAG]
       checks every correctness case against the float64 numpy reference
       (gated_attention.reference, on the same rounded inputs), then
       times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
@@ -105,7 +106,8 @@ def prepare(outdir, opt, kinds):
 
 # --- run phase (torch) -----------------------------------------------------
 
-def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
+def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
+        bench_match=None, tag=""):
     import torch
     import torch.nn.functional as F
 
@@ -138,7 +140,7 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
     failures = checked = 0
     for n, case in enumerate(c for c in cases if c["role"] == "check"):
         cfg = config.AttentionConfig(**case["config"])
-        if match and not re.search(match, cfg.describe()):
+        if not check or (match and not re.search(match, cfg.describe())):
             continue
         checked += 1
         q, k, v, g = inputs(cfg, n)
@@ -190,12 +192,14 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync"):
               for c in cases if c["role"] == "nogate"}
     os.makedirs(outdir, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
-    suffix = "" if kind == "mma-sync" else f"-{kind}"
+    suffix = ("" if kind == "mma-sync" else f"-{kind}") + tag
     path = os.path.join(
         outdir, f"gpu-{datetime.date.today().isoformat()}-{slug}{suffix}.csv")
     csv = None
     for case in (c for c in cases if c["role"] == "bench"):
         cfg = config.AttentionConfig(**case["config"])
+        if bench_match and not re.search(bench_match, cfg.describe()):
+            continue
         q, k, v, g = inputs(cfg, 0)
         out = torch.empty(cfg.shapes()["result"], dtype=torch.bfloat16,
                           device="cuda")
@@ -250,12 +254,19 @@ def main(argv=None):
                     "matches this regex")
     pr.add_argument("--no-bench", dest="bench", action="store_false",
                     help="correctness cases only")
+    pr.add_argument("--no-check", dest="check", action="store_false",
+                    help="benchmark only")
+    pr.add_argument("--bench-match", help="time only shapes whose "
+                    "description matches this regex")
+    pr.add_argument("--tag", default="", help="appended to the CSV's name "
+                    "(gpu-DATE-GPU[-KERNEL]TAG.csv)")
     pr.add_argument("--kernel", default="mma-sync", choices=sorted(KERNELS))
     args = p.parse_args(argv)
     if args.phase == "prepare":
         prepare(args.dir, args.opt, args.kernel or sorted(KERNELS))
         return 0
-    return run(args.dir, args.out, args.match, args.bench, args.kernel)
+    return run(args.dir, args.out, args.match, args.bench, args.kernel,
+               args.check, args.bench_match, args.tag)
 
 
 if __name__ == "__main__":
