@@ -45,6 +45,8 @@ SKIP = [
     (r"bench/compile_time\.py", "benchmark (minutes)"),
     (r"bench/cpu_paged\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
+    (r"bench/sass_report\.py",
+     "writes bench/results; Pipelines/sass-report.test runs it"),
     (r"scripts/device-check", "needs a CUDA GPU"),
     (r"scripts/fuzz|scripts/check-sanitizers",
      "sanitizer build and fuzzing (tens of minutes)"),
