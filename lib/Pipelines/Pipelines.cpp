@@ -152,6 +152,8 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   addGraphLevelPasses(funcPm, options.raiseAttention,
                       /*unpage=*/options.reference);
+  // The backward has one CPU lowering so far, the reference one.
+  funcPm.addPass(createConvertGatedAttentionBackwardToLinalgPass());
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {

@@ -7,6 +7,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_PASSES_H
 #define GATED_ATTENTION_CONVERSION_PASSES_H
 
+#include "GatedAttention/Conversion/GatedAttentionBackwardToLinalg/GatedAttentionBackwardToLinalg.h"
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
 #include "GatedAttention/Conversion/GatedAttentionToParallelRows/GatedAttentionToParallelRows.h"

@@ -46,6 +46,47 @@ def ConvertGatedAttentionToLinalgPass
   ];
 }
 
+def ConvertGatedAttentionBackwardToLinalgPass
+    : Pass<"convert-gated-attention-backward-to-linalg"> {
+  let summary = "Reference lowering of gated_attention.attention_backward to "
+                "linalg on tensors";
+  let description = [{
+    Expresses every `gated_attention.attention_backward` with upstream
+    linalg, tensor, arith and math ops on tensors, materializing the
+    `Sq x Skv` weights `P` (recomputed from the scores, as the forward's
+    reference lowering computes them), `dP = dY V^T` and
+    `dS = scale * P * (dP - D)`. Query, output and gradient heads are split
+    into `Hkv x R`, so `dK = dS^T Q` and `dV = P^T dY` sum over each GQA
+    group as reductions of one `linalg.generic`. Everything accumulates in
+    f32 and each gradient is rounded to the element type once. The
+    ungated output is recomputed (`P V`) only for the gates whose gradient
+    needs it (SiLU, `combine = add`; see docs/Backward.md); sigmoid and
+    NS-sigmoid with `mul` read the saved output instead. It is the oracle
+    of the fused backward lowerings, not a fast path; the CPU pipeline
+    (`--gated-attention-to-llvm`) runs it.
+
+    ```mlir
+    // Input
+    %dq, %dk, %dv, %dg = gated_attention.attention_backward
+        %q, %k, %v, %out, %dout, %g {causal}
+        : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>,
+           tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>,
+           tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>)
+        -> (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>,
+            tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>)
+    // Output: tensor.expand_shape of %q, %out, %dout (and %g) to
+    // 1x2x4x64x32, linalg.generic ops for the weights, dY, D, dP, dS, dQ,
+    // dK, dV and dG, then tensor.collapse_shape back to 1x8x64x32.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def ConvertGatedAttentionToNVGPUPass
     : Pass<"convert-gated-attention-to-nvgpu", "::mlir::ModuleOp"> {
   let summary = "Tensor-core flash kernel (mma.sync + cp.async, or wgmma + "

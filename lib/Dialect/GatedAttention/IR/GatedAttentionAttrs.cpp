@@ -52,3 +52,51 @@ Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
   }
   llvm_unreachable("unknown gate kind");
 }
+
+// The derivatives use sigma(-x) = 1 - sigma(x), computed as such: it keeps
+// its relative accuracy where sigma(x) rounds to 1 (x > 17 in f32), where
+// 1 - sigma(x) would be 0.
+
+Value GateKindAttr::buildDerivative(OpBuilder &b, Location loc,
+                                    Value x) const {
+  Value sigmoid = buildSigmoid(b, loc, x);
+  Value sigmoidNeg = buildSigmoid(b, loc, arith::NegFOp::create(b, loc, x));
+  // sigma'(x) = sigma(x) sigma(-x).
+  Value sigmoidDerivative = arith::MulFOp::create(b, loc, sigmoid, sigmoidNeg);
+  switch (getValue()) {
+  case GateKind::sigmoid:
+    return sigmoidDerivative;
+  case GateKind::silu: {
+    // (x sigma(x))' = sigma(x) + x sigma(x) sigma(-x).
+    Value term = arith::MulFOp::create(b, loc, x, sigmoidDerivative);
+    return arith::AddFOp::create(b, loc, sigmoid, term);
+  }
+  case GateKind::ns_sigmoid:
+    return arith::MulFOp::create(b, loc, floatConstantLike(b, loc, x, 0.5),
+                                 sigmoidDerivative);
+  }
+  llvm_unreachable("unknown gate kind");
+}
+
+Value GateKindAttr::buildLogDerivative(OpBuilder &b, Location loc,
+                                       Value x) const {
+  switch (getValue()) {
+  case GateKind::sigmoid:
+    // sigma' / sigma = sigma(-x), in (0, 1).
+    return buildSigmoid(b, loc, arith::NegFOp::create(b, loc, x));
+  case GateKind::silu:
+    // (x sigma(x))' / (x sigma(x)) = 1/x + sigma(-x): unbounded at 0.
+    return Value();
+  case GateKind::ns_sigmoid: {
+    // 0.5 sigma sigma(-x) / (0.5 + 0.5 sigma) = sigma sigma(-x) / (1 + sigma),
+    // in (0, 1/4).
+    Value sigmoid = buildSigmoid(b, loc, x);
+    Value sigmoidNeg = buildSigmoid(b, loc, arith::NegFOp::create(b, loc, x));
+    Value numerator = arith::MulFOp::create(b, loc, sigmoid, sigmoidNeg);
+    Value denominator = arith::AddFOp::create(
+        b, loc, floatConstantLike(b, loc, x, 1.0), sigmoid);
+    return arith::DivFOp::create(b, loc, numerator, denominator);
+  }
+  }
+  llvm_unreachable("unknown gate kind");
+}

@@ -107,33 +107,19 @@ LogicalResult ShapeDiagnostics::gateLayout(int64_t hg, int64_t dg, int64_t hq,
   return success();
 }
 
-namespace {
-/// Checks the operands of one attention op against the shape contract.
-class ShapeContract : public ShapeDiagnostics {
-public:
-  explicit ShapeContract(AttentionOp op) : ShapeDiagnostics(op), op(op) {}
-
-  LogicalResult verify();
-
-private:
-  AttentionOp op;
-};
-} // namespace
-
-LogicalResult ShapeContract::verify() {
+LogicalResult DenseShapeContract::verify() {
   struct Operand {
     StringRef name;
     RankedTensorType type;
     StringRef layout;
   };
   SmallVector<Operand, 5> operands = {
-      {"query", op.getQueryType(), "B x Hq x Sq x D"},
-      {"key", op.getKeyType(), "B x Hkv x Skv x D"},
-      {"value", op.getValueType(), "B x Hkv x Skv x Dv"},
-      {"result", op.getResultType(), "B x Hq x Sq x Dv"}};
-  if (op.hasGate())
-    operands.insert(operands.begin() + 3,
-                    {"gate", op.getGateType(), "B x Hg x Sq x Dg"});
+      {"query", q, "B x Hq x Sq x D"},
+      {"key", k, "B x Hkv x Skv x D"},
+      {"value", v, "B x Hkv x Skv x Dv"},
+      {resultName, r, "B x Hq x Sq x Dv"}};
+  if (g)
+    operands.insert(operands.begin() + 3, {"gate", g, "B x Hg x Sq x Dg"});
 
   for (const Operand &o : operands)
     if (failed(hasRank(o.name, o.type, 4, o.layout)))
@@ -142,12 +128,9 @@ LogicalResult ShapeContract::verify() {
   SmallVector<std::pair<StringRef, RankedTensorType>> others;
   for (const Operand &o : ArrayRef(operands).drop_front())
     others.push_back({o.name, o.type});
-  if (failed(sameFloatType(op.getQueryType(), others)))
+  if (failed(sameFloatType(q, others)))
     return failure();
 
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType(),
-                   v = op.getValueType(), g = op.getGateType(),
-                   r = op.getResultType();
   if (failed(isStatic("query", q, 1, "Hq")) ||
       failed(isStatic("query", q, 3, "D")) ||
       failed(isStatic("key", k, 1, "Hkv")) ||
@@ -156,8 +139,8 @@ LogicalResult ShapeContract::verify() {
       failed(isStatic("value", v, 3, "Dv")) ||
       (g && failed(isStatic("gate", g, 1, "Hg"))) ||
       (g && failed(isStatic("gate", g, 3, "Dg"))) ||
-      failed(isStatic("result", r, 1, "Hq")) ||
-      failed(isStatic("result", r, 3, "Dv")))
+      failed(isStatic(resultName, r, 1, "Hq")) ||
+      failed(isStatic(resultName, r, 3, "Dv")))
     return failure();
 
   // Sizes. A head needs at least one query, key/value and feature lane; no
@@ -197,9 +180,9 @@ LogicalResult ShapeContract::verify() {
       failed(matches("value", v, 2, "Skv", skv)))
     return failure();
 
-  if (failed(matches("result", r, 1, "Hq", hq)) ||
-      failed(matches("result", r, 2, "Sq", sq)) ||
-      failed(matches("result", r, 3, "Dv", dv)))
+  if (failed(matches(resultName, r, 1, "Hq", hq)) ||
+      failed(matches(resultName, r, 2, "Sq", sq)) ||
+      failed(matches(resultName, r, 3, "Dv", dv)))
     return failure();
   if (!g)
     return success();
@@ -282,7 +265,10 @@ static LogicalResult verifyRowStrides(AttentionOp op) {
 
 LogicalResult AttentionOp::verify() {
   return success(
-      succeeded(ShapeContract(*this).verify()) &&
+      succeeded(DenseShapeContract(*this, getQueryType(), getKeyType(),
+                                   getValueType(), getGateType(), "result",
+                                   getResultType())
+                    .verify()) &&
       succeeded(verifyNoUnknownAttributes(*this, getAttributeNames())) &&
       succeeded(verifyRowStrides(*this)) &&
       succeeded(verifyScale(*this, getScale())));

@@ -96,6 +96,25 @@ protected:
   Operation *op;
 };
 
+/// The dense ops' shape contract (gated_attention.attention's, which the
+/// backward shares): query, key, value, the optional gate (null type: none)
+/// and a `B x Hq x Sq x Dv` tensor named `resultName` (the forward's result,
+/// the backward's `output`).
+class DenseShapeContract : public ShapeDiagnostics {
+public:
+  DenseShapeContract(Operation *op, RankedTensorType q, RankedTensorType k,
+                     RankedTensorType v, RankedTensorType g,
+                     StringRef resultName, RankedTensorType r)
+      : ShapeDiagnostics(op), q(q), k(k), v(v), g(g), r(r),
+        resultName(resultName) {}
+
+  LogicalResult verify();
+
+private:
+  RankedTensorType q, k, v, g, r;
+  StringRef resultName;
+};
+
 /// The softmax scale of an op: `scale`, or 1/sqrt(headDim) when absent.
 float scaleOrDefault(std::optional<APFloat> scale, int64_t headDim);
 

@@ -24,11 +24,15 @@ def GatedAttention_GateKind : I32EnumAttr<"GateKind",
 
 def GatedAttention_GateAttr : EnumAttr<GatedAttention_Dialect,
     GatedAttention_GateKind, "gate",
-    [DeclareAttrInterfaceMethods<GatedAttention_GateFunctionAttrInterface>]> {
+    [DeclareAttrInterfaceMethods<GatedAttention_GateFunctionAttrInterface>,
+     DeclareAttrInterfaceMethods<GatedAttention_GateDerivativeAttrInterface,
+                                 ["buildLogDerivative"]>]> {
   let summary = "Built-in gate activations of the paper";
   let description = [{
     `sigmoid`: σ(g), the paper's best gate. `silu`: g·σ(g).
-    `ns_sigmoid`: 0.5 + 0.5·σ(g), the "non-sparse" sigmoid.
+    `ns_sigmoid`: 0.5 + 0.5·σ(g), the "non-sparse" sigmoid. All three
+    have their derivative (`GateDerivativeAttrInterface`), so ops with them
+    train; sigmoid and NS-sigmoid also the bounded `act' / act`.
 
     ```mlir
     #gated_attention.gate<sigmoid>

@@ -185,6 +185,137 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
   }];
 }
 
+def GatedAttention_AttentionBackwardOp
+    : GatedAttention_Op<"attention_backward", [Pure]> {
+  let summary = "Gradients of gated_attention.attention: dQ, dK, dV and dG";
+  let description = [{
+    Given the operands of a `gated_attention.attention` (`query`, `key`,
+    `value`, the optional gate), its result `output` and the gradient
+    `output_grad` of a loss with respect to that result, computes the
+    gradients of the loss with respect to the query, key, value and gate,
+    for the same attributes (`scale`, `causal`, `gate`, `combine`, with the
+    forward's meaning and defaults). Per batch `b` and query head `h`,
+    `R = Hq / Hkv`, `P` the forward's softmax weights (0 for a masked key),
+    `s = act(G)` and `dOut = output_grad`:
+
+    ```
+    dY   = dOut * s (mul) or dOut (add)             dY = dOut without a gate
+    D_i  = sum_e dY_ie Y_ie                         (= sum_e dOut_ie out_ie for mul)
+    dS   = scale * P * (dY V^T - D)
+    dQ   = dS K                  dK[h / R] += dS^T Q   dV[h / R] += P^T dY
+    dG   = dOut * Y * act'(G) (mul) or dOut * act'(G) (add), summed over
+           the value dim for a headwise gate and over the heads for a
+           shared one
+    ```
+
+    The ungated output `Y` is never an operand: the gated `output` is what
+    a training step keeps, and `Y` is recovered from it where that is exact
+    and recomputed (`P V`) where it is not (SiLU, whose `act(0) = 0` loses
+    `Y`; `combine = add`, where `out - act(G)` cancels). docs/Backward.md
+    derives this and the error bounds.
+
+    Shape contract (operands and results are ranked tensors with the
+    query's element type, `f32`, `f16` or `bf16`; lowerings accumulate in
+    `f32`):
+
+    | operand / result | shape               | notes                          |
+    |------------------|---------------------|--------------------------------|
+    | `query`          | `B x Hq x Sq x D`   |                                |
+    | `key`            | `B x Hkv x Skv x D` | `Hq` is a multiple of `Hkv`    |
+    | `value`          | `B x Hkv x Skv x Dv`|                                |
+    | `output`         | `B x Hq x Sq x Dv`  | the forward's result           |
+    | `output_grad`    | `B x Hq x Sq x Dv`  | its gradient                   |
+    | `gate_input`     | `B x Hg x Sq x Dg`  | optional, as in the forward    |
+    | `query_grad`     | the query's type    |                                |
+    | `key_grad`       | the key's type      | summed over each GQA group     |
+    | `value_grad`     | the value's type    | summed over each GQA group     |
+    | `gate_grad`      | the gate's type     | present iff the gate is        |
+
+    `B`, `Sq` and `Skv` may be dynamic; head counts and head dims are
+    static. A row that sees no key (causal, `Sq > Skv`) contributes nothing
+    to `dK`, `dV` and has `dQ = 0`; `Skv = 0` is allowed. The gate
+    attribute must implement `GateDerivativeAttrInterface` (the built-in
+    gates do): a plugin gate without a derivative is inference-only, and an
+    error here rather than at a lowering.
+
+    Qwen3-Next's attention (16 query heads over 2 KV heads, head dim 256,
+    causal, elementwise per-head sigmoid gate):
+
+    ```mlir
+    %dq, %dk, %dv, %dg = gated_attention.attention_backward
+        %q, %k, %v, %out, %dout, %g {causal}
+        : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+           tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>,
+           tensor<1x16x?x256xbf16>, tensor<1x16x?x256xbf16>)
+        -> (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+            tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+    ```
+
+    Without a gate (three results):
+
+    ```mlir
+    %dq, %dk, %dv = gated_attention.attention_backward
+        %q, %k, %v, %out, %dout {scale = 1.250000e-01 : f32}
+        : (tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>,
+           tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>)
+        -> (tensor<2x8x?x64xf32>, tensor<2x8x?x64xf32>, tensor<2x8x?x32xf32>)
+    ```
+  }];
+
+  let arguments = (ins
+    GatedAttention_Tensor:$query,
+    GatedAttention_Tensor:$key,
+    GatedAttention_Tensor:$value,
+    GatedAttention_Tensor:$output,
+    GatedAttention_Tensor:$output_grad,
+    Optional<GatedAttention_Tensor>:$gate_input,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
+    DefaultValuedAttr<GatedAttention_CombineAttr,
+                      "::mlir::gated_attention::CombineKind::mul">:$combine
+  );
+  let results = (outs
+    GatedAttention_Tensor:$query_grad,
+    GatedAttention_Tensor:$key_grad,
+    GatedAttention_Tensor:$value_grad,
+    Optional<GatedAttention_Tensor>:$gate_grad
+  );
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $output_grad
+    (`,` $gate_input^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyType() { return getKey().getType(); }
+    RankedTensorType getValueType() { return getValue().getType(); }
+    RankedTensorType getOutputType() { return getOutput().getType(); }
+    bool hasGate() { return static_cast<bool>(getGateInput()); }
+    /// The gate's type; null without a gate.
+    RankedTensorType getGateType() {
+      return hasGate() ? cast<RankedTensorType>(getGateInput().getType())
+                       : RankedTensorType();
+    }
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getNumKVHeads() { return getKeyType().getDimSize(1); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(3); }
+    int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
+    int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
+    bool isGateShared() {
+      return hasGate() && getGateType().getDimSize(1) == 1;
+    }
+    bool isGateHeadwise() {
+      return hasGate() && getGateType().getDimSize(3) == 1 &&
+             getValueHeadDim() != 1;
+    }
+    /// The softmax scale: the attribute, or 1/sqrt(D) when absent.
+    float getScaleValue();
+  }];
+}
+
 def GatedAttention_PagedAttentionOp : GatedAttention_Op<"paged_attention", [
     Pure]> {
   let summary = "Gated attention of packed variable-length queries over a "
