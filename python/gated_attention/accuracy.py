@@ -25,6 +25,12 @@ For output element (b, h, i, e), with softmax weights w_j of row i:
   eps = 2^-24 ((sqrt(D) + 2) S+ + sqrt(Skv) + 8), square roots because
   rounding errors of long sums add like a random walk (probabilistic
   error analysis; the worst case, linear in D and Skv, is never reached).
+  A lowering that sums key blocks of Bk keys with compensated summation
+  and moves the softmax reference point only by more than a threshold
+  tau = 8 ln 2 (the tiled CPU path; `key_block` = Bk) has plain sums of at
+  most n = min(Skv, Bk) terms, 2u from the compensation and at most
+  2 S+ / tau rescalings of 2u each, whatever Skv:
+  eps = 2^-24 ((sqrt(D) + 3) S+ + sqrt(n) + 10).
 
 The output out = Y * a (combine mul) or Y + a (add), a = act(G) computed
 in f32 (relative error eps_a = 2^-24 (8 + |g|): exp(-g) rounds its
@@ -52,6 +58,9 @@ import numpy as np
 from . import dtypes, reference
 
 F32_UNIT = 2.0**-24
+# The key block of the tiled CPU path (--gated-attention-to-llvm's default
+# key-block), which ga.attention and CpuAttention run.
+CPU_KEY_BLOCK = 64
 PRINT_RELATIVE = 5e-6
 
 Comparison = collections.namedtuple(
@@ -61,11 +70,14 @@ largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
 shape mismatch); worst: the index of that element (None if none)."""
 
 
-def error_bound(cfg, inputs):
+def error_bound(cfg, inputs, key_block=None):
     """Per-element bound on |out - reference| for `cfg` (an
     AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
     float64 arrays already representable in cfg.dtype); the shape of the
-    result. See the module docstring for the model."""
+    result. `key_block`: the key block of a lowering that adds its key
+    blocks with compensated summation (the tiled CPU path), or None for
+    one whose sums run over all Skv keys. See the module docstring for the
+    model."""
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, k, v = (np.asarray(inputs[n], np.float64)
@@ -82,7 +94,11 @@ def error_bound(cfg, inputs):
         mag = np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(kr))
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
-    eps = F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    if key_block is None:
+        eps = F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    else:
+        eps = F32_UNIT * ((np.sqrt(d) + 3) * s_plus
+                          + np.sqrt(min(skv, key_block)) + 10)
     dy = eps * (a_v + np.abs(y))
     if cfg.dtype != "f32":
         v1 = np.einsum("ij,bhje->bhie", mask.astype(np.float64), np.abs(vr))
@@ -108,15 +124,15 @@ def legacy_bound(cfg, ref):
     return atol + rtol * np.abs(ref)
 
 
-def compare(cfg, out, ref, inputs=None):
+def compare(cfg, out, ref, inputs=None, key_block=None):
     """Comparison of `out` with the reference `ref` for `cfg`, element by
-    element against error_bound(cfg, inputs) (fixed tolerances, a weaker
-    check, without `inputs`)."""
+    element against error_bound(cfg, inputs, key_block) (fixed tolerances,
+    a weaker check, without `inputs`)."""
     out = np.asarray(out, np.float64)
     ref = np.asarray(ref, np.float64)
     if out.shape != ref.shape:
         return Comparison(False, float("inf"), float("inf"), None)
-    bound = (error_bound(cfg, inputs) if inputs is not None
+    bound = (error_bound(cfg, inputs, key_block) if inputs is not None
              else legacy_bound(cfg, ref))
     bound = np.broadcast_to(bound, ref.shape)
     with np.errstate(invalid="ignore"):

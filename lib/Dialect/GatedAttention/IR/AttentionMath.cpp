@@ -7,6 +7,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -18,6 +19,14 @@ using namespace mlir::gated_attention;
 
 static Value f32Constant(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+/// An f32 constant shaped like `like` (a scalar or a vector).
+static Value f32Like(OpBuilder &b, Location loc, Value like, double value) {
+  Attribute attr = b.getF32FloatAttr(value);
+  if (auto vector = dyn_cast<VectorType>(like.getType()))
+    attr = DenseElementsAttr::get(vector, attr);
+  return arith::ConstantOp::create(b, loc, cast<TypedAttr>(attr));
 }
 
 Value mlir::gated_attention::buildCausalOffset(OpBuilder &b, Location loc,
@@ -64,6 +73,68 @@ Value mlir::gated_attention::buildVarlenTileSequence(
             Value(arith::SelectOp::create(nb, l, starts, next, iter[0])));
       });
   return count.getResult(0);
+}
+
+Value mlir::gated_attention::buildRunningMax(OpBuilder &b, Location loc,
+                                             Value m, Value blockMax) {
+  Value bound =
+      arith::AddFOp::create(b, loc, m, f32Like(b, loc, m, kRescaleThreshold));
+  Value moves =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, blockMax, bound);
+  return arith::SelectOp::create(b, loc, moves, blockMax, m);
+}
+
+std::pair<Value, Value> mlir::gated_attention::buildCompensatedAdd(OpBuilder &b,
+                                                                   Location loc,
+                                                                   Value sum,
+                                                                   Value y) {
+  Value t = arith::AddFOp::create(b, loc, sum, y);
+  Value grown = arith::SubFOp::create(b, loc, t, sum);
+  Value comp = arith::SubFOp::create(b, loc, grown, y);
+  // An infinite sum (inf - inf in comp) keeps comp 0: it stays infinite, as
+  // a plain sum does, rather than turning into NaN.
+  Value infinite = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, loc, t),
+      f32Like(b, loc, t, std::numeric_limits<double>::infinity()));
+  return {t, arith::SelectOp::create(b, loc, infinite, f32Like(b, loc, t, 0.0),
+                                     comp)};
+}
+
+Value mlir::gated_attention::buildOverflowScale(OpBuilder &b, Location loc,
+                                                Value maxAbsValue,
+                                                Value numKeys) {
+  // With E(x) = biased exponent of x - 126 (x < 2^E(x) for x >= 0; 129 for
+  // inf and NaN), sigma = 2^min(0, 126 - E(max|v|) - E(n) - 8) keeps
+  // l <= sigma n 2^8 and |acc| <= l max|v| below 2^126.
+  Type i32 = b.getI32Type();
+  auto i32Const = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto biasedExponent = [&](Value x) -> Value {
+    Value bits = arith::BitcastOp::create(b, loc, i32, x);
+    Value shifted = arith::ShRUIOp::create(b, loc, bits, i32Const(23));
+    return arith::AndIOp::create(b, loc, shifted, i32Const(0xff));
+  };
+  Value keys = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), numKeys);
+  keys = arith::UIToFPOp::create(b, loc, b.getF32Type(), keys);
+  Value sum = arith::AddIOp::create(b, loc, biasedExponent(maxAbsValue),
+                                    biasedExponent(keys));
+  // 126 - (ev - 126) - (en - 126) - 8 = 370 - ev - en, at least -60.
+  Value k = arith::SubIOp::create(
+      b, loc, i32Const(3 * 126 - kRescaleThresholdLog2), sum);
+  k = arith::MinSIOp::create(b, loc, k, i32Const(0));
+  Value bits = arith::ShLIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, k, i32Const(127)), i32Const(23));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+bool mlir::gated_attention::needsOverflowScale(Type valueType) {
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(valueType));
+  if (!type)
+    return true;
+  // max|v| < 2^(e + 1); 2^48 keys and 2^8 per weight must stay below 2^126.
+  int e = llvm::ilogb(llvm::APFloat::getLargest(type.getFloatSemantics()));
+  return e + 1 + 48 + kRescaleThresholdLog2 >= 126;
 }
 
 Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,

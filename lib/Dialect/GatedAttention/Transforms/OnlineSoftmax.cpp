@@ -88,6 +88,18 @@ Value OnlineSoftmaxTile::generic(
       .getResult(0);
 }
 
+SmallVector<Value> OnlineSoftmaxTile::genericN(
+    ValueRange ins, ValueRange inits, ArrayRef<AffineMap> maps,
+    ArrayRef<IteratorType> iterators,
+    function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body) {
+  return linalg::GenericOp::create(
+             b, loc, inits.getTypes(), ins, inits, maps, iterators,
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               linalg::YieldOp::create(nb, loc, body(nb, args));
+             })
+      .getResults();
+}
+
 Value OnlineSoftmaxTile::stackedRows(Operand operand, Value firstHead,
                                      bool shared) {
   auto headTile = [&](int64_t r) {
@@ -173,58 +185,108 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
                 });
 
   // Every update below writes into the buffer of the value it replaces, so
-  // that bufferization keeps (m, l, acc) in place across iterations.
+  // that bufferization keeps the state in place across iterations.
   Value rowMax =
       generic(scores, filled({tileRows}, kNegInf), {ij, i}, {par, red},
               [&](OpBuilder &nb, ValueRange a) -> Value {
                 return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
               });
-  // P = exp(S - m'); m' is recomputed elementwise so that m is overwritten
-  // only once, after its last use.
+
+  // The weights are scaled by sigma (buildOverflowScale: 1 unless max|v|
+  // approaches the f32 range); f = sigma' / sigma rescales the state.
+  Value sigma, scaleStep, vmax;
+  if (s.vmax) {
+    AffineMap j = map(2, {d0}), none = AffineMap::get(1, 0, {}, ctx);
+    Value keyMax = generic(v, filled({bk}, 0.0), {ij, j}, {par, red},
+                           [&](OpBuilder &nb, ValueRange a) -> Value {
+                             Value x =
+                                 math::AbsFOp::create(nb, loc, toF32(nb, a[0]));
+                             return arith::MaximumFOp::create(nb, loc, a[1], x);
+                           });
+    Value blockMax =
+        generic(keyMax, filled({}, 0.0), {i1, none}, {red},
+                [&](OpBuilder &nb, ValueRange a) -> Value {
+                  return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
+                });
+    blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
+    vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
+    Value seen = arith::AddIOp::create(b, loc, kb, index(spec.keyBlock));
+    sigma = buildOverflowScale(b, loc, vmax, seen);
+    scaleStep = arith::DivFOp::create(b, loc, sigma, s.sigma);
+  }
+
+  // m' moves only when a block's maximum exceeds m by more than
+  // kRescaleThreshold (buildRunningMax); P = exp(S - m') sigma', where m'
+  // is recomputed elementwise so that m is overwritten only once, after its
+  // last use.
   auto newMax = [&](OpBuilder &nb, Value m, Value blockMax) {
-    return buildSoftmaxShift(nb, loc,
-                             arith::MaximumFOp::create(nb, loc, m, blockMax));
+    return buildSoftmaxShift(nb, loc, buildRunningMax(nb, loc, m, blockMax));
   };
   Value probs = generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
                         [&](OpBuilder &nb, ValueRange a) -> Value {
                           Value d = arith::SubFOp::create(
                               nb, loc, a[2], newMax(nb, a[0], a[1]));
-                          return math::ExpOp::create(nb, loc, d);
+                          Value p = math::ExpOp::create(nb, loc, d);
+                          if (sigma)
+                            p = arith::MulFOp::create(nb, loc, p, sigma);
+                          return p;
                         });
-  // alpha = exp(m - m'), the rescaling of what was accumulated so far.
-  Value alpha = generic({s.m, rowMax}, empty({tileRows}, f32), {i1, i1, i1},
-                        {par}, [&](OpBuilder &nb, ValueRange a) -> Value {
-                          Value d = arith::SubFOp::create(
-                              nb, loc, a[0], newMax(nb, a[0], a[1]));
-                          return math::ExpOp::create(nb, loc, d);
-                        });
+  // alpha = exp(m - m') f, the rescaling of what was accumulated so far (1
+  // on the blocks where m' = m and sigma' = sigma).
+  Value alpha = generic(
+      {s.m, rowMax}, empty({tileRows}, f32), {i1, i1, i1}, {par},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value d = arith::SubFOp::create(nb, loc, a[0], newMax(nb, a[0], a[1]));
+        Value alpha = math::ExpOp::create(nb, loc, d);
+        if (scaleStep)
+          alpha = arith::MulFOp::create(nb, loc, alpha, scaleStep);
+        return alpha;
+      });
   Value mOut = generic(rowMax, s.m, {i1, i1}, {par},
                        [&](OpBuilder &nb, ValueRange a) -> Value {
-                         return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
+                         return buildRunningMax(nb, loc, a[1], a[0]);
                        });
-  // l' = alpha l + rowsum P
-  Value lScaled = generic(alpha, s.l, {i1, i1}, {par},
-                          [&](OpBuilder &nb, ValueRange a) -> Value {
-                            return arith::MulFOp::create(nb, loc, a[1], a[0]);
-                          });
-  Value lNew = generic(probs, lScaled, {ij, i}, {par, red},
-                       [&](OpBuilder &nb, ValueRange a) -> Value {
-                         return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                       });
-  // acc' = alpha acc + P V_blk
-  Value accScaled = generic(alpha, s.acc, {i, ij}, {par, par},
-                            [&](OpBuilder &nb, ValueRange a) -> Value {
-                              return arith::MulFOp::create(nb, loc, a[1], a[0]);
-                            });
-  Value accNew =
-      generic({probs, v}, accScaled,
+
+  // Compensated summation (buildCompensatedAdd) of the block's row sums
+  // and P V_blk into alpha (l, acc): the error of l and acc does not grow
+  // with the number of key blocks. The compensation c (scaled by alpha with
+  // the sums) becomes the start of the block's sum, y = -alpha c + block,
+  // so that the block is summed in place; then t = alpha s + y and
+  // c' = (t - alpha s) - y.
+  auto negScaledComp = [&](Value comp, ArrayRef<AffineMap> maps,
+                           ArrayRef<IteratorType> iterators) {
+    return generic(alpha, comp, maps, iterators,
+                   [&](OpBuilder &nb, ValueRange a) -> Value {
+                     Value c = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                     return arith::NegFOp::create(nb, loc, c);
+                   });
+  };
+  auto compensatedAdd = [&](Value sum, Value y, ArrayRef<AffineMap> maps,
+                            ArrayRef<IteratorType> iterators) {
+    SmallVector<Value> out =
+        genericN(alpha, {sum, y}, maps, iterators,
+                 [&](OpBuilder &nb, ValueRange a) -> SmallVector<Value> {
+                   Value scaled = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                   auto [t, c] = buildCompensatedAdd(nb, loc, scaled, a[2]);
+                   return {t, c};
+                 });
+    return std::make_pair(out[0], out[1]);
+  };
+  Value lY = generic(probs, negScaledComp(s.lComp, {i1, i1}, {par}), {ij, i},
+                     {par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                       return arith::AddFOp::create(nb, loc, a[0], a[1]);
+                     });
+  auto [lNew, lComp] = compensatedAdd(s.l, lY, {i1, i1, i1}, {par});
+  Value accY =
+      generic({probs, v}, negScaledComp(s.accComp, {i, ij}, {par, par}),
               {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
               {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
                 Value prod =
                     arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
                 return arith::AddFOp::create(nb, loc, a[2], prod);
               });
-  return {mOut, lNew, accNew};
+  auto [accNew, accComp] = compensatedAdd(s.acc, accY, {i, ij, ij}, {par, par});
+  return {mOut, lNew, lComp, accNew, accComp, vmax, sigma};
 }
 
 Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
@@ -234,14 +296,16 @@ Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
   auto par = IteratorType::parallel;
   AffineMap i1 = map(1, {d0}), ij = map(2, {d0, d1}), i = map(2, {d0});
   // 1 / l, or 0 for a row that saw no key (its acc is 0 as well).
-  Value inv = generic(s.l, empty({tileRows}, f32), {i1, i1}, {par},
-                      [&](OpBuilder &nb, ValueRange a) -> Value {
-                        return buildInverseRowSum(nb, loc, a[0]);
+  // The compensated sums are sum - comp (buildCompensatedAdd).
+  Value inv = generic({s.l, s.lComp}, empty({tileRows}, f32), {i1, i1, i1},
+                      {par}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                        Value l = arith::SubFOp::create(nb, loc, a[0], a[1]);
+                        return buildInverseRowSum(nb, loc, l);
                       });
   Value init =
       empty({tileRows, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
-  SmallVector<Value> inputs = {s.acc, inv};
-  SmallVector<AffineMap> maps = {ij, i};
+  SmallVector<Value> inputs = {s.acc, s.accComp, inv};
+  SmallVector<AffineMap> maps = {ij, ij, i};
   if (gate) {
     inputs.push_back(gate);
     maps.push_back(
@@ -250,8 +314,9 @@ Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
   maps.push_back(ij);
   return generic(inputs, init, maps, {par, par},
                  [&](OpBuilder &nb, ValueRange a) -> Value {
-                   Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
-                   Value g = gate ? toF32(nb, a[2]) : Value();
+                   Value acc = arith::SubFOp::create(nb, loc, a[0], a[1]);
+                   Value y = arith::MulFOp::create(nb, loc, acc, a[2]);
+                   Value g = gate ? toF32(nb, a[3]) : Value();
                    return buildGatedOutput(nb, loc, y, g, spec.gate,
                                            spec.combine, spec.elementType);
                  });
@@ -269,7 +334,12 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
   OpFoldResult bk = b.getIndexAttr(keyBlock);
   OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
   State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
+              filled({tileRows}, 0.0), filled({tileRows, dv}, 0.0),
               filled({tileRows, dv}, 0.0)};
+  if (needsOverflowScale(spec.elementType)) {
+    state.vmax = f32Const(b, 0.0);
+    state.sigma = f32Const(b, 1.0);
+  }
 
   // Keys [0, unmasked) are visible to every row of the tile in whole blocks:
   // without causal, all full blocks; with causal, the full blocks up to what
@@ -286,7 +356,7 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
 
   auto keyLoop = [&](Value lb, Value ub, bool masked) {
     auto loop = forLoop(
-        lb, ub, index(keyBlock), {state.m, state.l, state.acc},
+        lb, ub, index(keyBlock), state.values(),
         [&](Value kb, ValueRange iter) -> SmallVector<Value> {
           // A masked block may be the last, partial one: pad it.
           OpFoldResult cols = bk;
@@ -303,11 +373,10 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
           }
           Value k = keysOf(Operand::Key, kvHead, kb, cols);
           Value v = keysOf(Operand::Value, kvHead, kb, cols);
-          State next =
-              keyBlockStep(q, k, v, {iter[0], iter[1], iter[2]}, kb, masked);
-          return {next.m, next.l, next.acc};
+          State next = keyBlockStep(q, k, v, State::of(iter), kb, masked);
+          return next.values();
         });
-    state = {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+    state = State::of(loop.getResults());
   };
   keyLoop(index(0), unmasked, /*masked=*/false);
   keyLoop(unmasked, numKeys, /*masked=*/true);

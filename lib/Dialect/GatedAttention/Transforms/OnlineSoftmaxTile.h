@@ -97,8 +97,24 @@ protected:
   int64_t stack = 1;
 
 private:
+  /// The loop state: the running maximum m, the row sum l and the
+  /// accumulator acc with their compensations (compensated summation), and,
+  /// where the values may approach the f32 range, max|v| so far and the
+  /// weights' scale sigma (f32 scalars; null otherwise).
   struct State {
-    Value m, l, acc;
+    Value m, l, lComp, acc, accComp, vmax, sigma;
+    SmallVector<Value> values() const {
+      SmallVector<Value> all = {m, l, lComp, acc, accComp};
+      if (vmax)
+        all.append({vmax, sigma});
+      return all;
+    }
+    static State of(ValueRange v) {
+      State s{v[0], v[1], v[2], v[3], v[4], Value(), Value()};
+      if (v.size() > 5)
+        s.vmax = v[5], s.sigma = v[6];
+      return s;
+    }
   };
 
   Value f32Const(OpBuilder &nb, double v) {
@@ -118,6 +134,12 @@ private:
   Value generic(ValueRange ins, Value init, ArrayRef<AffineMap> maps,
                 ArrayRef<utils::IteratorType> iterators,
                 function_ref<Value(OpBuilder &, ValueRange)> body);
+
+  /// A linalg.generic with several inits (whose types are the results').
+  SmallVector<Value>
+  genericN(ValueRange ins, ValueRange inits, ArrayRef<AffineMap> maps,
+           ArrayRef<utils::IteratorType> iterators,
+           function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body);
 
   /// The rows of heads firstHead .. + stack - 1 stacked into one tile;
   /// `shared` reads head 0 for every one of them.

@@ -28,7 +28,7 @@
 // CHECK:             tensor.extract_slice %[[Q]][%[[ROW:.+]], %{{.+}}, 0] [%[[COUNT:.+]], 1, 64] [1, 1, 1] : tensor<?x4x64xf32> to tensor<?x64xf32>
 // CHECK:             tensor.pad
 // CHECK:             } : tensor<?x64xf32> to tensor<1x64xf32>
-// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2x64xf32>)
+// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x64xf32>, tensor<2x64xf32>, f32, f32)
 // CHECK:               scf.for %[[PIECE:.+]] = %c0 to %c4 step %c1 iter_args(%[[BLK:.+]] = %{{.+}}) -> (tensor<64x64xf32>)
 // CHECK:                 %[[OFF:.+]] = arith.muli %[[PIECE]], %c16
 // CHECK:                 %[[KEY:.+]] = arith.addi %[[KB]], %[[OFF]]
@@ -42,7 +42,7 @@
 // CHECK:                 tensor.extract_slice %[[VC]]
 // CHECK:             } else {
 // CHECK:             } : tensor<?x64xf32> to tensor<32x64xf32>
-// CHECK:             -> (tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>)
+// CHECK:             -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, f32, f32)
 // The last, partial block: pieces only up to the sequence's length (the
 // rest of the block is zeros: the NaN slots of test/python/paged.py).
 // CHECK:               %[[PIECES:.+]] = arith.ceildivui
@@ -67,7 +67,7 @@ func.func @pages_528(%q: tensor<?x4x64xf32>, %kc: tensor<?x528x2x64xf32>, %vc: t
 // CHECK:         %[[TILES:.+]] = arith.ceildivui %{{.+}}, %c8
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}}) shared_outs
 // CHECK:           scf.if %{{.+}} -> (tensor<?x32xbf16>)
-// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>)
+// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x32xf32>, f32, f32)
 // CHECK-NOT:           scf.for
 // CHECK:               %[[PI:.+]] = arith.divui %[[KB]], %c64
 // CHECK:               %[[PAGE:.+]] = tensor.extract %[[T]][%{{.+}}, %[[PI]]]

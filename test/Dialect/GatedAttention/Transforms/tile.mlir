@@ -31,7 +31,7 @@
 // CHECK-COUNT-4: tensor.insert_slice %{{.+}} : tensor<16x32xf32> into tensor<64x32xf32>
 // CHECK: %[[QT:.+]] = linalg.generic
 // CHECK: arith.mulf %{{.+}}, %[[SCALE]]
-// Running max (-inf), sum and accumulator (0).
+// Running max (-inf), sum and accumulator (0), their compensations (0).
 // CHECK: %[[M0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<64xf32>)
 // CHECK: %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64xf32>)
 // CHECK: %[[ACC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x16xf32>)
@@ -43,7 +43,7 @@
 // NOMASK-NOT: tensor.pad
 // NOMASK: scf.yield
 // CHECK: %[[UNMASKED:.+]] = arith.muli
-// CHECK: %[[LOOP1:.+]]:3 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[ACC:.+]] = %[[ACC0]]) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: %[[LOOP1:.+]]:7 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[L0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACC0]], %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, f32, f32)
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[KS]][0, 0, %[[KB]], 0] [1, 1, 64, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<64x32xf32>
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[VS]][0, 0, %[[KB]], 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> to tensor<64x16xf32>
 // S = Q Kᵀ
@@ -51,22 +51,32 @@
 // rowmax S
 // CHECK: %[[BMAX:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<64x64xf32>)
 // CHECK: arith.maximumf
-// P = exp(S - max(m, rowmax S))
+// max |v| so far, and the weights' scale sigma from it.
+// CHECK: linalg.generic {{.+}} ins(%[[VT]] : tensor<64x16xf32>)
+// CHECK: math.absf
+// CHECK: arith.maximumf %[[VMAX]], %{{.+}} : f32
+// CHECK: %[[SIGMAN:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// P = exp(S - m') sigma', m' = m unless rowmax S exceeds it by 8 ln 2
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<64x64xf32>)
+// CHECK: arith.cmpf ogt
 // CHECK: math.exp
-// alpha = exp(m - m')
+// CHECK: arith.mulf %{{.+}}, %[[SIGMAN]]
+// alpha = exp(m - m') sigma' / sigma
 // CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
 // CHECK: math.exp
 // CHECK: %[[MN:.+]] = linalg.generic {{.+}} ins(%[[BMAX]] : tensor<64xf32>) outs(%[[M]] : tensor<64xf32>)
-// l' = alpha l + rowsum P
-// CHECK: %[[LS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[L]] : tensor<64xf32>)
-// CHECK: %[[LN:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<64x64xf32>) outs(%[[LS]] : tensor<64xf32>)
-// acc' = alpha acc + P V
-// CHECK: %[[AS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACC]] : tensor<64x16xf32>)
-// CHECK: %[[AN:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[AS]] : tensor<64x16xf32>)
-// CHECK: scf.yield %[[MN]], %[[LN]], %[[AN]]
+// (l, lc) += rowsum P, compensated: rowsum P summed onto -alpha lc, then
+// added to alpha l
+// CHECK: %[[LY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[LC]] : tensor<64xf32>)
+// CHECK: %[[LY:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<64x64xf32>) outs(%[[LY0]] : tensor<64xf32>)
+// CHECK: %[[LN:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[L]], %[[LY]] : tensor<64xf32>, tensor<64xf32>)
+// (acc, accc) += P V, the same way
+// CHECK: %[[AY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACCC]] : tensor<64x16xf32>)
+// CHECK: %[[AY:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[AY0]] : tensor<64x16xf32>)
+// CHECK: %[[AN:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACC]], %[[AY]] : tensor<64x16xf32>, tensor<64x16xf32>)
+// CHECK: scf.yield %[[MN]], %[[LN]]#0, %[[LN]]#1, %[[AN]]#0, %[[AN]]#1, %{{.+}}, %[[SIGMAN]]
 // Loop 2: blocks on the diagonal or past the last key, padded and masked.
-// CHECK: %[[LOOP2:.+]]:3 = scf.for %[[KB2:.+]] = %[[UNMASKED]] to %[[NKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2)
+// CHECK: %[[LOOP2:.+]]:7 = scf.for %[[KB2:.+]] = %[[UNMASKED]] to %[[NKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6)
 // CHECK: tensor.pad
 // CHECK: tensor.pad
 // CHECK: linalg.generic
@@ -79,12 +89,15 @@
 // CHECK: arith.cmpi sle, %[[KEY]], %[[LAST]]
 // CHECK: arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
 // CHECK: scf.yield
-// Epilogue: 1/l (0 for rows without keys), then Y * sigmoid(G), once.
-// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#1 : tensor<64xf32>)
-// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM:[a-z0-9_]+]], %[[ZERO:[a-z0-9_]+]] : f32
+// Epilogue: 1/(l - lc) (0 for rows without keys), then
+// Y = (acc - accc) / (l - lc) times sigmoid(G), once.
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#1, %[[LOOP2]]#2 : tensor<64xf32>, tensor<64xf32>)
+// CHECK: %[[ROWSUM:.+]] = arith.subf
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM]], %[[ZERO:[a-z0-9_]+]] : f32
 // CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
 // CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
-// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#2, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#3, %[[LOOP2]]#4, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: arith.subf
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.mulf

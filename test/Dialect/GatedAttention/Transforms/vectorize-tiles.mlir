@@ -11,10 +11,10 @@
 // NONE-NOT: math.exp
 // NONE-LABEL: func.func @user_forall
 // Contractions are FMAs on register rows, and the online-softmax loop still
-// carries (m, l, acc).
+// carries (m, l, acc), the compensations of l and acc, max|v| and sigma.
 // CHECK-LABEL: func.func @gqa_causal_bf16
 // CHECK: scf.forall
-// CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>)
+// CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32)
 // The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
 // time, with shuffles (no per-element copies).
 // CHECK: scf.for {{.+}} -> (tensor<64x32xf32>)
@@ -36,7 +36,9 @@
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
-// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>
+// The compensated update of (acc, accc), row by row.
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]], %{{.+}} = %{{.+}}) -> (tensor<32x32xf32>, tensor<32x32xf32>)
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32
 // CHECK: tensor.parallel_insert_slice
 func.func @gqa_causal_bf16(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
                            %v: tensor<1x1x64x32xbf16>, %g: tensor<1x2x64x32xbf16>) -> tensor<1x2x64x32xbf16> {

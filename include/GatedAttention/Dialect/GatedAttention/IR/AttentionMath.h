@@ -52,6 +52,47 @@ Value buildVarlenTileSequence(
     OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
     function_ref<Value(OpBuilder &, Location, Value)> cuAt);
 
+/// How far the reference point m of the online softmax may lag behind the
+/// scores (natural log units, 8 ln 2): exponentials are taken as
+/// exp(s - m) <= 2^8, and m moves only when a block's maximum exceeds it by
+/// more than this, so m moves at most 1 + 2 S+ / threshold times for scores
+/// in [-S+, S+], whatever the number of key blocks: the rounding of each
+/// rescaling factor exp(m - m') cannot accumulate over the blocks.
+inline constexpr double kRescaleThreshold = 5.545177444479562;
+/// log2 of exp(kRescaleThreshold): the largest exponential is 2^this.
+inline constexpr int64_t kRescaleThresholdLog2 = 8;
+
+/// The reference point m' after a block whose maximum score is `blockMax`
+/// (f32 scalars or vectors): blockMax if it exceeds `m` by more than
+/// kRescaleThreshold (or m is -inf and blockMax is not), else `m`.
+Value buildRunningMax(OpBuilder &b, Location loc, Value m, Value blockMax);
+
+/// One step of compensated (Kahan) summation, f32 scalars or vectors: adds
+/// `y` = x - comp to the running sum `sum`, where x is the next term and
+/// comp the compensation so far (the amount by which `sum` exceeds the
+/// exact sum; callers may form y by accumulating x onto -comp). Returns the
+/// new sum t = sum + y and compensation (t - sum) - y (0 where t is
+/// infinite, so that an infinite sum stays so, not NaN). The error of n steps
+/// is at most (2u + O(n u^2)) sum |x|, not (n - 1) u: summing key blocks
+/// this way makes the error independent of their number. Scaling sum and
+/// comp by the same factor scales the exact sum.
+std::pair<Value, Value> buildCompensatedAdd(OpBuilder &b, Location loc,
+                                            Value sum, Value y);
+
+/// An exact power of two sigma <= 1 (f32) by which the weights of the
+/// online softmax are scaled so that neither the row sum l nor the
+/// accumulator l max|v| can overflow: sigma = 1 unless max|v| * numKeys *
+/// 2^kRescaleThresholdLog2 reaches 2^126, then just enough below 1.
+/// `maxAbsValue` is max |v| over the keys so far (f32; NaN or inf give the
+/// smallest sigma, harmlessly), `numKeys` a bound on their number (index).
+Value buildOverflowScale(OpBuilder &b, Location loc, Value maxAbsValue,
+                         Value numKeys);
+
+/// Whether values of type `valueType` can reach the range that
+/// buildOverflowScale guards against with at most 2^48 keys (f32, bf16:
+/// yes; f16: no, so its lowerings need not track max|v|).
+bool needsOverflowScale(Type valueType);
+
 /// The shift that exp() subtracts from a row's scores: the running maximum
 /// `m` (f32), or 0 while the row has seen no visible key (m = -inf), so
 /// that the masked scores give exp(-inf) = 0 rather than exp(NaN).
