@@ -75,6 +75,38 @@ Value mlir::gated_attention::buildVarlenTileSequence(
   return count.getResult(0);
 }
 
+Value mlir::gated_attention::buildVarlenTileSequenceSearch(
+    OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value)> cuAt) {
+  // The largest s in [0, numSeqs) with first(s) <= tile (first(0) = 0 <=
+  // tile): lo holds one such s, hi one past the last candidate.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value hi = arith::MaxUIOp::create(b, loc, numSeqs, one);
+  Type index = b.getIndexType();
+  auto loop = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{zero, hi},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value gap = arith::SubIOp::create(nb, l, args[1], args[0]);
+        Value more =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ugt, gap, one);
+        scf::ConditionOp::create(nb, l, more, args);
+      },
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value half = arith::ShRUIOp::create(
+            nb, l, arith::SubIOp::create(nb, l, args[1], args[0]), one);
+        Value mid = arith::AddIOp::create(nb, l, args[0], half);
+        Value first = buildVarlenFirstTile(nb, l, cuAt(nb, l, mid), mid, rows);
+        Value starts = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule,
+                                             first, tile);
+        scf::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(nb, l, starts, mid, args[0]),
+                       arith::SelectOp::create(nb, l, starts, args[1], mid)});
+      });
+  return loop.getResult(0);
+}
+
 Value mlir::gated_attention::buildRunningMax(OpBuilder &b, Location loc,
                                              Value m, Value blockMax) {
   Value bound =

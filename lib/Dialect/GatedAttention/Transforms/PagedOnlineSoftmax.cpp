@@ -15,9 +15,10 @@
 // sequence's length cannot reach the result.
 //
 // Tiles follow the GPU kernel's varlen schedule: sequence b's query blocks
-// are tiles floor(cu[b] / R) + b, ...; a tile finds its sequence by counting
-// the sequences that start at or before it, so sequences of any length run
-// in parallel and one compile serves every batch.
+// are tiles floor(cu[b] / R) + b, ...; a tile finds its sequence by a
+// binary search for the last sequence that starts at or before it, so
+// sequences of any length run in parallel, one compile serves every batch,
+// and a batch of B sequences costs O(B log B) in finding them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,10 +199,11 @@ FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
   Value tileId = forall.getInductionVar(0);
   Value firstHead = ix.mul(forall.getInductionVar(1), ix.c(stack));
 
-  // The tile's sequence (buildVarlenTileSequence: the schedule of the GPU
-  // kernel) and its first tile.
+  // The tile's sequence (the schedule of the GPU kernel, found by a binary
+  // search: a linear count per tile made a batch of B sequences cost B^2)
+  // and its first tile.
   Value rows = ix.c(rowsPerHead);
-  Value seq = buildVarlenTileSequence(
+  Value seq = buildVarlenTileSequenceSearch(
       rewriter, loc, tileId, numSeqs, rowsPerHead,
       [&](OpBuilder &b, Location l, Value s) {
         return IndexBuilder{b, l}.at(op.getCuSeqlensQ(), {s});

@@ -1,8 +1,10 @@
 // RUN: gated-attention-opt %s --gated-attention-tile --canonicalize --cse | FileCheck %s
 
 // Paged attention tiled in place: one scf.forall over (ceildiv(T, R') + B
-// tiles, head groups) for the whole batch; a tile finds its sequence by
-// counting the sequences that start at or before it; K/V blocks come from
+// tiles, head groups) for the whole batch; a tile finds its sequence by a
+// binary search for the last sequence that starts at or before it (no loop
+// over all B sequences per tile: that made the batch quadratic in B); K/V
+// blocks come from
 // the pages through the block table, never from a gathered copy of the
 // sequence. Hq 4 over Hkv 2: 2 heads stacked, R' = 64 / 2 = 32 rows each.
 // 528-token pages (= 16 x 33): a 64-key block spans pages, so it is built
@@ -15,15 +17,28 @@
 // CHECK:         %[[BLOCKS:.+]] = arith.ceildivui %[[TOKENS]], %c32
 // CHECK:         %[[TILES:.+]] = arith.addi %[[BLOCKS]], %[[B]]
 // CHECK:         scf.forall (%[[TILE:.+]], %[[GROUP:.+]]) in (%[[TILES]], 2) shared_outs(%[[OUT:.+]] = %{{.+}})
-// The sequence: sequence s >= 1 starts at tile cu[s] / 32 + s.
-// CHECK:           %[[SEQ:.+]] = scf.for %[[S:.+]] = %c1 to %[[B]] step %c1 iter_args(%[[N:.+]] = %c0)
-// CHECK:             tensor.extract %[[CU]][%[[S]]]
-// CHECK:             %[[START:.+]] = arith.addi %{{.+}}, %[[S]]
+// The sequence: sequence s >= 1 starts at tile cu[s] / 32 + s; the search
+// keeps lo (starts at or before the tile) and hi (after it, or B).
+// CHECK-NOT:       scf.for
+// CHECK:           %[[HI0:.+]] = arith.maxui %[[B]], %c1
+// CHECK:           %[[SEARCH:.+]]:2 = scf.while (%[[LO:.+]] = %c0, %[[HI:.+]] = %[[HI0]])
+// CHECK:             %[[GAP:.+]] = arith.subi %[[HI]], %[[LO]]
+// CHECK:             %[[MORE:.+]] = arith.cmpi ugt, %[[GAP]], %c1
+// CHECK:             scf.condition(%[[MORE]]) %[[LO]], %[[HI]]
+// CHECK:           } do {
+// CHECK:           ^bb0(%[[LO:.+]]: index, %[[HI:.+]]: index):
+// CHECK:             %[[HALF:.+]] = arith.shrui %{{.+}}, %c1
+// CHECK:             %[[MID:.+]] = arith.addi %[[LO]], %[[HALF]]
+// CHECK:             tensor.extract %[[CU]][%[[MID]]]
+// CHECK:             %[[START:.+]] = arith.addi %{{.+}}, %[[MID]]
 // CHECK:             %[[AT:.+]] = arith.cmpi ule, %[[START]], %[[TILE]]
-// CHECK:             %[[NEXT:.+]] = arith.addi %[[N]], %c1
-// CHECK:             arith.select %[[AT]], %[[NEXT]], %[[N]]
+// CHECK:             %[[NLO:.+]] = arith.select %[[AT]], %[[MID]], %[[LO]]
+// CHECK:             %[[NHI:.+]] = arith.select %[[AT]], %[[HI]], %[[MID]]
+// CHECK:             scf.yield %[[NLO]], %[[NHI]]
+// CHECK:           }
+// CHECK-NOT:       scf.for
 // Its length, then a decode tile (one query) or a full one.
-// CHECK:           tensor.extract %[[L]][%[[SEQ]]]
+// CHECK:           tensor.extract %[[L]][%[[SEARCH]]#0]
 // CHECK:           %[[OUTTILE:.+]] = scf.if %{{.+}} -> (tensor<?x64xf32>)
 // CHECK:             tensor.extract_slice %[[Q]][%[[ROW:.+]], %{{.+}}, 0] [%[[COUNT:.+]], 1, 64] [1, 1, 1] : tensor<?x4x64xf32> to tensor<?x64xf32>
 // CHECK:             tensor.pad
@@ -33,7 +48,7 @@
 // CHECK:                 %[[OFF:.+]] = arith.muli %[[PIECE]], %c16
 // CHECK:                 %[[KEY:.+]] = arith.addi %[[KB]], %[[OFF]]
 // CHECK:                 %[[PI:.+]] = arith.divui %[[KEY]], %c528
-// CHECK:                 %[[PAGE:.+]] = tensor.extract %[[T]][%[[SEQ]], %[[PI]]]
+// CHECK:                 %[[PAGE:.+]] = tensor.extract %[[T]][%[[SEARCH]]#0, %[[PI]]]
 // CHECK:                 %[[PID:.+]] = arith.index_cast %[[PAGE]]
 // CHECK:                 %[[SLOT:.+]] = arith.remui %[[KEY]], %c528
 // CHECK:                 %[[KEYS:.+]] = tensor.extract_slice %[[KC]][%[[PID]], %[[SLOT]], %{{.+}}, 0] [1, 16, 1, 64] [1, 1, 1, 1] : tensor<?x528x2x64xf32> to tensor<16x64xf32>

@@ -52,6 +52,14 @@ Value buildVarlenTileSequence(
     OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
     function_ref<Value(OpBuilder &, Location, Value)> cuAt);
 
+/// The sequence of tile `tile` under that schedule, as
+/// buildVarlenTileSequence, found by a binary search over the sequences:
+/// log2(numSeqs) dependent loads per tile, so a batch of B sequences costs
+/// O(B log B) rather than O(B^2) in all.
+Value buildVarlenTileSequenceSearch(
+    OpBuilder &b, Location loc, Value tile, Value numSeqs, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value)> cuAt);
+
 /// How far the reference point m of the online softmax may lag behind the
 /// scores (natural log units, 8 ln 2): exponentials are taken as
 /// exp(s - m) <= 2^8, and m moves only when a block's maximum exceeds it by
