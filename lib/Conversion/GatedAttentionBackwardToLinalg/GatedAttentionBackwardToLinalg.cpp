@@ -21,9 +21,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -88,11 +90,29 @@ private:
                                      ValueRange{init}, maps, iterators, body)
         .getResult(0);
   }
-  /// sum_k a * b into a zero-filled f32 tensor of `sizes`.
+  /// A new tensor of `sizes` x `type` for a gradient: an alloc_tensor,
+  /// which CSE never merges with another. Two gradients accumulated into
+  /// one shared zero-filled tensor.empty (dK and dV when D = Dv) came out
+  /// wrong once empty-tensor elimination had put that init into one of
+  /// their destinations; a tensor of its own costs a copy.
+  Value gradient(ArrayRef<OpFoldResult> sizes, Type type) {
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamicSizes;
+    dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+    return bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get(shape, type), dynamicSizes);
+  }
+  Value zeroGradient(ArrayRef<OpFoldResult> sizes) {
+    return linalg::FillOp::create(b, loc, f32Constant(b, loc, 0.0),
+                                  gradient(sizes, f32))
+        .getResult(0);
+  }
+  /// sum_k a * b into a zero-filled f32 tensor of `sizes` (a gradient's
+  /// own, with `own`).
   Value contract(ArrayRef<OpFoldResult> sizes, Value lhs, Value rhs,
-                 ArrayRef<AffineMap> maps) {
+                 ArrayRef<AffineMap> maps, bool own = false) {
     return generic(
-        filled(sizes, 0.0), {lhs, rhs}, maps,
+        own ? zeroGradient(sizes) : filled(sizes, 0.0), {lhs, rhs}, maps,
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
                                              toF32(nb, nl, args[1]));
@@ -106,7 +126,7 @@ private:
     unsigned rank = cast<RankedTensorType>(t.getType()).getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
     Type type = elementType;
-    return generic(empty(sizes, elementType), {t}, {id, id},
+    return generic(gradient(sizes, elementType), {t}, {id, id},
                    [&](OpBuilder &nb, Location nl, ValueRange args) {
                      yield(nb, nl,
                            arith::TruncFOp::create(nb, nl, type, args[0]));
@@ -177,7 +197,7 @@ Value BackwardBuilder::gateGrad(Value dout5, Value out5, Value y,
   SmallVector<AffineMap> maps = {id5, gateMap, id5, map(5, dims)};
   bool fromOutput = !y;
   Value sum =
-      generic(filled(sizes, 0.0), inputs, maps,
+      generic(zeroGradient(sizes), inputs, maps,
               [&](OpBuilder &nb, Location nl, ValueRange args) {
                 Value dOut = toF32(nb, nl, args[0]), g = toF32(nb, nl, args[1]),
                       z = toF32(nb, nl, args[2]);
@@ -358,7 +378,8 @@ SmallVector<Value> BackwardBuilder::build() {
   // dQ = dS K, per query head.
   Value dq5 =
       contract(querySizes, ds, key,
-               {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d5, d4}), out6});
+               {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d5, d4}), out6},
+               /*own=*/true);
   Value dq = tensor::CollapseShapeOp::create(
       b, loc, rounded(dq5, querySizes),
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
@@ -369,11 +390,13 @@ SmallVector<Value> BackwardBuilder::build() {
   AffineMap kv6 = map(6, {d0, d1, d2, d3});
   Value dk = contract(
       keySizes, ds, q5,
-      {map(6, {d0, d1, d4, d5, d2}), map(6, {d0, d1, d4, d5, d3}), kv6});
+      {map(6, {d0, d1, d4, d5, d2}), map(6, {d0, d1, d4, d5, d3}), kv6},
+      /*own=*/true);
   results.push_back(castTo(rounded(dk, keySizes), op.getKeyType()));
   Value dvGrad = contract(
       valueSizes, probs, dy,
-      {map(6, {d0, d1, d4, d5, d2}), map(6, {d0, d1, d4, d5, d3}), kv6});
+      {map(6, {d0, d1, d4, d5, d2}), map(6, {d0, d1, d4, d5, d3}), kv6},
+      /*own=*/true);
   results.push_back(castTo(rounded(dvGrad, valueSizes), op.getValueType()));
 
   if (gate5)

@@ -5,7 +5,7 @@ from typing import Optional
 
 import torch
 
-from . import _args
+from . import _args, _backward
 
 _kernels = {}
 _lock = threading.Lock()
@@ -63,16 +63,7 @@ def _(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     return _args.new_output(q, v, layout)
 
 
-def _setup_context(ctx, inputs, output, **keyword_only):
-    pass
-
-
-def _backward(ctx, grad):
-    raise NotImplementedError(
-        "gated_attention::attention has no backward yet: it is a forward "
-        "(inference) kernel; for training, compute attention with "
-        "torch.nn.functional.scaled_dot_product_attention and the gate "
-        "separately")
-
-
-attention.register_autograd(_backward, setup_context=_setup_context)
+# The backward (CPU; CUDA kernels are a later step) saves the gated output,
+# not the ungated one: see _backward and docs/Backward.md.
+attention.register_autograd(_backward.backward,
+                            setup_context=_backward.setup_context)

@@ -1,0 +1,173 @@
+"""The torch op's backward: torch.ops.gated_attention.attention_backward
+and the autograd formula of torch.ops.gated_attention.attention.
+
+The forward saves (q, k, v, g, out): the gated output, never the ungated
+one (docs/Backward.md). The backward is an op of its own, so that autograd
+tracing (torch.compile, opcheck's aot_dispatch) sees an op with a fake
+kernel rather than a call into a library. On the CPU it runs
+gated_attention.attention_backward compiled by --gated-attention-to-llvm
+(the reference lowering, materialized scores) through the disk cache, on
+the tensors' memory as the forward's CPU kernel does; CUDA backward kernels
+do not exist yet.
+"""
+
+import ctypes
+import threading
+from typing import Optional
+
+import torch
+
+from .. import kernel_cache, mlir
+from . import _args
+from ._cpu import _Descriptor, _descriptor, innermost_contiguous
+
+# A dtype's empty stand-in for the gate gradient of an op without a gate:
+# custom ops return tensors, not None.
+_NO_GATE_SHAPE = (0,)
+
+_kernels = {}
+_lock = threading.Lock()
+
+
+def backward_function(cfg, name):
+    """func.func @name(q, k, v, out, dout[, g], dq, dk, dv[, dg]) on strided
+    buffers (a contiguous innermost dim), computing the gradients of the op
+    of `cfg` into the last ones; C interface."""
+    cfg.check_static_sizes()
+    t = cfg.types()
+    gated = cfg.gate != "none"
+    ins = [("q", "query"), ("k", "key"), ("v", "value"), ("o", "result"),
+           ("do", "result")] + ([("g", "gate")] if gated else [])
+    outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
+        [("dg", "gate")] if gated else [])
+    args = ", ".join(f"%{n}: {mlir.strided_type(t[k])}" for n, k in ins + outs)
+    lines = [f"func.func @{name}({args}) attributes "
+             f"{{llvm.emit_c_interface}} {{\n"]
+    for n, k in ins:
+        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
+                     f"{mlir.strided_type(t[k])} to {t[k]}\n")
+    operands = ", ".join(f"%{n}t" for n, _ in ins)
+    in_types = ", ".join(t[k] for _, k in ins)
+    out_types = ", ".join(t[k] for _, k in outs)
+    lines.append(f"  %r:{len(outs)} = gated_attention.attention_backward "
+                 f"{operands} {mlir.attention_attributes(cfg)}\n"
+                 f"      : ({in_types}) -> ({out_types})\n")
+    for i, (n, k) in enumerate(outs):
+        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
+                     f"restrict writable %{n} : ({t[k]}, "
+                     f"{mlir.strided_type(t[k])}) -> ()\n")
+    lines.append("  return\n}\n")
+    return "".join(lines)
+
+
+class CpuBackwardKernel:
+    """The backward of configuration `cfg` (B, Sq, Skv dynamic) for this
+    CPU, loaded from the disk cache or compiled into it."""
+
+    def __init__(self, cfg):
+        text = "module {\n" + backward_function(cfg, "attention_backward") \
+            + "}\n"
+        self._built = kernel_cache.cpu_library(
+            text, f"backward {kernel_cache.variant(cfg)} for the CPU")
+        self._fn = self._built.lib._mlir_ciface_attention_backward
+        self._fn.restype = None
+        # q, k, v, out, dout[, g] and a gradient per input.
+        self._fn.argtypes = [ctypes.POINTER(_Descriptor)] * (
+            2 * len(cfg.operands) + 2)
+
+    def __call__(self, *tensors):
+        """tensors: [B, H, S, D] views of q, k, v, out, dout[, g] and of the
+        gradients dq, dk, dv[, dg] (innermost dims contiguous)."""
+        descs = [_descriptor(x) for x in tensors]
+        self._fn(*[ctypes.byref(d) for d in descs])
+
+
+def kernel_for(cfg):
+    cfg = _args.compile_key(cfg)
+    kernel = _kernels.get(cfg)
+    if kernel is None:
+        with _lock:
+            kernel = _kernels.get(cfg)
+            if kernel is None:
+                kernel = _kernels[cfg] = CpuBackwardKernel(cfg)
+    return kernel
+
+
+@torch.library.custom_op("gated_attention::attention_backward",
+                         mutates_args=())
+def attention_backward(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
+        dout: torch.Tensor, g: Optional[torch.Tensor] = None, *,
+        causal: bool = False, scale: Optional[float] = None,
+        gate: str = "sigmoid", combine: str = "mul",
+        layout: str = "bhsd") -> tuple[torch.Tensor, torch.Tensor,
+                                       torch.Tensor, torch.Tensor]:
+    """Gradients (dq, dk, dv, dg) of attention(q, k, v, g) = out for the
+    output gradient `dout`, in the inputs' layout; dg is empty without a
+    gate."""
+    cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+    _check_output("out", out, q, v, layout)
+    _check_output("dout", dout, q, v, layout)
+    if q.device.type != "cpu":
+        raise NotImplementedError(
+            "gated_attention::attention_backward runs on the CPU only: the "
+            "CUDA backward kernels (sm_80 mma.sync, sm_90a wgmma) are a "
+            "later step of the training work; move the tensors to the CPU "
+            "or compute attention with torch for training on the GPU")
+    grads = [torch.zeros_like(x) for x in (q, k, v)]
+    grads.append(torch.zeros_like(g) if g is not None
+                 else q.new_empty(_NO_GATE_SHAPE))
+    if all(x.numel() == 0 for x in grads):
+        return tuple(grads)
+    views = [_args.as_bhsd(x, layout) for x in (q, k, v, out, dout)]
+    if g is not None:
+        views.append(_args.as_bhsd(g, layout))
+    inputs = [innermost_contiguous(x) for x in views]
+    outputs = [_args.as_bhsd(x, layout) for x in grads[:3]]
+    if g is not None:
+        outputs.append(_args.as_bhsd(grads[3], layout))
+    kernel_for(cfg)(*inputs, *outputs)
+    return tuple(grads)
+
+
+def _check_output(name, x, q, v, layout):
+    _args.check_tensor("gated_attention.attention_backward", name, x)
+    expected = _args.output_shape(q, v, layout)
+    if tuple(x.shape) != tuple(expected) or x.dtype != q.dtype or \
+            x.device != q.device:
+        raise ValueError(
+            f"gated_attention.attention_backward: {name} must be the "
+            f"forward's result, {tuple(expected)} {q.dtype} on {q.device}, "
+            f"got {tuple(x.shape)} {x.dtype} on {x.device}")
+
+
+@attention_backward.register_fake
+def _(q, k, v, out, dout, g=None, *, causal=False, scale=None,
+      gate="sigmoid", combine="mul", layout="bhsd"):
+    _args.check_symbolic(q, k, v, g, layout)
+    dg = torch.empty_like(g) if g is not None else q.new_empty(_NO_GATE_SHAPE)
+    return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v),
+            dg)
+
+
+def setup_context(ctx, inputs, output, keyword_only_inputs):
+    """Saves what the backward reads: the inputs and the gated output (and
+    the keyword arguments: causal, scale, gate, combine, layout)."""
+    q, k, v, g = inputs[:4]
+    ctx.options = dict(keyword_only_inputs)
+    ctx.has_gate = g is not None
+    ctx.save_for_backward(q, k, v, g, output)
+
+
+def backward(ctx, grad):
+    q, k, v, g, out = ctx.saved_tensors
+    if q.device.type == "cuda":
+        raise NotImplementedError(
+            "gated_attention::attention has no CUDA backward yet: the "
+            "sm_80 / sm_90a backward kernels are a later step of the "
+            "training work (the CPU backward exists); move the tensors to "
+            "the CPU or compute attention with torch for training on the "
+            "GPU")
+    dq, dk, dv, dg = torch.ops.gated_attention.attention_backward(
+        q, k, v, out, grad, g if ctx.has_gate else None, **ctx.options)
+    return dq, dk, dv, (dg if ctx.has_gate else None)

@@ -1,0 +1,156 @@
+# REQUIRES: torch
+# RUN: %PYTHON %s
+"""Numerics of gated_attention.attention_backward on the CPU (the reference
+lowering, through torch.ops.gated_attention.attention_backward) against the
+float64 gradients, element by element within
+accuracy_backward.backward_error_bound: a random matrix over GQA 1/2/8,
+D 64/128 with Dv != D, causal or not, Sq != Skv (rows that see no key,
+Skv = 0), every gate and combine, headwise/elementwise, shared/per-head
+gates, f32/f16/bf16. The hand-written float64 reference is itself checked
+against torch's float64 autograd of the unfused expression, and the bound
+rejects a wrong gate derivative and one element off by 5 bounds."""
+
+import itertools
+
+import numpy as np
+import torch
+
+import gated_attention.torch  # noqa: F401 (registers the ops)
+from gated_attention import accuracy_backward, config, dtypes, reference
+
+TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def tensor(x, dtype):
+    return torch.from_numpy(np.ascontiguousarray(x, np.float64)).to(
+        TORCH[dtype])
+
+
+def inputs_of(cfg, seed):
+    x = cfg.inputs(seed)
+    rng = np.random.default_rng(seed + 1)
+    dout = dtypes.round_to(rng.standard_normal(cfg.shapes()["result"]),
+                           cfg.dtype)
+    # The saved output: the exact forward rounded to T (u_out = u).
+    with np.errstate(invalid="ignore"):
+        out = dtypes.round_to(cfg.reference(x), cfg.dtype)
+    return x, dout, out
+
+
+def run(cfg, x, dout, out):
+    gated = cfg.gate != "none"
+    args = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
+    dq, dk, dv, dg = torch.ops.gated_attention.attention_backward(
+        *args, tensor(out, cfg.dtype), tensor(dout, cfg.dtype),
+        tensor(x["gate"], cfg.dtype) if gated else None, causal=cfg.causal,
+        scale=cfg.scale, gate=cfg.gate if gated else "sigmoid",
+        combine=cfg.combine)
+    grads = {"query": dq, "key": dk, "value": dv}
+    if gated:
+        grads["gate"] = dg
+    return {n: t.double().numpy() for n, t in grads.items()}
+
+
+def torch_reference(cfg, x, dout):
+    """float64 autograd of the unfused expression (GQA by repeat)."""
+    names = ("query", "key", "value") + (("gate",) if cfg.gate != "none"
+                                         else ())
+    t = {n: torch.from_numpy(np.asarray(x[n], np.float64)).requires_grad_()
+         for n in names}
+    group = cfg.hq // cfg.hkv
+    k = t["key"].repeat_interleave(group, 1)
+    v = t["value"].repeat_interleave(group, 1)
+    scale = cfg.scale if cfg.scale is not None else cfg.d ** -0.5
+    s = t["query"] @ k.transpose(-1, -2) * scale
+    if cfg.causal:
+        mask = torch.from_numpy(reference.causal_mask(cfg.sq, cfg.skv))
+        s = s.masked_fill(~mask, float("-inf"))
+    y = torch.nan_to_num(torch.softmax(s, -1), nan=0.0) @ v
+    if cfg.gate != "none":
+        g = t["gate"]
+        a = {"sigmoid": torch.sigmoid(g), "silu": g * torch.sigmoid(g),
+             "ns_sigmoid": 0.5 + 0.5 * torch.sigmoid(g)}[cfg.gate]
+        y = y * a if cfg.combine == "mul" else y + a
+    grads = torch.autograd.grad(y, [t[n] for n in names],
+                                torch.from_numpy(dout))
+    return {n: gr.numpy() for n, gr in zip(names, grads)}
+
+
+# The hand reference is right (every gate, combine and layout, GQA, causal
+# with empty rows).
+for gate, combine, heads, width in itertools.product(
+        ("sigmoid", "silu", "ns_sigmoid"), ("mul", "add"),
+        ("per_head", "shared"), ("elementwise", "headwise")):
+    cfg = config.AttentionConfig(b=2, hq=4, hkv=2, sq=7, skv=5, d=8, dv=6,
+                                 gate=gate, combine=combine, causal=True,
+                                 gate_heads=heads, gate_width=width)
+    x, dout, _ = inputs_of(cfg, 3)
+    mine = accuracy_backward.reference_backward(cfg, x, dout)
+    theirs = torch_reference(cfg, x, dout)
+    for n in theirs:
+        assert np.allclose(mine[n], theirs[n], rtol=1e-12, atol=1e-12), (
+            cfg.describe(), n)
+print("PASS reference_backward == torch float64 autograd (24 gate layouts)")
+
+# The matrix: every value of each axis appears, combined at random.
+rng = np.random.default_rng(2025)
+GATES = ("sigmoid", "silu", "ns_sigmoid", "none")
+DTYPES = ("f32", "f16", "bf16")
+cases = []
+for i in range(12):
+    group = (1, 2, 8)[i % 3]
+    hkv = int(rng.choice((1, 2)))
+    d = (64, 128)[(i // 3) % 2]
+    gate = GATES[i % 4]
+    cases.append(config.AttentionConfig(
+        b=2, hq=hkv * group, hkv=hkv, sq=17, skv=40, d=d,
+        dv=int(rng.choice((d, 32))), gate=gate,
+        combine="mul" if gate == "none" else str(rng.choice(("mul", "add"))),
+        causal=bool(i % 2), gate_heads=str(rng.choice(("per_head",
+                                                       "shared"))),
+        gate_width=str(rng.choice(("elementwise", "headwise"))),
+        dtype=DTYPES[i % 3]))
+# dK and dV of one shape in f32 (D = Dv, GQA 1): their accumulators were
+# once one shared tensor, which bufferization miscompiled into dV.
+cases.append(config.AttentionConfig(b=2, hq=2, hkv=2, sq=17, skv=40, d=64,
+                                    dv=64, gate="silu", combine="add",
+                                    causal=True, gate_heads="shared",
+                                    gate_width="headwise"))
+
+worst = 0.0
+for n, base in enumerate(cases):
+    # One compile per case (B, Sq, Skv are run-time sizes): Sq < Skv,
+    # Sq > Skv (causal: rows that see no key) and Skv = 0.
+    for sq, skv in ((17, 40), (33, 9), (5, 0)):
+        cfg = config.AttentionConfig(**{
+            **{f: getattr(base, f) for f in base.__dataclass_fields__},
+            "sq": sq, "skv": skv})
+        x, dout, out = inputs_of(cfg, 100 + n)
+        got = run(cfg, x, dout, out)
+        result = accuracy_backward.compare_backward(cfg, got, x, dout)
+        for name, r in result.items():
+            assert r.ok, (cfg.describe(), name, r)
+            worst = max(worst, r.ratio)
+        print(f"PASS {cfg.describe()} " + " ".join(
+            f"d{name[0]}:{r.ratio:.2g}" for name, r in result.items()))
+print(f"worst err/bound {worst:.3g}")
+
+# The bound can fail: one element off by 5 bounds, and the sigmoid
+# derivative where the gate is SiLU.
+cfg = config.AttentionConfig(b=2, hq=4, hkv=2, sq=17, skv=40, d=64, dv=32,
+                             gate="silu", causal=True, dtype="bf16")
+x, dout, out = inputs_of(cfg, 7)
+got = run(cfg, x, dout, out)
+bounds = accuracy_backward.backward_error_bound(cfg, x, dout)
+for name in got:
+    bad = dict(got)
+    bad[name] = got[name].copy()
+    bad[name][0, 0, 3, 1] += 5 * bounds[name][0, 0, 3, 1]
+    r = accuracy_backward.compare_backward(cfg, bad, x, dout)[name]
+    assert not r.ok, (name, r)
+wrong = config.AttentionConfig(**{
+    **{f: getattr(cfg, f) for f in cfg.__dataclass_fields__},
+    "gate": "sigmoid"})
+r = accuracy_backward.compare_backward(wrong, got, x, dout)["gate"]
+assert not r.ok, r
+print("PASS the bound rejects a perturbed element and a wrong derivative")
