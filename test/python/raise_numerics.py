@@ -55,6 +55,10 @@ forms = {
         [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
         lambda q, k, v, g: reference.gated_attention_reference(
             q, k, v, g, scale=0.25, causal=True, gate="silu", combine="add")),
+    "unsigned_i64_causal": (
+        [(1, 4, 8, 16), (1, 2, 12, 16), (1, 2, 12, 16), (1, 4, 8, 16)],
+        lambda q, k, v, g: reference.gated_attention_reference(
+            q, k, v, g, scale=0.25, causal=True, gate="silu", combine="add")),
 }
 rng = np.random.default_rng(3)
 for name, (shapes, ref) in forms.items():

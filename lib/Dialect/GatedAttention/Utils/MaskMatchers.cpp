@@ -14,7 +14,9 @@
 #include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 #include <map>
@@ -23,7 +25,8 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 
 namespace {
-/// sum_d coeffs[d] * linalg.index(d) + constant, over integers.
+/// sum_d coeffs[d] * linalg.index(d) + constant, over the integers, with
+/// the range [lo, hi] it takes over the op's iteration domain.
 struct IndexForm {
   // (A std::map: GCC 12 warns, wrongly, of an uninitialized SmallDenseMap
   // inside a returned std::optional.)
@@ -33,56 +36,104 @@ struct IndexForm {
     return it == coeffs.end() ? 0 : it->second;
   }
   int64_t constant = 0;
-  /// Every term non-negative (an unsigned comparison of it is a signed one).
-  bool nonNegative() const {
-    return constant >= 0 &&
-           llvm::all_of(coeffs, [](const auto &kv) { return kv.second >= 0; });
-  }
+  int64_t lo = 0, hi = 0;
 };
 } // namespace
 
-/// `v` as an IndexForm: linalg.index, integer constants, index_cast /
-/// extsi / trunci, addi, subi and muli by a constant; else nullopt.
+/// Whether every value of [lo, hi] is a signed integer of `type`'s width
+/// (index: 64 bits), i.e. computing in `type` does not wrap.
+static bool fitsSigned(const IndexForm &form, Type type) {
+  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  if (width >= 64)
+    return true;
+  if (width == 0)
+    return false;
+  int64_t max = (int64_t(1) << (width - 1)) - 1;
+  return form.lo >= -max - 1 && form.hi <= max;
+}
+
+/// `v` as an IndexForm: linalg.index of a static dimension, integer
+/// constants, addi, subi, muli by a constant, and the casts (index_cast,
+/// index_castui, extsi, extui, trunci), each only where no value of it
+/// wraps in its type: the form is then the exact integer that `v` holds
+/// (as a signed value) at every point of the domain. Else nullopt.
 static std::optional<IndexForm> indexForm(Value v, int depth = 0) {
-  if (depth > 16)
+  if (depth > 16 || !v.getType().isIntOrIndex())
     return std::nullopt;
-  IndexForm form;
+  std::optional<IndexForm> form = IndexForm();
   APInt c;
-  if (matchPattern(v, m_ConstantInt(&c))) {
-    form.constant = c.getSExtValue();
-    return form;
-  }
   Operation *op = v.getDefiningOp();
-  if (!op)
+  if (matchPattern(v, m_ConstantInt(&c))) {
+    form->constant = form->lo = form->hi = c.getSExtValue();
+  } else if (!op) {
     return std::nullopt;
-  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
-    form.coeffs[index.getDim()] = 1;
-    return form;
-  }
-  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op))
-    return indexForm(op->getOperand(0), depth + 1);
-  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
-    return std::nullopt;
-  std::optional<IndexForm> lhs = indexForm(op->getOperand(0), depth + 1);
-  std::optional<IndexForm> rhs = indexForm(op->getOperand(1), depth + 1);
-  if (!lhs || !rhs)
-    return std::nullopt;
-  if (isa<arith::MulIOp>(op)) {
-    // One side must be a constant.
-    if (!lhs->coeffs.empty())
-      std::swap(lhs, rhs);
-    if (!lhs->coeffs.empty())
+  } else if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    auto linalgOp = index->getParentOfType<linalg::LinalgOp>();
+    if (!linalgOp)
       return std::nullopt;
-    for (auto &kv : rhs->coeffs)
-      kv.second *= lhs->constant;
-    rhs->constant *= lhs->constant;
-    return rhs;
+    SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+    int64_t dim = index.getDim();
+    if (dim >= static_cast<int64_t>(ranges.size()) ||
+        ShapedType::isDynamic(ranges[dim]) || ranges[dim] <= 0)
+      return std::nullopt;
+    form->coeffs[dim] = 1;
+    form->hi = ranges[dim] - 1;
+  } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+                 arith::ExtUIOp, arith::TruncIOp>(op)) {
+    form = indexForm(op->getOperand(0), depth + 1);
+    // Zero extension reads the source as unsigned: the same integer only
+    // where it is non-negative.
+    if (form && isa<arith::IndexCastUIOp, arith::ExtUIOp>(op) && form->lo < 0)
+      return std::nullopt;
+  } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
+    std::optional<IndexForm> lhs = indexForm(op->getOperand(0), depth + 1);
+    std::optional<IndexForm> rhs = indexForm(op->getOperand(1), depth + 1);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    bool overflow = false;
+    auto add = [&](int64_t a, int64_t b) {
+      int64_t r;
+      overflow |= llvm::AddOverflow(a, b, r);
+      return r;
+    };
+    auto mul = [&](int64_t a, int64_t b) {
+      int64_t r;
+      overflow |= llvm::MulOverflow(a, b, r);
+      return r;
+    };
+    if (isa<arith::MulIOp>(op)) {
+      // One side must be a constant.
+      if (!lhs->coeffs.empty())
+        std::swap(lhs, rhs);
+      if (!lhs->coeffs.empty())
+        return std::nullopt;
+      int64_t k = lhs->constant;
+      for (auto &kv : rhs->coeffs)
+        kv.second = mul(kv.second, k);
+      rhs->constant = mul(rhs->constant, k);
+      int64_t a = mul(rhs->lo, k), b = mul(rhs->hi, k);
+      rhs->lo = std::min(a, b), rhs->hi = std::max(a, b);
+      form = rhs;
+    } else {
+      int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
+      for (auto &kv : rhs->coeffs)
+        lhs->coeffs[kv.first] = add(lhs->coeffs[kv.first], sign * kv.second);
+      lhs->constant = add(lhs->constant, mul(sign, rhs->constant));
+      // Interval arithmetic: an over-approximation where a dimension
+      // appears on both sides, which only rejects more.
+      int64_t lo = sign > 0 ? rhs->lo : mul(-1, rhs->hi);
+      int64_t hi = sign > 0 ? rhs->hi : mul(-1, rhs->lo);
+      lhs->lo = add(lhs->lo, lo), lhs->hi = add(lhs->hi, hi);
+      form = lhs;
+    }
+    if (overflow)
+      return std::nullopt;
+  } else {
+    return std::nullopt;
   }
-  int64_t sign = isa<arith::SubIOp>(op) ? -1 : 1;
-  for (auto &kv : rhs->coeffs)
-    lhs->coeffs[kv.first] += sign * kv.second;
-  lhs->constant += sign * rhs->constant;
-  return lhs;
+  if (!form || !fitsSigned(*form, v.getType()))
+    return std::nullopt;
+  return form;
 }
 
 /// For a comparison of linalg indices (key j = dim `rank - 1`, query i =
@@ -119,10 +170,11 @@ static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
   default:
     return false;
   }
-  // Unsigned comparisons are signed ones only on non-negative sides.
+  // Unsigned comparisons are signed ones only where both sides are
+  // non-negative at every point of the domain.
   bool isUnsigned =
       llvm::is_contained({P::ult, P::ule, P::ugt, P::uge}, cmp.getPredicate());
-  if (isUnsigned && (!lhs->nonNegative() || !rhs->nonNegative()))
+  if (isUnsigned && (lhs->lo < 0 || rhs->lo < 0))
     return false;
   // e = lhs - rhs = a j + b i + g, compared with 0.
   IndexForm e = *lhs;

@@ -141,6 +141,103 @@ func.func @generic_gqa_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32
 
 // -----
 
+// The causal mask of @generic_gqa_causal spelled with an unsigned
+// comparison of zero-extended i64 indices, operands swapped: i + 4 >=u j
+// keeps a score. Both sides are non-negative and no cast wraps, so it is
+// the same mask.
+// CHECK-LABEL: func.func @unsigned_i64_causal
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x8x16xf32>, %[[K:.+]]: tensor<1x2x12x16xf32>, %[[V:.+]]: tensor<1x2x12x16xf32>, %[[G:.+]]: tensor<1x4x8x16xf32>)
+// CHECK:         %[[A:.+]] = gated_attention.attention %[[Q]], %[[K]], %[[V]], %[[G]] {causal, combine = #gated_attention.combine<add>, gate = #gated_attention.gate<silu>, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.
+// CHECK:         return %[[A]]
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @unsigned_i64_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %sc = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 4.0 : f32
+    %y = arith.divf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ii = arith.index_castui %i : index to i64
+    %jj = arith.index_castui %j : index to i64
+    %c4 = arith.constant 4 : i64
+    %lim = arith.addi %ii, %c4 : i64
+    %keep = arith.cmpi uge, %lim, %jj : i64
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
 // Near misses stay untouched. The max and sum reduce over the queries
 // (dimension 2), not the keys.
 // CHECK-LABEL: func.func @softmax_over_queries

@@ -249,3 +249,102 @@ func.func @gates(%o: tensor<8x16x32xf32>, %g: tensor<8x16xf32>, %gc: tensor<8x32
   } -> tensor<8x16x32xf32>
   return %a, %b : tensor<8x16x32xf32>, tensor<8x16x32xf32>
 }
+
+// -----
+
+// Causal masks spelled with unsigned comparisons and casts (Sq = 4, Skv = 6,
+// offset 2): both sides of an unsigned comparison, and every cast, must be
+// provably non-negative / in range over the iteration domain.
+#id = affine_map<(b, i, j) -> (b, i, j)>
+func.func @unsigned_masks(%s: tensor<2x4x6xf32>) -> (tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x4x6xf32>
+  // j <u i + 3 on i32 zero-extending casts.
+  // expected-remark @below {{causal mask}}
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %ii = arith.index_castui %i : index to i32
+    %jj = arith.index_castui %j : index to i32
+    %c3 = arith.constant 3 : i32
+    %lim = arith.addi %ii, %c3 : i32
+    %keep = arith.cmpi ult, %jj, %lim : i32
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  // j - i + 3 <=u 5: the left side is in [0, 8], never wraps.
+  // expected-remark @below {{causal mask}}
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %d = arith.subi %j, %i : index
+    %d3 = arith.addi %d, %c3 : index
+    %keep = arith.cmpi ule, %d3, %c5 : index
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  // Swapped, through i16 and zero extension to i64: i + 2 <u j masked.
+  // expected-remark @below {{causal mask}}
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %i16 = arith.index_castui %i : index to i16
+    %j16 = arith.index_castui %j : index to i16
+    %i64 = arith.extui %i16 : i16 to i64
+    %j64 = arith.extui %j16 : i16 to i64
+    %c2 = arith.constant 2 : i64
+    %lim = arith.addi %i64, %c2 : i64
+    %masked = arith.cmpi ult, %lim, %j64 : i64
+    %y = arith.select %masked, %ninf, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  // Near miss: j in [0, 5] does not fit in i3 ([-4, 3]): the cast wraps.
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i3
+    %jj = arith.index_cast %j : index to i3
+    %c2 = arith.constant 2 : i3
+    %lim = arith.addi %ii, %c2 : i3
+    %keep = arith.cmpi sle, %jj, %lim : i3
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  // Near miss: j - 2 may be negative; zero-extending it does not give j - 2.
+  %f = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i32
+    %jj = arith.index_cast %j : index to i32
+    %c2 = arith.constant 2 : i32
+    %jm = arith.subi %jj, %c2 : i32
+    %jm64 = arith.extui %jm : i32 to i64
+    %ii64 = arith.extui %ii : i32 to i64
+    %keep = arith.cmpi sle, %jm64, %ii64 : i64
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  // Near miss: i + 2 computed in i2 wraps (i + 2 up to 5).
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x4x6xf32>) outs(%e : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %c2 = arith.constant 2 : i64
+    %lim = arith.addi %ii, %c2 : i64
+    %lim4 = arith.trunci %lim : i64 to i3
+    %lim64 = arith.extsi %lim4 : i3 to i64
+    %keep = arith.cmpi sle, %jj, %lim64 : i64
+    %y = arith.select %keep, %x, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  return %a, %b, %c, %d, %f, %h : tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>, tensor<2x4x6xf32>
+}
