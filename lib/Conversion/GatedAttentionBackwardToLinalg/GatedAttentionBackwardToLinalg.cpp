@@ -15,6 +15,7 @@
 
 #include "GatedAttention/Conversion/GatedAttentionBackwardToLinalg/GatedAttentionBackwardToLinalg.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Conversion/ReferenceWeights.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
@@ -28,8 +29,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
-
-#include <limits>
 
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_CONVERTGATEDATTENTIONBACKWARDTOLINALGPASS
@@ -132,19 +131,8 @@ private:
                            arith::TruncFOp::create(nb, nl, type, args[0]));
                    });
   }
-  /// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X].
   Value splitHeads(Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    int64_t hkv = op.getNumKVHeads(), r = op.getGroupSize();
-    SmallVector<int64_t> shape = {type.getDimSize(0), hkv, r,
-                                  type.getDimSize(2), type.getDimSize(3)};
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, t, 0),
-                                       b.getIndexAttr(hkv), b.getIndexAttr(r),
-                                       tensor::getMixedSize(b, loc, t, 2),
-                                       tensor::getMixedSize(b, loc, t, 3)};
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), t,
-        ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, sizes);
+    return splitQueryHeads(b, loc, t, op.getNumKVHeads(), op.getGroupSize());
   }
   /// `t` as `type` (a tensor.cast where only static sizes differ).
   Value castTo(Value t, Type type) {
@@ -269,46 +257,10 @@ SmallVector<Value> BackwardBuilder::build() {
 
   // The forward's weights, normalized: P = exp(s - m) / l, 0 for a masked
   // key and in a row that sees none (AttentionMath's rules).
-  Value scores =
-      contract(scoreSizes, q5, key,
-               {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d4, d5}), out6});
-  Value offset;
-  if (op.getCausal())
-    offset =
-        buildCausalOffset(b, loc, getValueOrCreateConstantIndexOp(b, loc, skv),
-                          getValueOrCreateConstantIndexOp(b, loc, sq));
   double scale = op.getScaleValue();
-  Value logits = generic(
-      empty(scoreSizes, f32), {scores}, {id5, id5},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value s =
-            arith::MulFOp::create(nb, nl, args[0], f32Constant(nb, nl, scale));
-        if (offset) {
-          Value i = linalg::IndexOp::create(nb, nl, 3);
-          Value j = linalg::IndexOp::create(nb, nl, 4);
-          s = arith::SelectOp::create(
-              nb, nl, buildCausalVisible(nb, nl, j, i, offset), s,
-              f32Constant(nb, nl, -std::numeric_limits<double>::infinity()));
-        }
-        yield(nb, nl, s);
-      });
-  Value rowMax = generic(
-      filled(rowSizes, -std::numeric_limits<double>::infinity()), {logits},
-      {id5, row5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        yield(nb, nl, arith::MaximumFOp::create(nb, nl, args[0], args[1]));
-      });
-  Value exps =
-      generic(empty(scoreSizes, f32), {logits, rowMax}, {id5, row5, id5},
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                Value diff = arith::SubFOp::create(
-                    nb, nl, args[0], buildSoftmaxShift(nb, nl, args[1]));
-                yield(nb, nl, math::ExpOp::create(nb, nl, diff));
-              });
-  Value rowSum =
-      generic(filled(rowSizes, 0.0), {exps}, {id5, row5},
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                yield(nb, nl, arith::AddFOp::create(nb, nl, args[0], args[1]));
-              });
+  ReferenceWeights weights = buildReferenceWeights(b, loc, q5, key, rowSizes,
+                                                   skv, op.getCausal(), scale);
+  Value exps = weights.exps, rowSum = weights.rowSum;
   Value probs = generic(
       empty(scoreSizes, f32), {exps, rowSum}, {id5, row5, id5},
       [&](OpBuilder &nb, Location nl, ValueRange args) {

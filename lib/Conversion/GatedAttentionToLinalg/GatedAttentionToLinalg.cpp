@@ -12,6 +12,7 @@
 #include "GatedAttention/Conversion/GatedAttentionToLinalg/GatedAttentionToLinalg.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
+#include "GatedAttention/Conversion/ReferenceWeights.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 
@@ -63,22 +64,6 @@ private:
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(numDims, 0, results, b.getContext());
   }
-  /// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X].
-  Value splitHeads(Value t) {
-    auto type = cast<RankedTensorType>(t.getType());
-    int64_t hkv = op.getNumKVHeads(), r = op.getGroupSize();
-    SmallVector<int64_t> shape = {type.getDimSize(0), hkv, r,
-                                  type.getDimSize(2), type.getDimSize(3)};
-    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, t, 0),
-                                       b.getIndexAttr(hkv), b.getIndexAttr(r),
-                                       tensor::getMixedSize(b, loc, t, 2),
-                                       tensor::getMixedSize(b, loc, t, 3)};
-    SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}, {3}, {4}};
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), t,
-        reassociation, sizes);
-  }
-
   AttentionOp op;
   PatternRewriter &b;
   Location loc;
@@ -99,20 +84,19 @@ Value ReferenceBuilder::build() {
   OpFoldResult skv = tensor::getMixedSize(b, loc, key, 2);
   SmallVector<OpFoldResult> rowSizes = {batch, b.getIndexAttr(hkv),
                                         b.getIndexAttr(r), sq};
-  SmallVector<OpFoldResult> scoreSizes = llvm::to_vector(rowSizes);
-  scoreSizes.push_back(skv);
   SmallVector<OpFoldResult> outSizes = llvm::to_vector(rowSizes);
   outSizes.push_back(b.getIndexAttr(dv));
 
   RankedTensorType queryType = op.getQueryType();
   SmallVector<int64_t> rowShape = {queryType.getDimSize(0), hkv, r,
                                    queryType.getDimSize(2)};
-  SmallVector<int64_t> scoreShape = llvm::to_vector(rowShape);
-  scoreShape.push_back(op.getKeyType().getDimSize(2));
   SmallVector<int64_t> outShape = llvm::to_vector(rowShape);
   outShape.push_back(dv);
 
-  Value q5 = splitHeads(query);
+  Value q5 = splitQueryHeads(b, loc, query, hkv, r);
+  ReferenceWeights weights = buildReferenceWeights(
+      b, loc, q5, key, rowSizes, skv, op.getCausal(), op.getScaleValue());
+  Value probs = weights.exps, rowSum = weights.rowSum;
 
   AffineExpr d0, d1, d2, d3, d4, d5;
   bindDims(ctx, d0, d1, d2, d3, d4, d5);
@@ -120,97 +104,6 @@ Value ReferenceBuilder::build() {
   // Row-wise maps over (b, kh, r, i, j).
   AffineMap id5 = map(5, {d0, d1, d2, d3, d4});
   AffineMap row5 = map(5, {d0, d1, d2, d3});
-
-  // S[b, kh, r, i, j] = sum_d Q[b, kh, r, i, d] * K[b, kh, j, d]
-  Value scores = linalg::GenericOp::create(
-                     b, loc, TypeRange{RankedTensorType::get(scoreShape, f32)},
-                     ValueRange{q5, key}, ValueRange{filled(scoreSizes, 0.0)},
-                     ArrayRef<AffineMap>{map(6, {d0, d1, d2, d3, d5}),
-                                         map(6, {d0, d1, d4, d5}),
-                                         map(6, {d0, d1, d2, d3, d4})},
-                     ArrayRef<IteratorType>{par, par, par, par, par, red},
-                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                       Value prod =
-                           arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                                 toF32(nb, nl, args[1]));
-                       Value sum = arith::AddFOp::create(nb, nl, args[2], prod);
-                       linalg::YieldOp::create(nb, nl, sum);
-                     })
-                     .getResult(0);
-  auto scoreType = cast<RankedTensorType>(scores.getType());
-
-  // Scale, and the bottom-right aligned causal mask: key j is visible from
-  // query i iff j <= i + (Skv - Sq).
-  Value offset;
-  if (op.getCausal())
-    offset =
-        buildCausalOffset(b, loc, getValueOrCreateConstantIndexOp(b, loc, skv),
-                          getValueOrCreateConstantIndexOp(b, loc, sq));
-  double scale = op.getScaleValue();
-  Value logits =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{scoreType}, ValueRange{scores},
-          ValueRange{tensor::EmptyOp::create(b, loc, scoreSizes, f32)},
-          ArrayRef<AffineMap>{id5, id5},
-          ArrayRef<IteratorType>{par, par, par, par, par},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value s = arith::MulFOp::create(nb, nl, args[0],
-                                            f32Constant(nb, nl, scale));
-            if (offset) {
-              Value i = linalg::IndexOp::create(nb, nl, 3);
-              Value j = linalg::IndexOp::create(nb, nl, 4);
-              Value visible = buildCausalVisible(nb, nl, j, i, offset);
-              s = arith::SelectOp::create(
-                  nb, nl, visible, s,
-                  f32Constant(nb, nl,
-                              -std::numeric_limits<double>::infinity()));
-            }
-            linalg::YieldOp::create(nb, nl, s);
-          })
-          .getResult(0);
-
-  auto rowType = RankedTensorType::get(rowShape, f32);
-  // m[b, kh, r, i] = max_j logits
-  Value rowMax =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{rowType}, ValueRange{logits},
-          ValueRange{
-              filled(rowSizes, -std::numeric_limits<double>::infinity())},
-          ArrayRef<AffineMap>{id5, row5},
-          ArrayRef<IteratorType>{par, par, par, par, red},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value m = arith::MaximumFOp::create(nb, nl, args[0], args[1]);
-            linalg::YieldOp::create(nb, nl, m);
-          })
-          .getResult(0);
-
-  // P = exp(logits - m). A row without a visible key has m = -inf; it
-  // subtracts 0 instead so that P = exp(-inf) = 0 rather than NaN.
-  Value probs =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{scoreType}, ValueRange{logits, rowMax},
-          ValueRange{tensor::EmptyOp::create(b, loc, scoreSizes, f32)},
-          ArrayRef<AffineMap>{id5, row5, id5},
-          ArrayRef<IteratorType>{par, par, par, par, par},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value m = buildSoftmaxShift(nb, nl, args[1]);
-            Value diff = arith::SubFOp::create(nb, nl, args[0], m);
-            Value p = math::ExpOp::create(nb, nl, diff);
-            linalg::YieldOp::create(nb, nl, p);
-          })
-          .getResult(0);
-
-  // l[b, kh, r, i] = sum_j P
-  Value rowSum =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{rowType}, ValueRange{probs},
-          ValueRange{filled(rowSizes, 0.0)}, ArrayRef<AffineMap>{id5, row5},
-          ArrayRef<IteratorType>{par, par, par, par, red},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
-            linalg::YieldOp::create(nb, nl, sum);
-          })
-          .getResult(0);
 
   // O[b, kh, r, i, e] = sum_j P[b, kh, r, i, j] * V[b, kh, j, e]
   auto accType = RankedTensorType::get(outShape, f32);
@@ -241,7 +134,7 @@ Value ReferenceBuilder::build() {
     inputs.push_back(gate);
     maps.push_back(map(5, {d0, zero, d3, channel}));
   } else if (op.hasGate()) {
-    inputs.push_back(splitHeads(gate));
+    inputs.push_back(splitQueryHeads(b, loc, gate, hkv, r));
     maps.push_back(map(5, {d0, d1, d2, d3, channel}));
   }
   maps.push_back(id5);

@@ -1,0 +1,47 @@
+//===- ReferenceWeights.h - the reference lowerings' softmax ----*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the reference lowerings of gated_attention.attention and
+// gated_attention.attention_backward share: the [B, Hkv, R, S, X] layout of
+// the query-side tensors and the materialized softmax weights in it, so the
+// backward differentiates exactly the weights the forward's oracle uses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_REFERENCE_WEIGHTS_H
+#define GATED_ATTENTION_CONVERSION_REFERENCE_WEIGHTS_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::gated_attention {
+
+/// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X], the
+/// layout in which key and value heads are read through indexing maps.
+Value splitQueryHeads(OpBuilder &b, Location loc, Value t, int64_t numKVHeads,
+                      int64_t groupSize);
+
+/// The unnormalized softmax weights of the reference lowerings, f32
+/// [B, Hkv, R, Sq, Skv]: exp(s - m) with s = scale * Q K^T (f32
+/// accumulation; -inf where the bottom-right causal mask hides a key) and m
+/// the row maximum (0 in a row that sees no key, whose weights are 0); and
+/// their row sums l, [B, Hkv, R, Sq].
+struct ReferenceWeights {
+  Value exps;
+  Value rowSum;
+};
+
+/// Builds them from the query split to [B, Hkv, R, Sq, D] and the key
+/// [B, Hkv, Skv, D]; `rowSizes` are B, Hkv, R, Sq and `numKeys` Skv, sizes
+/// the caller has from its operands.
+ReferenceWeights buildReferenceWeights(OpBuilder &b, Location loc,
+                                       Value splitQuery, Value key,
+                                       ArrayRef<OpFoldResult> rowSizes,
+                                       OpFoldResult numKeys, bool causal,
+                                       double scale);
+
+} // namespace mlir::gated_attention
+
+#endif // GATED_ATTENTION_CONVERSION_REFERENCE_WEIGHTS_H
