@@ -37,8 +37,11 @@ variant; not B or the lengths), logged on the ``gated_attention`` logger,
 and kept on disk (:func:`set_cache_dir`, ``GATED_ATTENTION_CACHE_DIR``); a
 later process loads them. :func:`warmup` compiles ahead of time.
 
-No backward yet: calling ``.backward()`` through the op raises
-NotImplementedError.
+The dense op has a backward on CPU tensors (autograd saves q, k, v, g and
+the gated output; ``torch.ops.gated_attention.attention_backward`` runs the
+reference lowering, not yet a fast one: docs/Backward.md); on CUDA tensors
+``.backward()`` raises NotImplementedError until the GPU backward kernels
+exist. ``paged_attention`` is inference-only.
 """
 
 import torch
