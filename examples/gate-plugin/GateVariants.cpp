@@ -6,7 +6,9 @@
 // Each attribute implements GateFunctionAttrInterface (the activation every
 // lowering inlines into the fused epilogue), and the plugin adds one gate
 // folding pattern so that `--gated-attention-raise` recognizes the unfused
-// forms `Y * tanh(G)` and `Y * sigmoid(G / T)` (or `G * (1 / T)`).
+// forms `Y * tanh(G)` and `Y * sigmoid(G / T)` (or `G * (1 / T)`). The
+// temperature sigmoid also implements GateDerivativeAttrInterface, so the
+// backward op (training) takes it; tanh is inference-only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +53,48 @@ Value TanhAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
   return math::TanhOp::create(b, loc, x);
 }
 
-Value SigmoidAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
-  double inverse = 1.0 / getTemperature().getValueAsDouble();
-  Value y = arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, inverse));
-  Value one = constantLike(b, loc, x, 1.0);
+/// 1 / (1 + exp(-y)).
+static Value buildSigmoid(OpBuilder &b, Location loc, Value y) {
+  Value one = constantLike(b, loc, y, 1.0);
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, y));
   return arith::DivFOp::create(b, loc, one,
                                arith::AddFOp::create(b, loc, one, e));
+}
+
+/// x / T, as x * (1 / T).
+static Value scaledByInverse(OpBuilder &b, Location loc, Value x,
+                             double inverse) {
+  return arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, inverse));
+}
+
+Value SigmoidAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
+  double inverse = 1.0 / getTemperature().getValueAsDouble();
+  return buildSigmoid(b, loc, scaledByInverse(b, loc, x, inverse));
+}
+
+//===----------------------------------------------------------------------===//
+// The derivative (GateDerivativeAttrInterface): training
+//===----------------------------------------------------------------------===//
+
+// d/dx sigmoid(x / T) = sigmoid(y) sigmoid(-y) / T with y = x / T; its ratio
+// to the activation, sigmoid(-y) / T, is bounded, so the backward reads the
+// saved gated output instead of recomputing the ungated one.
+
+Value SigmoidAttr::buildDerivative(OpBuilder &b, Location loc, Value x) const {
+  double inverse = 1.0 / getTemperature().getValueAsDouble();
+  Value y = scaledByInverse(b, loc, x, inverse);
+  Value product = arith::MulFOp::create(
+      b, loc, buildSigmoid(b, loc, y),
+      buildSigmoid(b, loc, arith::NegFOp::create(b, loc, y)));
+  return scaledByInverse(b, loc, product, inverse);
+}
+
+Value SigmoidAttr::buildLogDerivative(OpBuilder &b, Location loc,
+                                      Value x) const {
+  double inverse = 1.0 / getTemperature().getValueAsDouble();
+  Value y = scaledByInverse(b, loc, x, inverse);
+  return scaledByInverse(
+      b, loc, buildSigmoid(b, loc, arith::NegFOp::create(b, loc, y)), inverse);
 }
 
 LogicalResult SigmoidAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -23,10 +23,12 @@ def GateVariants_Dialect : Dialect {
   ];
 }
 
-class GateVariants_Attr<string name, string attrMnemonic>
+class GateVariants_Attr<string name, string attrMnemonic,
+                        list<Trait> traits = []>
     : AttrDef<GateVariants_Dialect, name,
-              [DeclareAttrInterfaceMethods<
-                   GatedAttention_GateFunctionAttrInterface>]> {
+              !listconcat([DeclareAttrInterfaceMethods<
+                               GatedAttention_GateFunctionAttrInterface>],
+                          traits)> {
   let mnemonic = attrMnemonic;
 }
 
@@ -40,10 +42,16 @@ def GateVariants_TanhAttr : GateVariants_Attr<"Tanh", "tanh"> {
   }];
 }
 
-def GateVariants_SigmoidAttr : GateVariants_Attr<"Sigmoid", "sigmoid"> {
+// The temperature sigmoid also has its derivative (training: the backward
+// op accepts it, and reads the saved output through act'/act); tanh stays
+// inference-only.
+def GateVariants_SigmoidAttr : GateVariants_Attr<"Sigmoid", "sigmoid", [
+    DeclareAttrInterfaceMethods<GatedAttention_GateDerivativeAttrInterface,
+                                ["buildLogDerivative"]>]> {
   let summary = "sigmoid(g / temperature)";
   let description = [{
     A sigmoid gate with a temperature: sharper below 1, softer above.
+    Differentiable: `act' = sigmoid(y) sigmoid(-y) / T` with `y = g / T`.
 
     ```mlir
     %y = gated_attention.attention %q, %k, %v, %g
