@@ -7,10 +7,12 @@
 #include "FragmentSoftmax.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -26,16 +28,25 @@ SmallVector<Value> SoftmaxState::init(const KernelBuilder &kb,
   return values;
 }
 
+Value mlir::gated_attention::flash::fastExp2(const KernelBuilder &kb, Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             kb.builder(), kb.location(), kb.builder().getF32Type(),
+             kb.builder().getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+             ValueRange{x})
+      .getResult(0);
+}
+
 void mlir::gated_attention::flash::scaleAndMaskScores(
-    const KernelBuilder &kb, AccumulatorTile scores, double scale,
-    Value firstKey, ArrayRef<Value> keyLimits) {
-  Value scaleLog2 = kb.f32c(scale * M_LOG2E);
+    const KernelBuilder &kb, AccumulatorTile scores,
+    std::optional<double> scale, Value firstKey, ArrayRef<Value> keyLimits) {
+  Value scaleLog2 = scale ? kb.f32c(*scale * M_LOG2E) : Value();
   Value negInf = kb.f32c(kNegInf);
   for (int64_t t = 0; t < scores.numTiles(); ++t)
     for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
       for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c) {
         Value &x = scores.at(t, half, c);
-        x = kb.fmul(x, scaleLog2);
+        if (scaleLog2)
+          x = kb.fmul(x, scaleLog2);
         if (!keyLimits.empty()) {
           Value key = kb.add(firstKey, t * 8 + c);
           x = kb.select(kb.lt(key, keyLimits[half]), x, negInf);
@@ -51,11 +62,19 @@ void mlir::gated_attention::flash::rescaleRow(const KernelBuilder &kb,
 }
 
 SmallVector<Value, 2> mlir::gated_attention::flash::updateSoftmax(
-    const KernelBuilder &kb, AccumulatorTile scores, SoftmaxState state,
-    bool rescaleOut) {
+    const KernelBuilder &kb, AccumulatorTile scores,
+    std::optional<double> rawScale, SoftmaxState state, bool rescaleOut) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Value zero = kb.f32c(0.0);
+  // Raw scores stay raw until their exponent: the maximum of raw scores is
+  // the maximum of scaled ones (scale > 0), and exp2(s * scale log2(e) - m)
+  // is one FFMA and one MUFU.EX2 (fastExp2) per score. Scaled scores take
+  // libdevice's exp2f: FADD, then four instructions.
+  Value scaleLog2 = rawScale ? kb.f32c(*rawScale * M_LOG2E) : Value();
+  auto exp2 = [&](Value x) -> Value {
+    return rawScale ? fastExp2(kb, x) : math::Exp2Op::create(b, loc, x);
+  };
   AccumulatorTile out = state.out();
   SmallVector<Value, 2> alphas;
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
@@ -65,12 +84,16 @@ SmallVector<Value, 2> mlir::gated_attention::flash::updateSoftmax(
     rowMax = quadReduce(kb, rowMax, /*isMax=*/true);
     Value &m = state.max(half);
     Value &l = state.sum(half);
-    Value mNew = kb.fmax(m, rowMax);
+    Value mNew = kb.fmax(m, scaleLog2 ? kb.fmul(rowMax, scaleLog2) : rowMax);
     Value shift = buildSoftmaxShift(b, loc, mNew);
-    Value alpha = math::Exp2Op::create(b, loc, kb.fsub(m, shift));
+    Value negShift = scaleLog2 ? arith::NegFOp::create(b, loc, shift) : Value();
+    Value alpha = exp2(kb.fsub(m, shift));
     Value rowSum = zero;
     scores.forEachInRow(half, [&](int64_t, int64_t, Value &x) {
-      x = math::Exp2Op::create(b, loc, kb.fsub(x, shift));
+      x = exp2(
+          scaleLog2
+              ? LLVM::FMAOp::create(b, loc, x, scaleLog2, negShift).getResult()
+              : kb.fsub(x, shift));
       rowSum = kb.fadd(rowSum, x);
     });
     l = kb.fadd(kb.fmul(l, alpha), rowSum);
@@ -86,15 +109,18 @@ SmallVector<Value, 2> mlir::gated_attention::flash::softmaxStep(
     const KernelBuilder &kb, const LaneLayout &lanes,
     const KeyBlockRange &range, Value warpRow, Value block, int64_t keyBlock,
     double scale, bool masked, AccumulatorTile scores, SoftmaxState state,
-    bool rescaleOut) {
+    bool fast, bool rescaleOut) {
   // Masked blocks hold keys past Skv or above the causal diagonal.
   Value firstKey = kb.add(kb.mul(block, keyBlock), lanes.columnPair(kb));
   SmallVector<Value, 2> keyLimits;
   if (masked)
     for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
       keyLimits.push_back(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
-  scaleAndMaskScores(kb, scores, scale, firstKey, keyLimits);
-  return updateSoftmax(kb, scores, state, rescaleOut);
+  // Fast: the scale goes into each score's exponent.
+  scaleAndMaskScores(kb, scores, fast ? std::nullopt : std::optional(scale),
+                     firstKey, keyLimits);
+  return updateSoftmax(kb, scores, fast ? std::optional(scale) : std::nullopt,
+                       state, rescaleOut);
 }
 
 Value mlir::gated_attention::flash::rowNormalizer(const KernelBuilder &kb,

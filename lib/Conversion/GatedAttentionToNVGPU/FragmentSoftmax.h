@@ -18,11 +18,16 @@
 #include "FragmentLayout.h"
 #include "TileScheduler.h"
 
+#include <optional>
+
 namespace mlir::gated_attention::flash {
 
 /// A lane's softmax state, carried through the key loop as the values
 /// (m0, m1, l0, l1, o...): per row half the running maximum (log2 domain)
-/// and partial sum, then the O accumulator, `valueHeadDim` wide.
+/// and partial sum, then the O accumulator, `valueHeadDim` wide. (Unlike
+/// the CPU tiles, the sums are not compensated: the tensor cores add each
+/// block's P V into O themselves, and at D = 256 no register is left for a
+/// compensation of l or O; docs/Design.md states the resulting bound.)
 class SoftmaxState {
 public:
   static constexpr int64_t kNumRowValues = 2 * AccumulatorTile::kRowsPerLane;
@@ -43,35 +48,47 @@ private:
   MutableArrayRef<Value> values;
 };
 
-/// Scores S (raw Q K^T) to the log2 domain: S * scale * log2(e). With
-/// `keyLimits` (one per row half), the key of each column is
-/// `firstKey + 8 * tile + column` and keys at or past the row's limit
-/// become -inf.
+/// 2^x on the MUFU unit with denormal results flushed to zero
+/// (ex2.approx.ftz.f32): one instruction, where math.exp2 (libdevice's
+/// exp2f, exact on denormals) takes four. A weight below 2^-126 of the
+/// row's largest is far below the resolution of the row's f32 sum.
+Value fastExp2(const KernelBuilder &kb, Value x);
+
+/// Scores S (raw Q K^T) to the log2 domain, S * scale * log2(e), with
+/// `scale` (raw without). With `keyLimits` (one per row half), the key of
+/// each column is `firstKey + 8 * tile + column` and keys at or past the
+/// row's limit become -inf.
 void scaleAndMaskScores(const KernelBuilder &kb, AccumulatorTile scores,
-                        double scale, Value firstKey,
+                        std::optional<double> scale, Value firstKey,
                         ArrayRef<Value> keyLimits);
 
 /// Multiplies the lane's O registers of row half `half` by `alpha`.
 void rescaleRow(const KernelBuilder &kb, AccumulatorTile out, int64_t half,
                 Value alpha);
 
-/// One online-softmax step over a block of scores: updates m and l, turns
-/// the scores into P = exp2(S - m) and, with `rescaleOut`, rescales O by
-/// alpha = exp2(m_old - m). Returns alpha per row half (for a caller whose
-/// O is still being written by a wgmma).
+/// One online-softmax step over a block of masked scores: updates m and l,
+/// turns the scores into P = exp2(S - m) and, with `rescaleOut`, rescales O
+/// by alpha = exp2(m_old - m). Scores are in the log2 domain, or, with
+/// `rawScale`, raw, the scale applied in each exponent by one FFMA and the
+/// exps taken by fastExp2 (2 instructions a score instead of 6). Returns
+/// alpha per row half (for a caller whose O is still being written by a
+/// wgmma).
 SmallVector<Value, 2> updateSoftmax(const KernelBuilder &kb,
-                                    AccumulatorTile scores, SoftmaxState state,
-                                    bool rescaleOut = true);
+                                    AccumulatorTile scores,
+                                    std::optional<double> rawScale,
+                                    SoftmaxState state, bool rescaleOut = true);
 
 /// The softmax of key block `block` (`keyBlock` keys) for the lane's rows
 /// of the warp's 16-row tile at `warpRow`: scale, the mask of `range` when
-/// `masked`, then updateSoftmax.
-SmallVector<Value, 2> softmaxStep(const KernelBuilder &kb,
-                                  const LaneLayout &lanes,
-                                  const KeyBlockRange &range, Value warpRow,
-                                  Value block, int64_t keyBlock, double scale,
-                                  bool masked, AccumulatorTile scores,
-                                  SoftmaxState state, bool rescaleOut = true);
+/// `masked`, then updateSoftmax; `fast`: on raw scores (the wgmma kernel;
+/// the mma.sync kernel keeps the scaled form: at D = 256 its registers are
+/// exactly full, and the fast form's schedule spills there,
+/// test/Pipelines/ptxas.test).
+SmallVector<Value, 2>
+softmaxStep(const KernelBuilder &kb, const LaneLayout &lanes,
+            const KeyBlockRange &range, Value warpRow, Value block,
+            int64_t keyBlock, double scale, bool masked, AccumulatorTile scores,
+            SoftmaxState state, bool fast, bool rescaleOut = true);
 
 /// The normalizer 1 / l of row half `half` (0 for a row that saw no key):
 /// reduces the quad's partial sums.

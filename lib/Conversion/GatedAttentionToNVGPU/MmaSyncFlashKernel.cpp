@@ -83,7 +83,7 @@ void MmaSyncFlashKernel::keyBlock(Value block, Value buffer, bool masked,
   }
 
   softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
-              masked, scores, state);
+              masked, scores, state, /*fast=*/false);
   atom->multiplyValues(state.out(), scores, pipeline->valueTiles(), {buffer});
 }
 

@@ -170,7 +170,7 @@ void WgmmaFlashKernel::firstBlock(MutableArrayRef<Value> values) {
   // O is 0: nothing to rescale.
   softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
               /*masked=*/true, scores, softmaxState(values),
-              /*rescaleOut=*/false);
+              /*fast=*/true, /*rescaleOut=*/false);
   llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
              probabilities(values).begin());
 }
@@ -190,7 +190,8 @@ void WgmmaFlashKernel::nextBlock(Value block, bool masked,
   AccumulatorTile scores(scoreRegisters);
   SmallVector<Value, 2> alphas =
       softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
-                  masked, scores, state, /*rescaleOut=*/false);
+                  masked, scores, state, /*fast=*/true,
+                  /*rescaleOut=*/false);
   finishValues(previous, out, values);
   for (auto [half, alpha] : llvm::enumerate(alphas))
     rescaleRow(*this, state.out(), half, alpha);

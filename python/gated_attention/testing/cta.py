@@ -156,6 +156,20 @@ class CTA:
         if n == "math.exp2":
             with np.errstate(over="ignore"):
                 return np.exp2(x[0]).astype(np.float32)
+        if n == "math.absf":
+            return np.abs(x[0])
+        if n == "llvm.intr.fma":
+            # One rounding: the f32 product is exact in float64.
+            prod = x[0].astype(np.float64) * x[1]
+            with np.errstate(invalid="ignore"):
+                return (prod + x[2]).astype(np.float32)
+        if n == "llvm.call_intrinsic" and \
+                '"llvm.nvvm.ex2.approx.ftz.f32"' in op.attrs:
+            with np.errstate(over="ignore"):
+                y = np.exp2(x[0]).astype(np.float32)
+            # .ftz: denormal results are flushed to (signed) zero.
+            return np.where(np.abs(y) < np.finfo(np.float32).tiny,
+                            np.float32(0), y).astype(np.float32)
         if n == "math.tanh":
             return np.tanh(x[0]).astype(np.float32)
         if n == "arith.extf":
