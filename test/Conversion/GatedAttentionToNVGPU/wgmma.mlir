@@ -100,7 +100,10 @@
 // CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:      scf.if %[[LANE0]] {
 // CHECK:             nvvm.mbarrier.arrive
-// CHECK:           math.exp2
+// Raw scores: each weight is ex2.approx.ftz(fma(s, scale log2 e, -m)).
+// CHECK:           llvm.intr.fma
+// CHECK-NEXT:      llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT:       math.exp2
 // CHECK-NOT:       wgmma
 // CHECK:         } else {
 // Blocks 1..n-1: wait for K_j (parity (j / 2) % 2); in its turn, issue
@@ -131,7 +134,8 @@
 // CHECK-NEXT:        scf.if %[[LANE0]] {
 // CHECK:               arith.addi %{{.+}}, %c114720
 // CHECK:               nvvm.mbarrier.arrive
-// CHECK:             math.exp2
+// CHECK:             llvm.intr.fma
+// CHECK-NEXT:        llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT:         wgmma
 // CHECK:             nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:        scf.if %[[LANE0]] {
