@@ -13,13 +13,15 @@
 
 namespace mlir::gated_attention {
 
-/// Applies `patterns` to every gated_attention.attention under `root` and
-/// fails (with the conversion's diagnostic) if one is left: the driver of
-/// the passes that lower the op, whatever they lower it to.
+/// Applies `patterns` to every op of type OpT (gated_attention.attention
+/// by default) under `root` and fails (with the conversion's diagnostic) if
+/// one is left: the driver of the passes that lower the ops, whatever they
+/// lower them to.
+template <typename OpT = AttentionOp>
 inline LogicalResult convertAttentionOps(Operation *root,
                                          RewritePatternSet &&patterns) {
   ConversionTarget target(*root->getContext());
-  target.addIllegalOp<AttentionOp>();
+  target.addIllegalOp<OpT>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   return applyPartialConversion(root, target, std::move(patterns));
 }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionBackwardToLinalg/GatedAttentionBackwardToLinalg.h"
+#include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Conversion/ReferenceWeights.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
@@ -374,11 +375,8 @@ struct ConvertGatedAttentionBackwardToLinalgPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionBackwardToLinalgPatterns(patterns);
-    ConversionTarget target(getContext());
-    target.addIllegalOp<AttentionBackwardOp>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(convertAttentionOps<AttentionBackwardOp>(getOperation(),
+                                                        std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -57,8 +57,7 @@ Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
 // its relative accuracy where sigma(x) rounds to 1 (x > 17 in f32), where
 // 1 - sigma(x) would be 0.
 
-Value GateKindAttr::buildDerivative(OpBuilder &b, Location loc,
-                                    Value x) const {
+Value GateKindAttr::buildDerivative(OpBuilder &b, Location loc, Value x) const {
   Value sigmoid = buildSigmoid(b, loc, x);
   Value sigmoidNeg = buildSigmoid(b, loc, arith::NegFOp::create(b, loc, x));
   // sigma'(x) = sigma(x) sigma(-x).

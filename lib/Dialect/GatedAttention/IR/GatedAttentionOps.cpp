@@ -113,11 +113,10 @@ LogicalResult DenseShapeContract::verify() {
     RankedTensorType type;
     StringRef layout;
   };
-  SmallVector<Operand, 5> operands = {
-      {"query", q, "B x Hq x Sq x D"},
-      {"key", k, "B x Hkv x Skv x D"},
-      {"value", v, "B x Hkv x Skv x Dv"},
-      {resultName, r, "B x Hq x Sq x Dv"}};
+  SmallVector<Operand, 5> operands = {{"query", q, "B x Hq x Sq x D"},
+                                      {"key", k, "B x Hkv x Skv x D"},
+                                      {"value", v, "B x Hkv x Skv x Dv"},
+                                      {resultName, r, "B x Hq x Sq x Dv"}};
   if (g)
     operands.insert(operands.begin() + 3, {"gate", g, "B x Hg x Sq x Dg"});
 
