@@ -90,3 +90,39 @@ func.func @unknown_attribute(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32
   %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do {casual} : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) -> (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>)
   return
 }
+
+// -----
+
+// Rule: lse is the forward's f32 log-sum-exp, whatever the query's type.
+func.func @lse_type(%q: tensor<1x8x64x32xf16>, %k: tensor<1x2x64x32xf16>, %v: tensor<1x2x64x32xf16>, %o: tensor<1x8x64x32xf16>, %do: tensor<1x8x64x32xf16>, %lse: tensor<1x8x64xf16>) {
+  // expected-error @+1 {{lse element type must be f32 (the log-sum-exp is kept in f32 whatever the query's type), got 'f16'}}
+  %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse) : (tensor<1x8x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64xf16>) -> (tensor<1x8x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>)
+  return
+}
+
+// -----
+
+// Rule: lse is B x Hq x Sq (one value per query row and head).
+func.func @lse_rank(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>, %do: tensor<1x8x64x32xf32>, %lse: tensor<1x8x64x1xf32>) {
+  // expected-error @+1 {{lse must be a 3-D tensor (B x Hq x Sq), got 'tensor<1x8x64x1xf32>'}}
+  %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse) : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x1xf32>) -> (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>)
+  return
+}
+
+// -----
+
+// Rule: lse has the query's heads (Hq, not Hkv).
+func.func @lse_heads(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>, %do: tensor<1x8x64x32xf32>, %g: tensor<1x8x64x32xf32>, %lse: tensor<1x2x64xf32>) {
+  // expected-error @+1 {{lse dim 1 (Hq) must be 8, got 2}}
+  %0:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x2x64xf32>) -> (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x64x32xf32>)
+  return
+}
+
+// -----
+
+// Rule: lse has the query's rows (Sq).
+func.func @lse_rows(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x?x32xf32>, %do: tensor<1x8x?x32xf32>, %lse: tensor<2x8x?xf32>) {
+  // expected-error @+1 {{lse dim 0 (B) must be 1, got 2}}
+  %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse) : (tensor<1x8x?x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x8x?x32xf32>, tensor<1x8x?x32xf32>, tensor<2x8x?xf32>) -> (tensor<1x8x?x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>)
+  return
+}

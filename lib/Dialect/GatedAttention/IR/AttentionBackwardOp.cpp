@@ -69,6 +69,11 @@ LogicalResult BackwardShapeContract::verify() {
       failed(boundedOperand("output_grad", dout)))
     return failure();
 
+  if (op.hasLse() &&
+      failed(
+          logSumExp("lse", cast<RankedTensorType>(op.getLse().getType()), q)))
+    return failure();
+
   if (static_cast<bool>(op.getGateGrad()) != op.hasGate())
     return op.emitOpError()
            << (op.hasGate() ? "has a gate operand but no gate_grad result"

@@ -107,6 +107,22 @@ LogicalResult ShapeDiagnostics::gateLayout(int64_t hg, int64_t dg, int64_t hq,
   return success();
 }
 
+LogicalResult ShapeDiagnostics::logSumExp(StringRef name, RankedTensorType lse,
+                                          RankedTensorType query) {
+  if (failed(hasRank(name, lse, 3, "B x Hq x Sq")))
+    return failure();
+  if (!lse.getElementType().isF32())
+    return op->emitOpError()
+           << name << " element type must be f32 (the log-sum-exp is kept in "
+           << "f32 whatever the query's type), got " << lse.getElementType();
+  if (failed(isStatic(name, lse, 1, "Hq")) ||
+      failed(matches(name, lse, 0, "B", query.getDimSize(0))) ||
+      failed(matches(name, lse, 1, "Hq", query.getDimSize(1))) ||
+      failed(matches(name, lse, 2, "Sq", query.getDimSize(2))))
+    return failure();
+  return fitsAddressSpace(name, lse.getShape());
+}
+
 LogicalResult DenseShapeContract::verify() {
   struct Operand {
     StringRef name;

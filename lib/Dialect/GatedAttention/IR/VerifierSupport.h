@@ -91,6 +91,10 @@ public:
   /// elementwise or headwise.
   LogicalResult gateLayout(int64_t hg, int64_t dg, int64_t hq, int64_t dv,
                            unsigned headDim, unsigned widthDim);
+  /// A log-sum-exp tensor named `name` (the forward's result, the
+  /// backward's operand) is an f32 `B x Hq x Sq` tensor matching `query`.
+  LogicalResult logSumExp(StringRef name, RankedTensorType lse,
+                          RankedTensorType query);
 
 protected:
   Operation *op;

@@ -186,7 +186,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
 }
 
 def GatedAttention_AttentionBackwardOp
-    : GatedAttention_Op<"attention_backward", [Pure]> {
+    : GatedAttention_Op<"attention_backward", [Pure,
+                                               AttrSizedOperandSegments]> {
   let summary = "Gradients of gated_attention.attention: dQ, dK, dV and dG";
   let description = [{
     Given the operands of a `gated_attention.attention` (`query`, `key`,
@@ -226,6 +227,7 @@ def GatedAttention_AttentionBackwardOp
     | `output`         | `B x Hq x Sq x Dv`  | the forward's result           |
     | `output_grad`    | `B x Hq x Sq x Dv`  | its gradient                   |
     | `gate_input`     | `B x Hg x Sq x Dg`  | optional, as in the forward    |
+    | `lse`            | `B x Hq x Sq`, f32  | optional, the forward's `lse`  |
     | `query_grad`     | the query's type    |                                |
     | `key_grad`       | the key's type      | summed over each GQA group     |
     | `value_grad`     | the value's type    | summed over each GQA group     |
@@ -238,6 +240,12 @@ def GatedAttention_AttentionBackwardOp
     gates do): a plugin gate without a derivative is inference-only, and an
     error here rather than at a lowering.
 
+    `lse` (optional, written `lse(%lse)` after the gate) is the forward's
+    log-sum-exp result `L` (see `gated_attention.attention`): with it a
+    lowering takes `P = exp(scale * Q K^T - L)` and does not recompute the
+    row max and sum; without it the lowering recomputes them. Either way
+    the gradients are those of the same forward.
+
     Qwen3-Next's attention (16 query heads over 2 KV heads, head dim 256,
     causal, elementwise per-head sigmoid gate):
 
@@ -247,6 +255,19 @@ def GatedAttention_AttentionBackwardOp
         : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
            tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>,
            tensor<1x16x?x256xbf16>, tensor<1x16x?x256xbf16>)
+        -> (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+            tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+    ```
+
+    With the forward's log-sum-exp saved:
+
+    ```mlir
+    %dq, %dk, %dv, %dg = gated_attention.attention_backward
+        %q, %k, %v, %out, %dout, %g lse(%lse) {causal}
+        : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+           tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>,
+           tensor<1x16x?x256xbf16>, tensor<1x16x?x256xbf16>,
+           tensor<1x16x?xf32>)
         -> (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
             tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
     ```
@@ -269,6 +290,7 @@ def GatedAttention_AttentionBackwardOp
     GatedAttention_Tensor:$output,
     GatedAttention_Tensor:$output_grad,
     Optional<GatedAttention_Tensor>:$gate_input,
+    Optional<GatedAttention_Tensor>:$lse,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     DefaultValuedAttr<GatedAttention_GateFunctionAttr, "sigmoid">:$gate,
@@ -284,7 +306,8 @@ def GatedAttention_AttentionBackwardOp
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $output_grad
-    (`,` $gate_input^)? attr-dict `:` functional-type(operands, results)
+    (`,` $gate_input^)? (`lse` `(` $lse^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 
@@ -294,6 +317,8 @@ def GatedAttention_AttentionBackwardOp
     RankedTensorType getValueType() { return getValue().getType(); }
     RankedTensorType getOutputType() { return getOutput().getType(); }
     bool hasGate() { return static_cast<bool>(getGateInput()); }
+    /// Whether the forward's log-sum-exp is given (getLse() is null if not).
+    bool hasLse() { return static_cast<bool>(getLse()); }
     /// The gate's type; null without a gate.
     RankedTensorType getGateType() {
       return hasGate() ? cast<RankedTensorType>(getGateInput().getType())
