@@ -396,6 +396,75 @@ def attention(q, k, v, g=None, *, causal=False, gate=None, combine=None,
     return _compiled(cfg, device)(*operands)
 
 
+class CpuAttentionBackward:
+    """The backward of the op of `cfg` (its gradients dQ, dK, dV and dG)
+    compiled for this CPU, B, Sq and Skv dynamic, kept in the disk cache:
+    the gated_attention.attention_backward op, which reads the gated
+    output, never the ungated one (docs/Backward.md)."""
+
+    def __init__(self, cfg):
+        _check_config(cfg)
+        self.cfg = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
+        self.lib = kernel_cache.cpu_library(
+            "module {\n" + mlir.backward_function(
+                self.cfg, "attention_backward") + "}\n",
+            f"backward {kernel_cache.variant(self.cfg)} for the CPU")
+
+    def __call__(self, q, k, v, out, dout, g=None):
+        """The gradients (dq, dk, dv[, dg]) of out = attention(q, k, v[, g])
+        for the output gradient `dout`: arrays as CpuAttention takes them
+        (rounded to the element type), results in its numpy dtype."""
+        operands = (q, k, v) if g is None else (q, k, v, g)
+        got, arrays = _operands(self.cfg, operands)
+        dt = self.cfg.dtype
+        out_type = dtypes.numpy_dtype(dt)
+        result = tuple(got.shapes()["result"])
+        given = {"out": _array("out", out), "dout": _array("dout", dout)}
+        for name, x in given.items():
+            if x.shape != result:
+                raise ValueError(f"{name} must have the result's shape "
+                                 f"{result} (B, Hq, Sq, Dv), got {x.shape}")
+        grads = [np.zeros(x.shape, dtypes.storage_type(dt)) for x in arrays]
+        if all(x.size == 0 for x in grads):
+            return tuple(x.astype(out_type) for x in grads)
+        ins = [np.ascontiguousarray(dtypes.kernel_operand(x, dt)) for x in
+               arrays[:3] + [given["out"], given["dout"]] + arrays[3:]]
+        self.lib.call_into("attention_backward", ins + grads)
+        return tuple(dtypes.kernel_result(x, dt) for x in grads)
+
+
+_COMPILED_BACKWARD = {}
+
+
+def attention_backward(q, k, v, dout, g=None, *, out=None, causal=False,
+                       gate=None, combine=None, scale=None, dtype="f32",
+                       device="cpu"):
+    """The gradients of `attention` on numpy arrays: (dq, dk, dv), and dg
+    when there is a gate, for the output gradient `dout` [B, Hq, Sq, Dv].
+    Takes `attention`'s arguments; `out` is the forward's result (the
+    gated output, as `attention` returned it for these arguments; computed
+    here when None). Inputs are rounded to `dtype`, the gradients
+    computed in f32 and returned in `dtype`'s numpy type, each in its
+    input's shape (a shared or headwise gate's dg summed over the heads or
+    the head dim it spans). CPU only: device="cuda" raises
+    NotImplementedError (no GPU backward kernels yet)."""
+    config_mod.check_choice("device", device, DEVICES)
+    cfg = config_for(q, k, v, g, causal=causal, gate=gate, combine=combine,
+                     scale=scale, dtype=dtype)
+    dtypes.numpy_dtype(cfg.dtype)  # fails early without ml_dtypes
+    if device == "cuda":
+        raise NotImplementedError(
+            "attention_backward runs on the CPU only: the GPU backward "
+            "kernels do not exist yet (device='cpu')")
+    if out is None:
+        out = attention(q, k, v, g, causal=causal, gate=gate,
+                        combine=combine, scale=scale, dtype=dtype)
+    key = _lengths(cfg)
+    if key not in _COMPILED_BACKWARD:
+        _COMPILED_BACKWARD[key] = CpuAttentionBackward(cfg)
+    return _COMPILED_BACKWARD[key](q, k, v, out, dout, g)
+
+
 def attention_reference(q, k, v, g=None, *, causal=False, gate=None,
                         combine=None, scale=None):
     """The float64 numpy reference of `attention` (no rounding of inputs or

@@ -128,6 +128,38 @@ def destination_function(cfg, name):
     return "".join(lines)
 
 
+def backward_function(cfg, name):
+    """func.func @name(q, k, v, out, dout[, g], dq, dk, dv[, dg]) on strided
+    buffers (a contiguous innermost dim), computing the gradients of the op
+    of `cfg` into the last ones; C interface."""
+    cfg.check_static_sizes()
+    t = cfg.types()
+    gated = cfg.gate != "none"
+    ins = [("q", "query"), ("k", "key"), ("v", "value"), ("o", "result"),
+           ("do", "result")] + ([("g", "gate")] if gated else [])
+    outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
+        [("dg", "gate")] if gated else [])
+    args = ", ".join(f"%{n}: {strided_type(t[k])}"
+                     for n, k in ins + outs)
+    lines = [f"func.func @{name}({args}) attributes "
+             f"{{llvm.emit_c_interface}} {{\n"]
+    for n, k in ins:
+        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
+                     f"{strided_type(t[k])} to {t[k]}\n")
+    operands = ", ".join(f"%{n}t" for n, _ in ins)
+    in_types = ", ".join(t[k] for _, k in ins)
+    out_types = ", ".join(t[k] for _, k in outs)
+    lines.append(f"  %r:{len(outs)} = gated_attention.attention_backward "
+                 f"{operands} {attention_attributes(cfg)}\n"
+                 f"      : ({in_types}) -> ({out_types})\n")
+    for i, (n, k) in enumerate(outs):
+        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
+                     f"restrict writable %{n} : ({t[k]}, "
+                     f"{strided_type(t[k])}) -> ()\n")
+    lines.append("  return\n}\n")
+    return "".join(lines)
+
+
 def dense_constant(ssa, values, dtype, type_str):
     data = dtypes.to_bytes(values, dtype).hex().upper()
     return f'  {ssa} = arith.constant dense<"0x{data}"> : {type_str}\n'

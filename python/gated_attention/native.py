@@ -103,6 +103,17 @@ class SharedLibrary:
         self.lib = ctypes.CDLL(path)
         return self
 
+    def call_into(self, name, args):
+        """Calls `_mlir_ciface_<name>` on C-contiguous numpy arrays, the
+        function writing its results into some of them (destination
+        style: memref arguments, no returned buffer)."""
+        if not all(a.flags.c_contiguous for a in args):
+            raise ValueError("call_into takes C-contiguous arrays (the "
+                             "callee writes into them)")
+        descs = [_descriptor_of(a) for a in args]
+        getattr(self.lib, f"_mlir_ciface_{name}")(
+            *[ctypes.byref(x) for x in descs])
+
     def call(self, name, args, result_rank, result_dtype):
         """Calls `_mlir_ciface_<name>` on numpy arrays; returns the result
         (a fresh numpy array; the callee's buffer is freed)."""

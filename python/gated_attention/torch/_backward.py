@@ -29,44 +29,13 @@ _kernels = {}
 _lock = threading.Lock()
 
 
-def backward_function(cfg, name):
-    """func.func @name(q, k, v, out, dout[, g], dq, dk, dv[, dg]) on strided
-    buffers (a contiguous innermost dim), computing the gradients of the op
-    of `cfg` into the last ones; C interface."""
-    cfg.check_static_sizes()
-    t = cfg.types()
-    gated = cfg.gate != "none"
-    ins = [("q", "query"), ("k", "key"), ("v", "value"), ("o", "result"),
-           ("do", "result")] + ([("g", "gate")] if gated else [])
-    outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
-        [("dg", "gate")] if gated else [])
-    args = ", ".join(f"%{n}: {mlir.strided_type(t[k])}" for n, k in ins + outs)
-    lines = [f"func.func @{name}({args}) attributes "
-             f"{{llvm.emit_c_interface}} {{\n"]
-    for n, k in ins:
-        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
-                     f"{mlir.strided_type(t[k])} to {t[k]}\n")
-    operands = ", ".join(f"%{n}t" for n, _ in ins)
-    in_types = ", ".join(t[k] for _, k in ins)
-    out_types = ", ".join(t[k] for _, k in outs)
-    lines.append(f"  %r:{len(outs)} = gated_attention.attention_backward "
-                 f"{operands} {mlir.attention_attributes(cfg)}\n"
-                 f"      : ({in_types}) -> ({out_types})\n")
-    for i, (n, k) in enumerate(outs):
-        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
-                     f"restrict writable %{n} : ({t[k]}, "
-                     f"{mlir.strided_type(t[k])}) -> ()\n")
-    lines.append("  return\n}\n")
-    return "".join(lines)
-
-
 class CpuBackwardKernel:
     """The backward of configuration `cfg` (B, Sq, Skv dynamic) for this
     CPU, loaded from the disk cache or compiled into it."""
 
     def __init__(self, cfg):
-        text = "module {\n" + backward_function(cfg, "attention_backward") \
-            + "}\n"
+        text = "module {\n" + mlir.backward_function(
+            cfg, "attention_backward") + "}\n"
         self._built = kernel_cache.cpu_library(
             text, f"backward {kernel_cache.variant(cfg)} for the CPU")
         self._fn = self._built.lib._mlir_ciface_attention_backward
