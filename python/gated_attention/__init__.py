@@ -26,7 +26,8 @@ MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
 - ``cuda``: runs those kernels on a CUDA GPU through the driver API;
 - ``kernel_cache``: compiled kernels kept on disk across processes;
 - ``models.qwen3_next``: the Qwen3-Next attention block as a graph, and its
-  reference;
+  reference; ``models.gated_lm``: a small Qwen3-Next-shaped language model
+  in torch, to train with the op (needs torch);
 - ``torch``: the op for PyTorch tensors (``torch.ops.gated_attention``;
   needs torch, imported only there);
 - ``testing``: the project's test and emulation tools (not the user API).

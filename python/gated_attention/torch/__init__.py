@@ -47,7 +47,7 @@ exist. ``paged_attention`` is inference-only.
 import torch
 
 from .. import kernel_cache
-from . import _args, _op, _paged
+from . import _args, _backward, _op, _paged
 
 __all__ = ["attention", "paged_attention", "warmup", "set_cache_dir",
            "cache_dir"]
@@ -88,17 +88,35 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
 
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
-           combine="mul", layout="bhsd", device=None, chip=None):
+           combine="mul", layout="bhsd", device=None, chip=None,
+           backward=None):
     """Compiles (or loads from the disk cache) the kernel that `attention`
     would run for these arguments, without running it. Tensors may be on
     the "meta" device (only shapes, dtypes and strides matter; B and the
     lengths do not): pass `device` ("cpu", "cuda", "cuda:1") for them.
+
+    `backward` (default: when any of q, k, v, g requires grad) compiles the
+    backward's kernel too, so that the first training step compiles
+    nothing; CPU only (CUDA has no backward kernels yet: True raises
+    NotImplementedError there).
 
     With `chip` ("sm_80", "sm_86", "sm_89", "sm_90") the CUDA kernels are
     compiled ahead of time into the disk cache (cache_dir(), which must be
     set) for a GPU of that chip, on a machine that need not have one: copy
     the directory there and set GATED_ATTENTION_CACHE_DIR to it."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+    device = torch.device(device) if device is not None else q.device
+    on_cpu = chip is None and device.type == "cpu"
+    if backward is None:
+        backward = on_cpu and any(x is not None and x.requires_grad
+                                  for x in (q, k, v, g))
+    elif not isinstance(backward, bool):
+        raise ValueError(f"gated_attention.warmup: backward must be True, "
+                         f"False or None, not {backward!r}")
+    elif backward and not on_cpu:
+        raise NotImplementedError(
+            "gated_attention.warmup(backward=True): the backward has CPU "
+            "kernels only (the CUDA backward kernels do not exist yet)")
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
     out = _args.as_bhsd(_args.new_output(q, v, layout), layout)
@@ -110,12 +128,13 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
                              "GATED_ATTENTION_CACHE_DIR first")
         _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out)
         return
-    device = torch.device(device) if device is not None else q.device
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     kernel = _op.kernel_for(cfg, device)
     if device.type == "cuda":
         kernel.prepare(*views, out)
+    if backward:
+        _backward.kernel_for(cfg)
 
 
 def set_cache_dir(path):
