@@ -47,6 +47,8 @@ SKIP = [
     (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
     (r"bench/sass_report\.py",
      "writes bench/results; Pipelines/sass-report.test runs it"),
+    (r"examples/train_qwen3_next\.py",
+     "three training runs (minutes); Examples/train-qwen3-next.test runs it"),
     (r"scripts/device-check", "needs a CUDA GPU"),
     (r"scripts/fuzz|scripts/check-sanitizers",
      "sanitizer build and fuzzing (tens of minutes)"),
