@@ -21,10 +21,14 @@ loss.
     PYTHONPATH=python .venv/bin/python examples/train_qwen3_next.py \\
         [--steps 300] [--layers 2] [--batch 8] [--seq 32] [--lr 3e-3]
 
-Prints the losses every --every steps, the saved-tensor bytes per layer
-(autograd's saved_tensors_hooks: the op saves q, k, v, the gate and the
-gated output; the unfused expression also the ungated output, SDPA's
-log-sum-exp and sigmoid(gate)) and PASS or FAIL; exit status 1 on FAIL.
+Prints the losses every --every steps, the bytes autograd keeps per
+layer (saved_tensors_hooks: the storages a block's saved tensors keep
+alive, and the tensors its attention core saves itself) and PASS or FAIL;
+exit status 1 on FAIL. The op's core saves q, k, v, the gate and the gated
+output, which o_proj saves anyway (its input); the unfused core saves q,
+k, v, the ungated output, SDPA's log-sum-exp and sigmoid(gate), and o_proj
+the gated output besides: per block, the op keeps the ungated output,
+sigmoid(gate) and the log-sum-exp less.
 """
 
 import argparse
