@@ -33,6 +33,18 @@ x's rounding errors:
   + (eps_g + 3F) A); mul from out: |dOut out act'/act| (eps_g + 3F) +
   |dOut act'/act| e_out; add: |dOut| (err(act') + F |act'|); then the sum's F (sqrt(n) + 2).
 
+The tensor-core kernels (gpu=True; docs/Backward.md, BackwardKernels.h)
+differ from that lowering in four roundings, each bounded where it
+happens:
+- P = exp2(scale log2(e) s - log2(e) L) from L read in f32: L's rounding
+  F |L|, the two products' F (|scale s| + |L|) and the difference's
+  F |scale s - L| <= F (S+ + |L|), in the exponent (times ln 2 < 1: a
+  relative error of P), plus exp2's 2 F: eps_s + F (2 S+ + 3 |L| + 2);
+- dY = dOut * act(G) stored in T for the MMAs: u |dY| more in err(dY);
+- P^T rounded to T as the A operand of P^T dY: u sum |P^T dY| in dV;
+- dS rounded to T as the A operand of dS K and dS^T Q: u M(dS) more in
+  err(dS).
+
 Each gradient adds u |ref| + half T's smallest subnormal (its rounding).
 Square roots: rounding errors of long sums add like a random walk, as in
 accuracy.py.
@@ -126,11 +138,24 @@ def reference_backward(cfg, inputs, dout):
     return grads
 
 
-def backward_error_bound(cfg, inputs, dout, out_error=None):
+def log_sum_exp(cfg, inputs):
+    """The forward's L = log sum_j exp(scale q.k_j) per query row [B, Hq,
+    Sq] in float64 (-inf for a row that sees no key)."""
+    q, kr, _, w, mask, _, scale, _ = _forward(cfg, inputs)
+    s = np.where(mask, np.einsum("bhid,bhjd->bhij", q, kr) * scale, -np.inf)
+    m = s.max(axis=-1, initial=-np.inf)
+    finite = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        total = np.exp(s - finite[..., None]).sum(axis=-1)
+        return np.where(np.isfinite(m), finite + np.log(total), -np.inf)
+
+
+def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
     """{gradient: per-element bound on |lowering - reference|} (see the
     module docstring); `out_error`: a bound on the saved output's error
     (per element, absolute; default its rounding to T: the exact output
-    rounded, u |out| + half T's smallest subnormal)."""
+    rounded, u |out| + half T's smallest subnormal); `gpu`: the
+    tensor-core kernels' roundings too."""
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, kr, vr, w, mask, y, scale, group = _forward(cfg, inputs)
@@ -144,6 +169,10 @@ def backward_error_bound(cfg, inputs, dout, out_error=None):
     s_plus = scale * np.where(mask, mag, 0.0).max(axis=-1, keepdims=True,
                                                   initial=0.0)
     eps_s = F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    if gpu:
+        lse = np.abs(log_sum_exp(cfg, inputs))[..., None]
+        lse = np.where(np.isfinite(lse), lse, 0.0)
+        eps_s = eps_s + F32_UNIT * (2 * s_plus + 3 * lse + 2)
     sum_dv = F32_UNIT * (np.sqrt(dv) + 2)
     sum_kv = F32_UNIT * (np.sqrt(skv) + 2)
     sum_rows = F32_UNIT * (np.sqrt(group * sq) + 2)
@@ -159,6 +188,8 @@ def backward_error_bound(cfg, inputs, dout, out_error=None):
         from_output = mul and cfg.gate in FROM_OUTPUT
     else:
         ady, err_dy, from_output = dout, 0.0 * dout, True
+    if gpu and gated:
+        err_dy = err_dy + u * ady
 
     m_dp = np.einsum("bhie,bhje->bhij", ady, av)
     err_dp = sum_dv * m_dp + np.einsum("bhie,bhje->bhij", err_dy, av)
@@ -181,7 +212,7 @@ def backward_error_bound(cfg, inputs, dout, out_error=None):
     diff = np.abs(signed["dp"] - signed["delta"])
     m_ds = scale * w * (m_dp + m_delta)
     err_ds = scale * w * (eps_s * diff + err_dp + err_delta) \
-        + 3 * F32_UNIT * m_ds
+        + (3 * F32_UNIT + (u if gpu else 0.0)) * m_ds
 
     akr = np.abs(kr)
     aq = np.abs(q)
@@ -193,7 +224,8 @@ def backward_error_bound(cfg, inputs, dout, out_error=None):
                           group),
         "value": _sum_group(np.einsum("bhij,bhie->bhje", eps_s * w, ady)
                             + np.einsum("bhij,bhie->bhje", w, err_dy)
-                            + sum_rows * np.einsum("bhij,bhie->bhje", w, ady),
+                            + (sum_rows + (u if gpu else 0.0))
+                            * np.einsum("bhij,bhie->bhje", w, ady),
                             group)}
     if gated:
         da = np.abs(activation_derivative(g, cfg.gate))
@@ -231,12 +263,12 @@ def _signed_terms(cfg, inputs, dout):
             "delta": (dy * y).sum(axis=-1, keepdims=True)}
 
 
-def compare_backward(cfg, grads, inputs, dout, out_error=None):
+def compare_backward(cfg, grads, inputs, dout, out_error=None, gpu=False):
     """{gradient: accuracy.Comparison} of a lowering's `grads` (name ->
     array) with reference_backward, element by element against
-    backward_error_bound."""
+    backward_error_bound (`gpu`: that of the tensor-core kernels)."""
     ref = reference_backward(cfg, inputs, dout)
-    bounds = backward_error_bound(cfg, inputs, dout, out_error)
+    bounds = backward_error_bound(cfg, inputs, dout, out_error, gpu)
     return {name: _compare(grads[name], ref[name], bounds[name])
             for name in ref}
 

@@ -25,7 +25,13 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
                          step, Sq = 1: grid x = splits, the same partials
                          with T = B) or "split-merge" (combines the partials
                          and applies the gate: packed [T, H, W] gate and
-                         output)
+                         output); the backward's three kernels, launched in
+                         this order on [B, H, S, W]-contiguous buffers:
+                         "backward-preprocess" (simt: D into the f32 "delta"
+                         [B, Hq, Sq], dY = dOut * act(G) into "do", the
+                         gate's gradient into "dg"), "backward-kv" (dK, dV)
+                         and "backward-q" (dQ), both reading the forward's
+                         f32 log-sum-exp "lse" [B, Hq, Sq]
   page_size              P of a paged kernel and of its merge (0 for a
                          dense one and its merge)
   kernel, module         the PTX entry and its binary
@@ -94,7 +100,11 @@ _SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one", "splits")
 _INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB"),
                     "paged-split": ("B", "MB", "splits", "T"),
                     "dense-split": ("Sq", "Skv", "splits", "T"),
-                    "split-merge": ("T", "splits")}
+                    "split-merge": ("T", "splits"),
+                    "backward-preprocess": ("Sq",),
+                    "backward-kv": ("Sq", "Skv"),
+                    "backward-q": ("Sq", "Skv")}
+_SIMT_LAYOUTS = ("split-merge", "backward-preprocess")
 _DIMS = ("B", "H")
 _MAP_SYMBOLS = ("B", "Sq", "Skv", "Hq", "Hkv", "D", "Dv")
 
@@ -126,11 +136,11 @@ def validate(desc):
             _fail(desc, f"field {field!r} must be {kind.__name__}, got "
                   f"{value!r}")
     if desc["instructions"] not in _INSTRUCTIONS or (
-            (desc["instructions"] == "simt") != (desc["layout"] ==
-                                                 "split-merge")):
+            (desc["instructions"] == "simt") != (desc["layout"] in
+                                                 _SIMT_LAYOUTS)):
         _fail(desc, f"field 'instructions' must be one of {_INSTRUCTIONS} "
-              "('simt' for the split-merge kernel only), got "
-              f"{desc['instructions']!r}")
+              f"('simt' for the {' and '.join(_SIMT_LAYOUTS)} kernels only), "
+              f"got {desc['instructions']!r}")
     if desc["layout"] not in _INDEX_ARGUMENTS:
         _fail(desc, f"field 'layout' must be one of "
               f"{tuple(_INDEX_ARGUMENTS)}, got {desc['layout']!r}")

@@ -269,3 +269,54 @@ def run(kernels, arrays, splits=1, strides=None, **sizes):
     finally:
         for buffer in owned:
             backend.free(buffer)
+
+
+BACKWARD_LAYOUTS = ("backward-preprocess", "backward-kv", "backward-q")
+
+
+def run_backward(kernels, arrays, **sizes):
+    """Runs a gated_attention.attention_backward on host arrays through its
+    three kernels ({layout: Kernel} of BACKWARD_LAYOUTS, launched in that
+    order) and returns {"dq", "dk", "dv"[, "dg"]: storage (flat numpy)}.
+    `arrays`: the storage of q, k, v, out, dout, lse (f32) and, for a gated
+    op, gate; `sizes`: b, sq, skv. Scratch buffers (D, and dY = dOut *
+    act(G) of a gated op) are allocated here; without a gate dY is dOut."""
+    missing = [n for n in BACKWARD_LAYOUTS if n not in kernels]
+    if missing:
+        raise ValueError(f"backward launch: no {', '.join(missing)} kernel")
+    first = kernels[BACKWARD_LAYOUTS[0]]
+    desc, backend = first.desc, first.backend
+    gated = desc["gated"]
+    values = sizes_of(desc, **sizes)
+    types, counts = {}, {}
+    for kernel in kernels.values():
+        for a in kernel.desc["arguments"]:
+            if a["kind"] == "memref":
+                types[a["name"]] = a["element_type"]
+                counts[a["name"]] = _count(kernel.desc, a["shape"], values)
+    needed = {"q", "k", "v", "out", "dout", "lse"} | ({"gate"} if gated
+                                                      else set())
+    if set(arrays) != needed:
+        raise ValueError(f"backward launch: expected arrays "
+                         f"{sorted(needed)}, got {sorted(arrays)}")
+    outputs = ["dq", "dk", "dv"] + (["dg"] if gated else [])
+    buffers, owned = {}, []
+    try:
+        for name, data in arrays.items():
+            buffers[name] = (backend.upload(data, types[name]), data.size)
+            owned.append(buffers[name][0])
+        for name in outputs + ["delta"] + (["do"] if gated else []):
+            buffers[name] = (backend.empty(counts[name], types[name]),
+                             counts[name])
+            owned.append(buffers[name][0])
+        if not gated:
+            for name in ("do", "gate", "dg"):
+                buffers[name] = buffers["dout"]
+        for layout in BACKWARD_LAYOUTS:
+            kernels[layout].launch(buffers, **sizes)
+        backend.synchronize()
+        return {name: backend.read(buffers[name][0], counts[name],
+                                   types[name]) for name in outputs}
+    finally:
+        for buffer in owned:
+            backend.free(buffer)

@@ -224,8 +224,10 @@ def check_kernel(ptx, report, chip, desc):
     if found != expected:
         problems.append(f"{found} kernel parameters, description says "
                         f"{expected}")
-    if desc["layout"] == "split-merge":
-        required = ()   # a SIMT kernel: f32 loads, exp2, the gate
+    if desc["instructions"] == "simt":
+        # The split-KV merge (f32 loads, exp2, the gate) and the backward's
+        # preprocessing (D, dY, dG).
+        required = ()
     elif launch.is_warp_specialized(desc):
         # The dense kernel's copies are TMA boxes; the paged one's, rows
         # copied by cp.async that arrive on the mbarriers when they land.

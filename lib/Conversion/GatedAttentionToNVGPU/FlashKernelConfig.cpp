@@ -86,7 +86,10 @@ std::string FlashKernelConfig::baseName() const {
                        isWgmma()   ? "_sm90a"
                        : isSplit() ? "_split"
                        : isMerge() ? "_merge"
-                                   : "")
+                       : role == KernelRole::BackwardPreprocess ? "_bwd_pre"
+                       : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
+                       : role == KernelRole::BackwardQuery      ? "_bwd_q"
+                                                                : "")
       .str();
 }
 
@@ -109,8 +112,9 @@ std::string FlashKernelConfig::uniqueKey() const {
 }
 
 SmallVector<SmallVector<StringRef, 2>> FlashKernelConfig::strideGroups() const {
-  // The merge kernel's gate and output are packed [T, H, W] rows.
-  if (isPaged() || isMerge())
+  // The merge kernel's gate and output are packed [T, H, W] rows; the
+  // backward's buffers are [B, H, S, W]-contiguous.
+  if (isPaged() || isMerge() || isBackward())
     return {};
   if (isWgmma())
     return {{"gate"}, {"out"}};
@@ -148,5 +152,28 @@ FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
   if (role == KernelRole::Split && std::max(headDim, valueHeadDim) > 128)
     cfg.keyBlock = wholeCopies(cfg.warps, std::min<int64_t>(cfg.keyBlock, 16),
                                headDim, valueHeadDim);
+  return cfg;
+}
+
+FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
+                                                 KernelRole role) {
+  FlashKernelConfig cfg = getCommon(op, FlashKernelKind::MmaSync, 0, 0);
+  cfg.role = role;
+  cfg.numKeyValueHeads = op.getNumKVHeads();
+  cfg.numGateHeads = op.hasGate() ? op.getGateType().getDimSize(1) : 1;
+  cfg.gateWidth = op.hasGate() ? op.getGateType().getDimSize(3) : 1;
+  cfg.rowStrides = {cfg.headDim, cfg.headDim, cfg.valueHeadDim, cfg.gateWidth,
+                    cfg.valueHeadDim};
+  // Four warps: 16 rows each of the CTA's 64 keys (dK/dV) or queries (dQ),
+  // or 128 rows of the preprocessing. The streamed blocks (`keyBlock`:
+  // queries for dK/dV, keys for dQ) shrink above D = 64: at D = 128 the dK
+  // and dV accumulators take 128 registers a thread, and 32 streamed rows
+  // spill (test/Pipelines/ptxas-backward.test).
+  cfg.warps = 4;
+  bool wide = std::max(cfg.headDim, cfg.valueHeadDim) > 64;
+  if (role == KernelRole::BackwardKeyValue)
+    cfg.keyBlock = wide ? 16 : 64;
+  else if (role == KernelRole::BackwardQuery)
+    cfg.keyBlock = wide ? 32 : 64;
   return cfg;
 }

@@ -34,7 +34,17 @@ enum class FlashKernelKind { MmaSync, Wgmma };
 /// CTAs each take a part of the keys and write f32 partials (Split) and the
 /// SIMT kernel that combines them and applies the gate once (Merge,
 /// MergeKernel.cpp).
-enum class KernelRole { Direct, Split, Merge };
+/// The backward op's three kernels (BackwardKernels.h): the preprocessing
+/// (BackwardPreprocess: D, dO and dG, SIMT), dK and dV per key block
+/// (BackwardKeyValue) and dQ per query block (BackwardQuery).
+enum class KernelRole {
+  Direct,
+  Split,
+  Merge,
+  BackwardPreprocess,
+  BackwardKeyValue,
+  BackwardQuery
+};
 
 /// Everything the kernel depends on. Batch and sequence lengths are not part
 /// of it: they are kernel arguments, so ops that differ only in them share
@@ -71,6 +81,15 @@ struct FlashKernelConfig {
   bool isPaged() const { return pageSize != 0; }
   bool isSplit() const { return role == KernelRole::Split; }
   bool isMerge() const { return role == KernelRole::Merge; }
+  bool isBackward() const {
+    return role == KernelRole::BackwardPreprocess ||
+           role == KernelRole::BackwardKeyValue ||
+           role == KernelRole::BackwardQuery;
+  }
+  /// The configuration of a gated_attention.attention_backward's kernel
+  /// `role` (its tiles: BackwardKernels.h).
+  static FlashKernelConfig getBackward(AttentionBackwardOp op,
+                                       KernelRole role);
   /// This configuration's kernel `role` (one of an op's three kernels).
   /// The split kernel carries its partials through the key loop: above
   /// D = 128 it takes 16-key blocks (32 spill at D = 256;

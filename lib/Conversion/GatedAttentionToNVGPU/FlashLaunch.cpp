@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FlashLaunch.h"
+#include "BackwardKernels.h"
 #include "FlashKernel.h"
 #include "TmaPipeline.h"
 
@@ -69,6 +70,12 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
     buildWgmmaFlashKernel(b, loc, cfg, func);
   } else if (cfg.isMerge()) {
     buildSplitMergeKernel(b, loc, cfg, func);
+  } else if (cfg.role == KernelRole::BackwardPreprocess) {
+    buildBackwardPreprocessKernel(b, loc, cfg, func);
+  } else if (cfg.role == KernelRole::BackwardKeyValue) {
+    buildBackwardKeyValueKernel(b, loc, cfg, func);
+  } else if (cfg.role == KernelRole::BackwardQuery) {
+    buildBackwardQueryKernel(b, loc, cfg, func);
   } else {
     buildMmaSyncFlashKernel(b, loc, cfg, func);
   }

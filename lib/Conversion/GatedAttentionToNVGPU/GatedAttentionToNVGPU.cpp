@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/GatedAttentionToNVGPU.h"
+#include "BackwardKernels.h"
 #include "FlashLaunch.h"
 #include "GatedAttention/Conversion/ConvertAttentionOps.h"
 #include "GatedAttention/Conversion/GatedAttentionToNVGPU/LaunchEffects.h"
@@ -289,6 +290,16 @@ struct ConvertGatedAttentionToNVGPUPass
     // to the SIMT kernel would silently ignore them.
     bool fits = true;
     getOperation()->walk([&](Operation *op) {
+      // The backward has no other GPU lowering: an op its kernels do not
+      // take is an error.
+      if (auto backward = dyn_cast<AttentionBackwardOp>(op)) {
+        std::string reason = backwardUnsupportedReason(backward);
+        if (!reason.empty()) {
+          op->emitError() << "no GPU lowering of the backward: " << reason;
+          fits = false;
+        }
+        return;
+      }
       if (!isa<AttentionOp, PagedAttentionOp>(op))
         return;
       FlashKernelKind kind =
@@ -328,7 +339,7 @@ struct ConvertGatedAttentionToNVGPUPass
     // SIMT lowering.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, PagedAttentionOp>(op))
+      if (isa<AttentionOp, PagedAttentionOp, AttentionBackwardOp>(op))
         ops.push_back(op);
     });
     GreedyRewriteConfig config;
@@ -342,4 +353,5 @@ void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
     RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
   patterns.add<AttentionToNVGPU>(patterns.getContext(), options);
   flash::populatePagedAttentionToNVGPUPatterns(patterns, options);
+  flash::populateBackwardToNVGPUPatterns(patterns);
 }

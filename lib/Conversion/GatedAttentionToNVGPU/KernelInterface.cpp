@@ -88,6 +88,12 @@ struct ArgumentList {
     args.push_back(
         {"lse_partial", ArgumentKind::Buffer, f32, "splits x T x Hq"});
   }
+  /// An f32 buffer of one value per query row (the backward's L and D).
+  void rowBuffer(StringRef name) {
+    args.push_back({name.str(), ArgumentKind::Buffer,
+                    Float32Type::get(cfg.elementType.getContext()),
+                    "B x Hq x Sq"});
+  }
   StringRef gateShape(bool dense) const {
     if (dense)
       return cfg.gateWidth == 1 ? "B x Hg x Sq x 1" : "B x Hg x Sq x Dv";
@@ -96,9 +102,54 @@ struct ArgumentList {
 };
 } // namespace
 
+/// The backward's kernels (BackwardKernels.h) on [B, H, S, W]-contiguous
+/// buffers: "do" is dY = dOut * act(G) (the preprocessing's output, or
+/// dOut itself without a gate), "lse" the forward's L and "delta" D, both
+/// f32 per query row.
+static void getBackward(const FlashKernelConfig &cfg, ArgumentList &list,
+                        std::array<GridDimension, 3> &grid) {
+  int64_t rows = cfg.queryBlock();
+  if (cfg.role == KernelRole::BackwardPreprocess) {
+    // A thread per (row, gate head): it sums the gate's gradient over the
+    // heads that share the gate.
+    list.buffer("out", "B x Hq x Sq x Dv");
+    list.buffer("dout", "B x Hq x Sq x Dv");
+    list.buffer("gate", list.gateShape(/*dense=*/true));
+    list.buffer("do", "B x Hq x Sq x Dv");
+    list.buffer("dg", list.gateShape(/*dense=*/true));
+    list.rowBuffer("delta");
+    list.indices({"Sq"});
+    grid = {GridDimension{"Sq", cfg.threads()},
+            GridDimension{"Hq", cfg.numQueryHeads / cfg.numGateHeads},
+            GridDimension{"B"}};
+    return;
+  }
+  list.buffer("q", "B x Hq x Sq x D");
+  list.buffer("k", "B x Hkv x Skv x D");
+  list.buffer("v", "B x Hkv x Skv x Dv");
+  list.buffer("do", "B x Hq x Sq x Dv");
+  list.rowBuffer("lse");
+  list.rowBuffer("delta");
+  if (cfg.role == KernelRole::BackwardKeyValue) {
+    list.buffer("dk", "B x Hkv x Skv x D");
+    list.buffer("dv", "B x Hkv x Skv x Dv");
+    list.indices({"Sq", "Skv"});
+    grid = {GridDimension{"Skv", rows}, GridDimension{"Hq", cfg.groupSize()},
+            GridDimension{"B"}};
+    return;
+  }
+  list.buffer("dq", "B x Hq x Sq x D");
+  list.indices({"Sq", "Skv"});
+  grid = {GridDimension{"Sq", rows}, GridDimension{"Hq"}, GridDimension{"B"}};
+}
+
 KernelInterface KernelInterface::get(const FlashKernelConfig &cfg) {
   KernelInterface iface(cfg);
   ArgumentList list{cfg, iface.arguments};
+  if (cfg.isBackward()) {
+    getBackward(cfg, list, iface.grid);
+    return iface;
+  }
   if (cfg.isMerge()) {
     // One CTA per (token, head) row, a thread per column pair.
     list.buffer("gate", list.gateShape(/*dense=*/false));
@@ -180,10 +231,22 @@ int64_t KernelInterface::sharedMemoryBytes() const {
 }
 
 StringRef KernelInterface::instructions() const {
-  return cfg.isMerge() ? "simt" : cfg.isWgmma() ? "wgmma" : "mma.sync";
+  if (cfg.isMerge() || cfg.role == KernelRole::BackwardPreprocess)
+    return "simt";
+  return cfg.isWgmma() ? "wgmma" : "mma.sync";
 }
 
 StringRef KernelInterface::layout() const {
+  switch (cfg.role) {
+  case KernelRole::BackwardPreprocess:
+    return "backward-preprocess";
+  case KernelRole::BackwardKeyValue:
+    return "backward-kv";
+  case KernelRole::BackwardQuery:
+    return "backward-q";
+  default:
+    break;
+  }
   if (cfg.isMerge())
     return "split-merge";
   if (cfg.isSplit())

@@ -38,7 +38,7 @@ TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
 }
 
 int64_t flash::sharedMemoryBytes(const FlashKernelConfig &cfg) {
-  if (cfg.isMerge())
+  if (cfg.isMerge() || cfg.role == KernelRole::BackwardPreprocess)
     return 0;
   if (cfg.isWgmma())
     return TmaSharedLayout::get(cfg).total;

@@ -271,6 +271,11 @@ class CTA:
             i = idx[active][:, None] + np.arange(2)
             mem.bits[i] = to_bits(val[active], mem.elem)
             return None
+        if n == "memref.store":   # one 16-bit element (the backward's)
+            val, mem, idx = x
+            active = np.nonzero(self.mask)[0]
+            mem.bits[idx[active]] = to_bits(val[active], mem.elem)
+            return None
         if n == "scf.for":
             # Bounds may differ between threads (a thread's first row): a
             # thread whose trips are done idles under the mask, as a

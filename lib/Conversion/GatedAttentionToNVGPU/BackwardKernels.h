@@ -1,0 +1,86 @@
+//===- BackwardKernels.h - the backward's sm_80 kernels ---------*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// gated_attention.attention_backward on mma.sync, in FlashAttention-2's
+// shape (docs/Backward.md derives the math, AttentionBackwardMath.h builds
+// it), as three kernels launched in order on [B, H, S, W]-contiguous
+// buffers:
+//   1. preprocessing (SIMT, a thread per query row and gate head): D =
+//      rowsum(dOut * out), dY = dOut * act(G) ("do") and the gate's
+//      gradient, summed over the value dim (headwise gate) and the heads
+//      (shared gate) in the thread: no atomics;
+//   2. dK and dV: a CTA per 64 keys of one K/V head, a warp per 16 keys; it
+//      streams the query rows of the head's GQA group (packed (row, head)
+//      pairs) and recomputes P^T = exp(scale K Q^T - L), accumulating
+//      dV += P^T dY and dK += dS^T Q in registers;
+//   3. dQ: a CTA per 64 query rows of one head, a warp per 16 rows, streams
+//      the keys and accumulates dQ += dS K in f32 registers.
+// dQ has a kernel of its own rather than f32 atomics from kernel 2: every
+// run adds the same numbers in the same order (bitwise reproducible) at
+// the price of recomputing S and dP.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_BACKWARD_KERNELS_H
+#define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_BACKWARD_KERNELS_H
+
+#include "FragmentLayout.h"
+#include "KernelInterface.h"
+
+namespace mlir::gpu {
+class GPUFuncOp;
+} // namespace mlir::gpu
+
+namespace mlir::gated_attention::flash {
+
+/// Each builds the kernel of `cfg` (its role one of the backward's) into
+/// `func`, reading its arguments by name (KernelArguments).
+void buildBackwardPreprocessKernel(OpBuilder &b, Location loc,
+                                   const FlashKernelConfig &cfg,
+                                   gpu::GPUFuncOp func);
+void buildBackwardKeyValueKernel(OpBuilder &b, Location loc,
+                                 const FlashKernelConfig &cfg,
+                                 gpu::GPUFuncOp func);
+void buildBackwardQueryKernel(OpBuilder &b, Location loc,
+                              const FlashKernelConfig &cfg,
+                              gpu::GPUFuncOp func);
+
+/// Why `op` has no mma.sync backward, or "".
+std::string backwardUnsupportedReason(AttentionBackwardOp op);
+
+/// Adds the pattern that replaces a gated_attention.attention_backward by
+/// launches of these kernels (BackwardToNVGPU.cpp).
+void populateBackwardToNVGPUPatterns(RewritePatternSet &patterns);
+
+/// The offset of slab (batch, head) of a [B, heads, rows, width]-contiguous
+/// buffer.
+Value contiguousSlab(const KernelBuilder &kb, Value batch, Value head,
+                     int64_t heads, Value rows, int64_t width);
+
+/// The A fragment (mma.sync m16n8k16) of the 16 x 16 block at (row0,
+/// 16 * kk) of a row-major slab of global memory (`base`, rows `rowStride`
+/// elements apart), read as element pairs; rows at or past `numRows` are 0.
+Fragment loadGlobalFragment(const KernelBuilder &kb, const LaneLayout &lanes,
+                            Type elementType, Value buffer, Value base,
+                            int64_t rowStride, Value row0, Value numRows,
+                            int64_t kk);
+
+/// log2(e) L for the weights exp2(scale log2(e) s - log2(e) L) of a row
+/// whose forward log-sum-exp is `lse`; +inf (every weight 0) where `valid`
+/// is false or the row saw no key (L = -inf).
+Value lseToLog2(const KernelBuilder &kb, Value lse, Value valid);
+
+/// Writes the lane's rows of a 16-row f32 accumulator tile starting at row
+/// `row0` that are below `numRows`, rounded to `elementType`, to a
+/// row-major slab (`base`, rows `rowStride` apart).
+void storeAccumulatorRows(const KernelBuilder &kb, const LaneLayout &lanes,
+                          AccumulatorTile acc, Type elementType, Value buffer,
+                          Value base, int64_t rowStride, Value row0,
+                          Value numRows);
+
+} // namespace mlir::gated_attention::flash
+
+#endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_BACKWARD_KERNELS_H

@@ -1,0 +1,163 @@
+//===- BackwardQueryKernel.cpp - dQ of the backward -----------------------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The backward's dQ kernel (BackwardKernels.h): the forward kernel's loop
+// (one CTA per 64 query rows of one head, a warp per 16 rows, K and V
+// blocks through the cp.async double buffer, causal blocks skipped), with
+// each key block's
+//   S = Q K^T, P = exp2(scale log2(e) S - log2(e) L), dP = dY V^T,
+//   dS = scale P (dP - D), dQ += dS K
+// on the accumulator layout. dQ stays in f32 registers over all the keys
+// and is rounded once: no partial sums leave the CTA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BackwardKernels.h"
+#include "CpAsyncPipeline.h"
+#include "FragmentSoftmax.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
+#include "MmaSyncAtom.h"
+#include "TileScheduler.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using namespace mlir::gated_attention::flash;
+
+namespace {
+class QueryKernel : public KernelBuilder {
+public:
+  QueryKernel(OpBuilder &b, Location loc, const FlashKernelConfig &cfg)
+      : KernelBuilder(b, loc), cfg(cfg) {}
+
+  void build(gpu::GPUFuncOp func);
+
+private:
+  /// One key block: updates the dQ registers `grad`.
+  void keyBlock(Value block, Value buffer, bool masked,
+                MutableArrayRef<Value> grad);
+
+  const FlashKernelConfig &cfg;
+  LaneLayout lanes;
+  std::optional<MmaSyncAtom> atom;
+  std::optional<CpAsyncPipeline> pipeline;
+  std::optional<KeyBlockRange> range;
+  Value warpRow;
+  SmallVector<Fragment> queryFragments, gradFragments;
+  /// Per row half: log2(e) L and D.
+  SmallVector<Value, 2> lseLog2, delta;
+};
+} // namespace
+
+void QueryKernel::keyBlock(Value block, Value buffer, bool masked,
+                           MutableArrayRef<Value> grad) {
+  Value zero = f32c(0.0);
+  int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
+  SmallVector<Value> s(regs, zero), dp(regs, zero);
+  AccumulatorTile scores(s), gradP(dp);
+  for (int64_t kk = 0; kk < cfg.headDim / MmaSyncAtom::kK; ++kk)
+    atom->multiplyKeys(scores, queryFragments[kk], pipeline->keyTiles(),
+                       {buffer}, kk);
+  for (int64_t kk = 0; kk < cfg.valueHeadDim / MmaSyncAtom::kK; ++kk)
+    atom->multiplyKeys(gradP, gradFragments[kk], pipeline->valueTiles(),
+                       {buffer}, kk);
+  Value firstKey = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
+  SmallVector<Value, 2> keyLimits;
+  if (masked)
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+      keyLimits.push_back(
+          range->keyLimit(*this, lanes.row(*this, warpRow, half)));
+  scaleAndMaskScores(*this, scores, cfg.scale, firstKey, keyLimits);
+  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+    scores.forEachInRow(half, [&](int64_t t, int64_t c, Value &x) {
+      Value p = math::Exp2Op::create(b, loc, fsub(x, lseLog2[half]));
+      x = buildScoreGrad(b, loc, p, gradP.at(t, half, c), delta[half],
+                         cfg.scale);
+    });
+  atom->multiplyValues(AccumulatorTile(grad), scores, pipeline->keyTiles(),
+                       {buffer});
+}
+
+void QueryKernel::build(gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  KernelArguments args(cfg, entry);
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+  lanes = LaneLayout::build(*this);
+  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
+  Value numRows = args["Sq"], numKeys = args["Skv"];
+  FlashTile tile = scheduleTile(*this, cfg.queryBlock());
+  Value warpTileRow = mul(lanes.warp, 16);
+  warpRow = add(tile.rowBase, warpTileRow);
+  Value kvHead = div(tile.head, cfg.groupSize());
+  Value qBase = contiguousSlab(*this, tile.batch, tile.head, cfg.numQueryHeads,
+                               numRows, d);
+  Value doBase = contiguousSlab(*this, tile.batch, tile.head, cfg.numQueryHeads,
+                                numRows, dv);
+  Value rowBase = contiguousSlab(*this, tile.batch, tile.head,
+                                 cfg.numQueryHeads, numRows, 1);
+  GlobalSlab qSlab{args["q"], qBase, idx(d)};
+  GlobalSlab kSlab{args["k"],
+                   contiguousSlab(*this, tile.batch, kvHead,
+                                  cfg.numKeyValueHeads, numKeys, d),
+                   idx(d)};
+  GlobalSlab vSlab{args["v"],
+                   contiguousSlab(*this, tile.batch, kvHead,
+                                  cfg.numKeyValueHeads, numKeys, dv),
+                   idx(dv)};
+
+  pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
+  pipeline->allocateTiles();
+  range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, cfg.queryBlock(),
+                numRows, numKeys);
+  Value group = pipeline->loadFirst(qSlab, tile.rowBase, numRows, kSlab, vSlab,
+                                    numKeys, range->firstBlock());
+  // The rows' L, D and dY stay in registers through the key loop.
+  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+    Value row = lanes.row(*this, warpRow, half);
+    Value valid = lt(row, numRows);
+    Value at = add(rowBase, select(valid, row, idx(0)));
+    Value lse = memref::LoadOp::create(b, loc, args["lse"], ValueRange{at});
+    Value rowDelta =
+        memref::LoadOp::create(b, loc, args["delta"], ValueRange{at});
+    lseLog2.push_back(lseToLog2(*this, lse, valid));
+    delta.push_back(select(valid, rowDelta, f32c(0.0)));
+  }
+  for (int64_t kk = 0; kk < dv / MmaSyncAtom::kK; ++kk)
+    gradFragments.push_back(loadGlobalFragment(*this, lanes, cfg.elementType,
+                                               args["do"], doBase, dv, warpRow,
+                                               numRows, kk));
+  pipeline->waitAll(group);
+  for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
+    queryFragments.push_back(atom->loadA(pipeline->queryTile(), {}, warpTileRow,
+                                         kk,
+                                         /*transpose=*/false));
+
+  SmallVector<Value> init(AccumulatorTile::numRegisters(d), f32c(0.0));
+  Value buffer;
+  SmallVector<Value> grad = buildKeyLoop(
+      *this, *range, init,
+      [&](Value j) {
+        buffer = arith::AndIOp::create(b, loc, j, idx(1));
+        pipeline->advance(j, buffer, range->numBlocks(), kSlab, vSlab, numKeys);
+      },
+      [&](Value j, bool masked, MutableArrayRef<Value> values) {
+        keyBlock(j, buffer, masked, values);
+      });
+  storeAccumulatorRows(*this, lanes, AccumulatorTile(grad), cfg.elementType,
+                       args["dq"], qBase, d, warpRow, numRows);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void mlir::gated_attention::flash::buildBackwardQueryKernel(
+    OpBuilder &b, Location loc, const FlashKernelConfig &cfg,
+    gpu::GPUFuncOp func) {
+  QueryKernel(b, loc, cfg).build(func);
+}

@@ -1,0 +1,23 @@
+// The backward's kernels across head dims, element types, masks, gate
+// layouts and GQA (ptxas-backward.test). Sq and Skv are dynamic, as a
+// training step compiles them.
+func.func @bwd_bf16_d128_causal(%q: tensor<1x16x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<1x2x?x128xbf16>, %o: tensor<1x16x?x128xbf16>, %do: tensor<1x16x?x128xbf16>, %g: tensor<1x16x?x128xbf16>, %lse: tensor<1x16x?xf32>) -> (tensor<1x16x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x16x?x128xbf16>) {
+  %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) {causal}
+      : (tensor<1x16x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x16x?x128xbf16>, tensor<1x16x?x128xbf16>, tensor<1x16x?x128xbf16>, tensor<1x16x?xf32>)
+      -> (tensor<1x16x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x16x?x128xbf16>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<1x16x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x2x?x128xbf16>, tensor<1x16x?x128xbf16>
+}
+
+func.func @bwd_f16_d64_headwise(%q: tensor<?x8x?x64xf16>, %k: tensor<?x8x?x64xf16>, %v: tensor<?x8x?x64xf16>, %o: tensor<?x8x?x64xf16>, %do: tensor<?x8x?x64xf16>, %g: tensor<?x8x?x1xf16>, %lse: tensor<?x8x?xf32>) -> (tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x1xf16>) {
+  %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse)
+      : (tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x1xf16>, tensor<?x8x?xf32>)
+      -> (tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x1xf16>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x64xf16>, tensor<?x8x?x1xf16>
+}
+
+func.func @bwd_bf16_d128_dv64_nogate(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x1x?x128xbf16>, %v: tensor<2x1x?x64xbf16>, %o: tensor<2x4x?x64xbf16>, %do: tensor<2x4x?x64xbf16>, %lse: tensor<2x4x?xf32>) -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>) {
+  %r:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse) {causal}
+      : (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?x64xbf16>, tensor<2x4x?xf32>)
+      -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>)
+  return %r#0, %r#1, %r#2 : tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>
+}
