@@ -2,7 +2,8 @@
 counted instruction by instruction, beside FlashAttention-3's.
 
     .venv/bin/python bench/sass_report.py [--out bench/results/sass-DATE.md]
-        [--max-per-key CASE=BOUND ...] [--keep DIR]
+        [--max-per-key CASE=BOUND ...] [--max-epilogue CASE=BOUND ...]
+        [--keep DIR]
 
 For each headline configuration (bf16, elementwise sigmoid gate, S = 16k:
 the Qwen3-Next shape Hq 16 over Hkv 2 at D 256, causal and not; D 128 with
@@ -42,8 +43,9 @@ with cluster size 1. Its tile per consumer warpgroup is 64 x 80 at D 256 and
 64 x 128 (causal) or 64 x 176 at D 128.
 
 --max-per-key CASE=BOUND exits 1 when a case's instructions per key exceed
-the bound (the regression test, test/Pipelines/sass-report.test, sets
-them); --keep DIR keeps the PTX, cubin and SASS.
+the bound, --max-epilogue CASE=BOUND when its epilogue per warp does (the
+regression test, test/Pipelines/sass-report.test, sets them); --keep DIR
+keeps the PTX, cubin and SASS.
 """
 
 import argparse
@@ -519,13 +521,23 @@ def main(argv=None):
     p.add_argument("--max-per-key", metavar="CASE=BOUND", action="append",
                    default=[], help="fail when CASE's instructions per key "
                    "exceed BOUND")
+    p.add_argument("--max-epilogue", metavar="CASE=BOUND", action="append",
+                   default=[], help="fail when CASE's epilogue per warp "
+                   "exceeds BOUND instructions")
     args = p.parse_args(argv)
-    bounds = {}
-    for spec in args.max_per_key:
-        case, _, bound = spec.partition("=")
-        if case not in CASES:
-            p.error(f"--max-per-key: unknown case {case!r}")
-        bounds[case] = float(bound)
+
+    def parse_bounds(specs, flag):
+        bounds = {}
+        for spec in specs:
+            case, _, bound = spec.partition("=")
+            if case not in CASES:
+                p.error(f"{flag}: unknown case {case!r}")
+            bounds[case] = float(bound)
+        return bounds
+    checks = [("instructions per key", per_key,
+               parse_bounds(args.max_per_key, "--max-per-key")),
+              ("epilogue", lambda r: r["epilogue"],
+               parse_bounds(args.max_epilogue, "--max-epilogue"))]
     given = dict(s.split("=", 1) for s in args.sass)
     cases = args.case or list(CASES)
     ptxas = nvdisasm = None
@@ -556,14 +568,15 @@ def main(argv=None):
         with open(args.out, "w") as f:
             f.write(text + "\n")
     failed = 0
-    for case, bound in bounds.items():
-        if case not in results:
-            continue
-        value = per_key(results[case])
-        ok = value <= bound
-        failed += not ok
-        print(f"{'PASS' if ok else 'FAIL'}: {case} instructions per key "
-              f"{value:.2f} {'<=' if ok else '>'} {bound}")
+    for what, figure, bounds in checks:
+        for case, bound in bounds.items():
+            if case not in results:
+                continue
+            value = figure(results[case])
+            ok = value is not None and value <= bound
+            failed += not ok
+            print(f"{'PASS' if ok else 'FAIL'}: {case} {what} "
+                  f"{round(value, 2):g} {'<=' if ok else '>'} {bound:g}")
     return 1 if failed else 0
 
 

@@ -7,8 +7,10 @@
 #include "Epilogue.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
+#include <cmath>
 #include <limits>
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -55,21 +57,110 @@ struct EpilogueRow {
 };
 } // namespace
 
+namespace {
+/// How the epilogue turns O, l and the gate into the output. Accurate:
+/// 1 / l by IEEE division and the gate attribute's own activation. Fast
+/// (the sm_90a kernel): on the MUFU unit, with
+/// sigmoid(g) = rcp(1 + ex2(-g log2 e)) for the built-in gates; a sigmoid
+/// gate that multiplies folds 1 / l into the same reciprocal,
+/// y = o * rcp(l + l e), and a plugin gate keeps its own activation.
+/// docs/Design.md derives the error bound.
+class OutputMath {
+public:
+  OutputMath(const KernelBuilder &kb, const FlashKernelConfig &cfg, bool fast)
+      : kb(kb), cfg(cfg), fast(fast),
+        kind(fast ? dyn_cast<GateKindAttr>(cfg.gate) : GateKindAttr()) {
+    folded = cfg.hasGate && kind && kind.getValue() == GateKind::sigmoid &&
+             cfg.combine == CombineKind::mul;
+  }
+
+  /// Starts row half `half`: its sum l reduced over the quad.
+  void startRow(SoftmaxState state, int64_t half) {
+    Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
+    if (!fast) {
+      inv = buildInverseRowSum(kb.builder(), kb.location(), l);
+      return;
+    }
+    // A row that saw no key (l = 0) has O = 0: any finite l gives 0.
+    norm = kb.select(isZero(l), kb.f32c(1.0), l);
+    if (!folded)
+      inv = fastReciprocal(kb, norm);
+  }
+
+  /// A gate that is one value per row (headwise): activated once.
+  void setRowGate(Value g) {
+    if (folded)
+      inv = foldedScale(g);
+    else
+      rowGate = activate(g);
+  }
+
+  /// What output() takes of an elementwise gate value `g`: its activation,
+  /// or (folded) sigmoid(g) / l.
+  Value gate(Value g) const { return folded ? foldedScale(g) : activate(g); }
+
+  /// The output element of accumulator `o` and gate() of its elementwise
+  /// gate `a` (null: none, or headwise).
+  Value output(Value o, Value a = {}) const {
+    if (folded && a)
+      return kb.fmul(o, a);
+    Value y = kb.fmul(o, inv);
+    if (!cfg.hasGate || (folded && !a))
+      return y;
+    return buildCombine(kb.builder(), kb.location(), cfg.combine, y,
+                        a ? a : rowGate);
+  }
+
+private:
+  Value isZero(Value x) const {
+    return arith::CmpFOp::create(kb.builder(), kb.location(),
+                                 arith::CmpFPredicate::OEQ, x, kb.f32c(0.0));
+  }
+  /// 2^(-g log2 e) = exp(-g).
+  Value expNeg(Value g) const {
+    return fastExp2(kb, kb.fmul(g, kb.f32c(-M_LOG2E)));
+  }
+  /// sigmoid(g) / l = 1 / (l + l exp(-g)).
+  Value foldedScale(Value g) const {
+    Value d =
+        LLVM::FMAOp::create(kb.builder(), kb.location(), expNeg(g), norm, norm);
+    return fastReciprocal(kb, d);
+  }
+  Value activate(Value g) const {
+    OpBuilder &b = kb.builder();
+    if (!kind)
+      return cast<GateFunctionAttrInterface>(cfg.gate).buildActivation(
+          b, kb.location(), g);
+    Value sigmoid = fastReciprocal(kb, kb.fadd(kb.f32c(1.0), expNeg(g)));
+    return buildGateFromSigmoid(b, kb.location(), kind.getValue(), g, sigmoid);
+  }
+
+  const KernelBuilder &kb;
+  const FlashKernelConfig &cfg;
+  bool fast;
+  GateKindAttr kind;
+  bool folded = false;
+  /// Per row: l (fast), 1 / l or the folded headwise scale, the headwise
+  /// activation.
+  Value norm, inv, rowGate;
+};
+} // namespace
+
 void mlir::gated_attention::flash::emitGatedEpilogue(
     const KernelBuilder &kb, const FlashKernelConfig &cfg,
     const LaneLayout &lanes, SoftmaxState state, Value row0,
-    const EpilogueOperands &operands) {
+    const EpilogueOperands &operands, bool fast) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   bool headwise = cfg.headwiseGate();
-  auto gateFn = cast<GateFunctionAttrInterface>(cfg.gate);
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, cfg.elementType);
   auto f32PairType = VectorType::get({2}, f32);
   AccumulatorTile out = state.out();
   Value g = operands.gate;
+  OutputMath math(kb, cfg, fast);
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
-    Value inv = rowNormalizer(kb, state, half);
+    math.startRow(state, half);
     EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);
     auto gateRow = [&] {
       return row.start(kb, operands.gateBase, operands.gateRowStride,
@@ -82,11 +173,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     auto ifOp = scf::IfOp::create(b, loc, kb.lt(row.row, operands.numRows));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value headwiseGate;
     if (headwise) {
       Value x = memref::LoadOp::create(b, loc, g, gateRow());
-      headwiseGate =
-          gateFn.buildActivation(b, loc, arith::ExtFOp::create(b, loc, f32, x));
+      math.setRowGate(arith::ExtFOp::create(b, loc, f32, x));
     }
     // All of the row's gate loads first (one register per column pair):
     // interleaved with the stores to `out`, which may alias `g` as far as
@@ -102,23 +191,19 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
       }
     for (int64_t t = 0; t < out.numTiles(); ++t) {
       Value col = kb.add(lanes.columnPair(kb), t * 8);
-      // The activated gate of this lane's two output columns.
+      // The gate of this lane's two output columns.
       SmallVector<Value, 2> gates;
-      if (headwise) {
-        gates = {headwiseGate, headwiseGate};
-      } else if (cfg.hasGate) {
+      if (!gatePairs.empty()) {
         Value pair = arith::ExtFOp::create(b, loc, f32PairType, gatePairs[t]);
         for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
-          gates.push_back(gateFn.buildActivation(
-              b, loc, vector::ExtractOp::create(b, loc, pair, c)));
+          gates.push_back(
+              math.gate(vector::ExtractOp::create(b, loc, pair, c)));
       }
       // combine(O / l, gate) per element; the pair is rounded at once.
       SmallVector<Value, 2> y;
-      for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c) {
-        Value yc = kb.fmul(out.at(t, half, c), inv);
-        y.push_back(
-            cfg.hasGate ? buildCombine(b, loc, cfg.combine, yc, gates[c]) : yc);
-      }
+      for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
+        y.push_back(math.output(out.at(t, half, c),
+                                gates.empty() ? Value() : gates[c]));
       Value packed = arith::TruncFOp::create(
           b, loc, pairType,
           vector::FromElementsOp::create(b, loc, f32PairType, y));

@@ -33,10 +33,12 @@ struct EpilogueOperands {
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below
-/// Sq: the final step of the kernel for `state`.
+/// Sq: the final step of the kernel for `state`. `fast`: 1 / l and the
+/// built-in gates' sigmoid on the MUFU unit (ex2.approx, rcp.approx; the
+/// sm_90a kernel), rather than by IEEE division and the accurate exp.
 void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                        const LaneLayout &lanes, SoftmaxState state, Value row0,
-                       const EpilogueOperands &operands);
+                       const EpilogueOperands &operands, bool fast = false);
 
 /// Where a split-KV kernel writes its partial results: O / l as f32 rows
 /// and log2 of each row's sum of exp2(scaled score) ("LSE"), per split, for

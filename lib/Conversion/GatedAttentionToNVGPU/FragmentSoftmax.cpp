@@ -8,6 +8,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
@@ -34,6 +35,12 @@ Value mlir::gated_attention::flash::fastExp2(const KernelBuilder &kb, Value x) {
              kb.builder().getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
              ValueRange{x})
       .getResult(0);
+}
+
+Value mlir::gated_attention::flash::fastReciprocal(const KernelBuilder &kb,
+                                                   Value x) {
+  return NVVM::RcpApproxFtzF32Op::create(kb.builder(), kb.location(),
+                                         kb.builder().getF32Type(), x);
 }
 
 void mlir::gated_attention::flash::scaleAndMaskScores(

@@ -54,6 +54,11 @@ private:
 /// row's largest is far below the resolution of the row's f32 sum.
 Value fastExp2(const KernelBuilder &kb, Value x);
 
+/// 1 / x on the MUFU unit with denormal results flushed to zero
+/// (rcp.approx.ftz.f32, within 1 ulp): one instruction, where the IEEE
+/// division takes about eight and a slow-path call.
+Value fastReciprocal(const KernelBuilder &kb, Value x);
+
 /// Scores S (raw Q K^T) to the log2 domain, S * scale * log2(e), with
 /// `scale` (raw without). With `keyLimits` (one per row half), the key of
 /// each column is `firstKey + 8 * tile + column` and keys at or past the

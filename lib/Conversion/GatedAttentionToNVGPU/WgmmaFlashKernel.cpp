@@ -276,8 +276,8 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
   });
   // The gate's and the output's slabs only now: no register carries them
   // through the loop.
-  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow,
-                    epilogue());
+  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow, epilogue(),
+                    /*fast=*/true);
 }
 
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {

@@ -37,9 +37,10 @@ static Value buildSigmoid(OpBuilder &b, Location loc, Value x) {
   return arith::DivFOp::create(b, loc, one, denom);
 }
 
-Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
-  Value sigmoid = buildSigmoid(b, loc, x);
-  switch (getValue()) {
+Value mlir::gated_attention::buildGateFromSigmoid(OpBuilder &b, Location loc,
+                                                  GateKind kind, Value x,
+                                                  Value sigmoid) {
+  switch (kind) {
   case GateKind::sigmoid:
     return sigmoid;
   case GateKind::silu:
@@ -51,6 +52,10 @@ Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
   }
   }
   llvm_unreachable("unknown gate kind");
+}
+
+Value GateKindAttr::buildActivation(OpBuilder &b, Location loc, Value x) const {
+  return buildGateFromSigmoid(b, loc, getValue(), x, buildSigmoid(b, loc, x));
 }
 
 // The derivatives use sigma(-x) = 1 - sigma(x), computed as such: it keeps
