@@ -66,13 +66,40 @@ static int64_t hostVectorBits() {
   return 128;
 }
 
+StringRef mlir::gated_attention::hostMatrixUnits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("amx-tile") && features.lookup("amx-bf16"))
+    return "amx";
+  if (features.lookup("avx512bf16"))
+    return "avx512-bf16";
+  return "fma";
+}
+
+/// The vector width the pipeline targets.
+static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
+  return o.vectorBits ? o.vectorBits : hostVectorBits();
+}
+
+/// What `matrix-units` selects. `host` takes this host's AVX512-BF16 when
+/// the target is 512 bits wide, and not AMX: the AMX path has been checked
+/// only structurally (never run), so AMX is taken when asked for by name.
+static StringRef
+resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
+  StringRef units = options.matrixUnits;
+  if (units != "host")
+    return units;
+  if (targetVectorBits(options) < 512)
+    return "fma";
+  return hostMatrixUnits() == "fma" ? "fma" : "avx512-bf16";
+}
+
 /// The contractions' register tile: one accumulator row is 2 vector
 /// registers wide, and the tile holds half the register file (16 of
 /// AVX-512's 32 registers, 8 of AVX2's 16), leaving room for the operands;
 /// a tile larger than the register file spills in every FMA.
 static GatedAttentionVectorizeTilesPassOptions
 registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
-  int64_t bits = options.vectorBits ? options.vectorBits : hostVectorBits();
+  int64_t bits = targetVectorBits(options);
   int64_t lanes = bits / 32;
   // A tile that does not divide its block leaves a remainder the
   // vectorizer handles element by element (50x slower): halve until it does.
@@ -88,6 +115,7 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
   tile.registerRows = options.registerRows
                           ? options.registerRows
                           : dividing(bits >= 512 ? 8 : 4, options.queryBlock);
+  tile.matrixUnits = resolvedMatrixUnits(options).str();
   return tile;
 }
 
@@ -201,6 +229,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // Row sums and maxima may be reassociated into tree reductions.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
+  vectorToLLVM.x86Vector = resolvedMatrixUnits(options) == "avx512-bf16";
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no instruction or intrinsic for: integer powers as
@@ -374,6 +403,19 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
       options.vectorBits != 256 && options.vectorBits != 512)
     ok &= succeeded(error(llvm::formatv(
         "option 'vector-bits' must be 0 (this host), 128, 256 or 512, got {0}",
+        static_cast<int64_t>(options.vectorBits))));
+  StringRef units = options.matrixUnits;
+  if (!llvm::is_contained({"host", "fma", "avx512-bf16", "amx"}, units))
+    return error(llvm::formatv("option 'matrix-units': unknown value '{0}'; "
+                               "expected host, fma, avx512-bf16 or amx",
+                               units));
+  // Both read 512-bit registers (AMX's pairs are packed by AVX-512 code).
+  if (ok && units != "host" && units != "fma" &&
+      targetVectorBits(options) != 512)
+    ok &= succeeded(error(llvm::formatv(
+        "option 'matrix-units={0}' needs 512-bit vectors (AVX-512), but the "
+        "target has {1} (vector-bits={2})",
+        units, targetVectorBits(options),
         static_cast<int64_t>(options.vectorBits))));
   return success(ok);
 }

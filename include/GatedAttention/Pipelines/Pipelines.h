@@ -65,6 +65,14 @@ struct GatedAttentionToLLVMPipelineOptions
                      "sizes the register tiles: 512 (AVX-512), 256 (AVX2), "
                      "128; 0: this host's"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> matrixUnits{
+      *this, "matrix-units",
+      llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
+                     "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
+                     "tiles; not yet run on AMX hardware, so never chosen "
+                     "by host) or host (avx512-bf16 on a host that has it, "
+                     "else fma); avx512-bf16 and amx need 512-bit vectors"),
+      llvm::cl::init("host")};
 };
 
 /// Lowers a module of `func` + tensor-level upstream ops (linalg, tensor,
@@ -113,8 +121,13 @@ void buildGatedAttentionToPTXPipeline(
 /// The largest query/key block of the CPU pipeline.
 constexpr int64_t kMaxCPUBlock = 1024;
 
+/// The matrix units this host has: amx with AMX-BF16, avx512-bf16 with
+/// AVX512-BF16, else fma (`matrix-units=host` takes avx512-bf16 for amx).
+StringRef hostMatrixUnits();
+
 /// Checks the options of `--gated-attention-to-llvm` (block sizes in
-/// [1, kMaxCPUBlock]), reporting the first problem through `error`.
+/// [1, kMaxCPUBlock], a known matrix-units that the vector width allows),
+/// reporting the first problem through `error`.
 LogicalResult validateGatedAttentionToLLVMOptions(
     const GatedAttentionToLLVMPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> error);

@@ -12,6 +12,7 @@
 
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+#include "MatrixUnits.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -130,9 +131,13 @@ private:
   SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack) const {
     unsigned loops = op.getNumLoops();
     if (isPack)
-      return {16, 16};
+      return loops == 3 ? SmallVector<int64_t>{16, 16, 0}
+                        : SmallVector<int64_t>{16, 16};
     if (isContraction(op))
       return {registerRows, registerCols, registerDepth};
+    // registerDepth reduction steps are registerDepth / 2 pairs.
+    if (isPairContraction(op))
+      return {registerRows, registerCols, registerDepth / 2, 0};
     if (loops == 2)
       return {1, 0};
     return {};
@@ -153,13 +158,32 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       ops.push_back(op);
   });
 
-  // 1. Pack transposed right operands; 2. tile to register size.
+  std::optional<MatrixUnits> units = parseMatrixUnits(matrixUnits);
+  if (!units) {
+    root->emitError() << "option 'matrix-units': unknown value '" << matrixUnits
+                      << "'; expected fma, avx512-bf16 or amx";
+    return signalPassFailure();
+  }
+  // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes.
+  bool pairs = *units != MatrixUnits::FMA && registerCols % 4 == 0;
+
+  // 1. Pack right operands (bf16 pairs on the matrix units, else transposed
+  // and widened to f32); 2. tile to register size.
   SmallVector<std::pair<linalg::LinalgOp, bool>> toTile;
   for (linalg::LinalgOp op : ops) {
-    if (isContraction(op))
-      if (linalg::GenericOp pack =
-              packRhs(rewriter, cast<linalg::GenericOp>(op)))
+    if (isContraction(op)) {
+      auto generic = cast<linalg::GenericOp>(op);
+      FailureOr<PairContraction> paired =
+          pairs ? packBF16Pairs(rewriter, generic)
+                : FailureOr<PairContraction>(failure());
+      if (succeeded(paired)) {
+        toTile.push_back({paired->rhsPack, true});
+        toTile.push_back({paired->contraction, false});
+        continue;
+      }
+      if (linalg::GenericOp pack = packRhs(rewriter, generic))
         toTile.push_back({pack, true});
+    }
     toTile.push_back({op, false});
   }
   for (auto [op, isPack] : toTile) {
@@ -185,6 +209,18 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       tiles.push_back(op);
   });
   for (linalg::LinalgOp op : tiles) {
+    if (isPairContraction(op)) {
+      FailureOr<Value> vectorized =
+          *units == MatrixUnits::AVX512BF16
+              ? emitAVX512DotTile(rewriter, op)
+              : vectorizePairContraction(rewriter, op);
+      if (failed(vectorized)) {
+        op->emitError("failed to vectorize");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, *vectorized);
+      continue;
+    }
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
         rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
@@ -208,6 +244,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       name.getCanonicalizationPatterns(toContract, ctx);
   if (failed(applyPatternsGreedily(root, std::move(toContract))))
     return signalPassFailure();
+  if (*units != MatrixUnits::FMA && isa<FunctionOpInterface>(root))
+    requireMatrixUnitFeatures(root, *units);
 
   // 5. Lower the vector ops that LLVM would not lower well.
   RewritePatternSet patterns(ctx);

@@ -264,6 +264,15 @@ def GatedAttentionVectorizeTilesPass
        `math.exp` to its polynomial approximation so that it stays a vector
        operation (LLVM would otherwise call `expf` per lane).
 
+    With `matrix-units=avx512-bf16`, a contraction whose right operand is
+    bf16 is multiplied in bf16 pairs instead (the VNNI layout: the reduction
+    dimension k as k/2 x 2): the left operand in bf16 (for `S = Q Kᵀ` the
+    bf16 queries themselves, the scale then applied to the scores; `P`
+    rounded to bf16), the right one packed to `k/2 x n x 2`, each register
+    tile emitted as `x86vector.avx512.dot` (vdpbf16ps) on 16-lane f32
+    accumulators; the function gets the `target_features` the instruction
+    needs.
+
     The result is still on tensors; bufferization and the LLVM lowering
     follow in `--gated-attention-to-llvm`.
 
@@ -280,7 +289,11 @@ def GatedAttentionVectorizeTilesPass
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"32",
            "Columns of a contraction's register tile (vector width)">,
     Option<"registerDepth", "register-depth", "int64_t", /*default=*/"32",
-           "Reduction steps per unrolled contraction (0: the whole reduction)">
+           "Reduction steps per unrolled contraction (0: the whole reduction)">,
+    Option<"matrixUnits", "matrix-units", "std::string", /*default=*/"\"fma\"",
+           "What multiplies bf16 tiles: fma (widened to f32), avx512-bf16 "
+           "(x86vector.avx512.dot on bf16 pairs) or amx (vector.contract in "
+           "the VNNI layout, left for convert-vector-to-amx)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -288,7 +301,9 @@ def GatedAttentionVectorizeTilesPass
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -1,0 +1,303 @@
+//===- MatrixUnits.cpp - bf16 tile products on x86 matrix units -----------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatrixUnits.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+using utils::IteratorType;
+
+std::optional<MatrixUnits>
+mlir::gated_attention::parseMatrixUnits(StringRef name) {
+  return llvm::StringSwitch<std::optional<MatrixUnits>>(name)
+      .Case("fma", MatrixUnits::FMA)
+      .Case("avx512-bf16", MatrixUnits::AVX512BF16)
+      .Case("amx", MatrixUnits::AMX)
+      .Default(std::nullopt);
+}
+
+namespace {
+/// The bf16 tensor `x` and the scale `c` when `v` is computed elementwise as
+/// `extf(x) * c` by a linalg.generic (`c` from outside its body); nulls if
+/// not.
+std::pair<Value, Value> matchScaledExtension(Value v) {
+  auto gen = v.getDefiningOp<linalg::GenericOp>();
+  if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
+      gen.getNumReductionLoops() != 0 ||
+      !llvm::all_of(gen.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block *body = gen.getBody();
+  auto mul =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return {};
+  for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto ext = x.getDefiningOp<arith::ExtFOp>();
+    if (ext && ext.getIn() == body->getArgument(0) &&
+        ext.getIn().getType().isBF16() && c.getParentBlock() != body)
+      return {gen.getDpsInputOperand(0)->get(), c};
+  }
+  return {};
+}
+
+/// A zero-filled tensor: the start of S = Q Kᵀ.
+bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.value(), m_AnyZeroFloat());
+}
+
+/// An elementwise linalg.generic over `input` into a new tensor of `shape`
+/// and `elementType`, reading `input` through `readMap`.
+Value mapElements(RewriterBase &rewriter, Location loc, Value input,
+                  ArrayRef<int64_t> shape, Type elementType, AffineMap readMap,
+                  function_ref<Value(OpBuilder &, Location, Value)> body) {
+  unsigned rank = shape.size();
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
+  SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{input},
+      ValueRange{init},
+      ArrayRef<AffineMap>{readMap, rewriter.getMultiDimIdentityMap(rank)},
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, body(b, l, args[0]));
+      });
+  return op.getResult(0);
+}
+} // namespace
+
+bool mlir::gated_attention::isPairContraction(linalg::LinalgOp op) {
+  return isa<linalg::GenericOp>(op) && op.getNumLoops() == 4 &&
+         op.getNumDpsInputs() == 2 &&
+         op.getIteratorTypesArray() ==
+             SmallVector<IteratorType>{
+                 IteratorType::parallel, IteratorType::parallel,
+                 IteratorType::reduction, IteratorType::reduction} &&
+         cast<ShapedType>(op.getDpsInputOperand(0)->get().getType())
+             .getElementType()
+             .isBF16();
+}
+
+FailureOr<PairContraction>
+mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
+                                     linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  auto map3 = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(3, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool transposed = maps[1] == map3({d1, d2});
+  if (maps[0] != map3({d0, d2}) || maps[2] != map3({d0, d1}) ||
+      (!transposed && maps[1] != map3({d2, d1})))
+    return failure();
+  Value lhs = op.getDpsInputOperand(0)->get();
+  Value rhs = op.getDpsInputOperand(1)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
+  if (!lhsType.getElementType().isF32() || !rhsType.getElementType().isBF16() ||
+      getElementTypeOrSelf(init.getType()) != f32 ||
+      !lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+    return failure();
+  int64_t m = lhsType.getDimSize(0), k = lhsType.getDimSize(1);
+  int64_t n = transposed ? rhsType.getDimSize(0) : rhsType.getDimSize(1);
+  if (k % 2)
+    return failure();
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  // Left operand: the bf16 values themselves when the f32 ones are only
+  // scaled copies (the scale then applies to the sums), else rounded.
+  auto [unscaled, scale] = matchScaledExtension(lhs);
+  if (!isZeroFill(init))
+    unscaled = scale = nullptr;
+  if (!unscaled)
+    unscaled = mapElements(rewriter, loc, lhs, {m, k}, bf16,
+                           rewriter.getMultiDimIdentityMap(2),
+                           [&](OpBuilder &b, Location l, Value x) -> Value {
+                             return arith::TruncFOp::create(b, l, bf16, x);
+                           });
+  Value lhsPairs = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, k / 2, 2}, bf16), unscaled,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  // Right operand: (k/2, n, 2), pairs of consecutive k side by side.
+  Value rhsSplit = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      transposed ? RankedTensorType::get({n, k / 2, 2}, bf16)
+                 : RankedTensorType::get({k / 2, 2, n}, bf16),
+      rhs,
+      transposed ? ArrayRef<ReassociationIndices>{{0}, {1, 2}}
+                 : ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  AffineExpr p0, p1, p2;
+  bindDims(ctx, p0, p1, p2);
+  Value rhsPairs =
+      mapElements(rewriter, loc, rhsSplit, {k / 2, n, 2}, bf16,
+                  transposed ? map3({p1, p0, p2}) : map3({p0, p2, p1}),
+                  [](OpBuilder &, Location, Value x) { return x; });
+
+  auto contraction = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{lhsPairs, rhsPairs},
+      ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(4, 0, {d0, d2, d3}, ctx),
+                          AffineMap::get(4, 0, {d2, d1, d3}, ctx),
+                          AffineMap::get(4, 0, {d0, d1}, ctx)},
+      ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                             IteratorType::reduction, IteratorType::reduction},
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value a = arith::ExtFOp::create(b, l, f32, args[0]);
+        Value x = arith::ExtFOp::create(b, l, f32, args[1]);
+        Value product = arith::MulFOp::create(b, l, a, x);
+        linalg::YieldOp::create(
+            b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
+      });
+  Value result = contraction.getResult(0);
+  if (scale)
+    result = mapElements(rewriter, loc, result, {m, n}, f32,
+                         rewriter.getMultiDimIdentityMap(2),
+                         [&](OpBuilder &b, Location l, Value s) -> Value {
+                           return arith::MulFOp::create(b, l, s, scale);
+                         });
+  rewriter.replaceOp(op, result);
+  return PairContraction{contraction,
+                         rhsPairs.getDefiningOp<linalg::GenericOp>()};
+}
+
+FailureOr<Value>
+mlir::gated_attention::vectorizePairContraction(RewriterBase &rewriter,
+                                                linalg::LinalgOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  auto read = [&](Value tensor) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    SmallVector<Value> indices(type.getRank(), zero);
+    SmallVector<bool> inBounds(type.getRank(), true);
+    return vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get(type.getShape(), type.getElementType()),
+        tensor, indices, std::nullopt, inBounds);
+  };
+  Value init = op.getDpsInitOperand(0)->get();
+  Value lhs = read(op.getDpsInputOperand(0)->get());
+  Value rhs = read(op.getDpsInputOperand(1)->get());
+  Value acc = read(init);
+  SmallVector<Attribute> iterators;
+  for (IteratorType t : op.getIteratorTypesArray())
+    iterators.push_back(vector::IteratorTypeAttr::get(
+        rewriter.getContext(), t == IteratorType::parallel
+                                   ? vector::IteratorType::parallel
+                                   : vector::IteratorType::reduction));
+  Value product = vector::ContractionOp::create(
+      rewriter, loc, lhs, rhs, acc, op.getIndexingMaps(),
+      rewriter.getArrayAttr(iterators));
+  return vector::TransferWriteOp::create(rewriter, loc, product, init,
+                                         SmallVector<Value>(2, zero),
+                                         ArrayRef<bool>{true, true})
+      .getResult();
+}
+
+FailureOr<Value>
+mlir::gated_attention::emitAVX512DotTile(RewriterBase &rewriter,
+                                         linalg::LinalgOp op) {
+  Value lhs = op.getDpsInputOperand(0)->get();
+  Value rhs = op.getDpsInputOperand(1)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+  int64_t rows = lhsShape[0], pairs = lhsShape[1], cols = rhsShape[1];
+  int64_t lanes = cols % 16 == 0  ? 16
+                  : cols % 8 == 0 ? 8
+                  : cols % 4 == 0 ? 4
+                                  : 0;
+  if (!lanes)
+    return failure();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+  // Rows of pairs as plain bf16 rows: one dot operand is 2 x lanes
+  // consecutive values of a right-hand row, the other one pair of a
+  // left-hand row broadcast to every lane (a 32-bit broadcast).
+  auto flatten = [&](Value pairsTensor, int64_t outer, int64_t inner) {
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({outer, 2 * inner}, bf16),
+        pairsTensor, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  };
+  Value lhsRows = flatten(lhs, rows, pairs);
+  Value rhsRows = flatten(rhs, pairs, cols);
+  auto index = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, i);
+  };
+  auto read = [&](Value tensor, int64_t row, int64_t col, int64_t size,
+                  Type type) -> Value {
+    return vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({size}, type), tensor,
+        ValueRange{index(row), index(col)}, std::nullopt, ArrayRef<bool>{true});
+  };
+  int64_t chunks = cols / lanes;
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < chunks; ++c)
+      acc.push_back(read(init, r, c * lanes, lanes, f32));
+  auto pairType = VectorType::get({1}, rewriter.getI32Type());
+  auto lanesI32 = VectorType::get({lanes}, rewriter.getI32Type());
+  auto dotType = VectorType::get({2 * lanes}, bf16);
+  for (int64_t p = 0; p < pairs; ++p) {
+    SmallVector<Value> b;
+    for (int64_t c = 0; c < chunks; ++c)
+      b.push_back(read(rhsRows, p, 2 * c * lanes, 2 * lanes, bf16));
+    for (int64_t r = 0; r < rows; ++r) {
+      Value pair = vector::BitCastOp::create(rewriter, loc, pairType,
+                                             read(lhsRows, r, 2 * p, 2, bf16));
+      Value a = vector::BitCastOp::create(
+          rewriter, loc, dotType,
+          vector::BroadcastOp::create(
+              rewriter, loc, lanesI32,
+              vector::ExtractOp::create(rewriter, loc, pair, 0)));
+      for (int64_t c = 0; c < chunks; ++c) {
+        Value &sum = acc[r * chunks + c];
+        sum = x86vector::DotBF16Op::create(rewriter, loc, sum.getType(), sum, a,
+                                           b[c]);
+      }
+    }
+  }
+  Value result = init;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < chunks; ++c)
+      result = vector::TransferWriteOp::create(
+                   rewriter, loc, acc[r * chunks + c], result,
+                   ValueRange{index(r), index(c * lanes)}, ArrayRef<bool>{true})
+                   .getResult();
+  return result;
+}
+
+void mlir::gated_attention::requireMatrixUnitFeatures(Operation *func,
+                                                      MatrixUnits units) {
+  bool used = false;
+  func->walk([&](Operation *op) {
+    auto contract = dyn_cast<vector::ContractionOp>(op);
+    used |= isa<x86vector::DotBF16Op>(op) ||
+            (contract && contract.getIteratorTypes().size() == 4 &&
+             contract.getLhsType().getElementType().isBF16());
+  });
+  if (!used)
+    return;
+  SmallVector<StringRef> features = {"+avx512f", "+avx512bf16"};
+  if (units == MatrixUnits::AMX)
+    features.append({"+amx-tile", "+amx-bf16"});
+  func->setAttr("target_features",
+                LLVM::TargetFeaturesAttr::get(func->getContext(), features));
+}

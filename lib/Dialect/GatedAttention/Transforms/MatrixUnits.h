@@ -1,0 +1,82 @@
+//===- MatrixUnits.h - bf16 tile products on x86 matrix units ---*- C++ -*-===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CPU tiles' bf16 contractions (S = Q Kᵀ, O += P V) in the pair-packed
+// (VNNI) layout that AVX512-BF16's vdpbf16ps and AMX's tdpbf16ps read: the
+// reduction dimension k split into (k/2, 2), the left operand (m, k/2, 2),
+// the right operand (k/2, n, 2). Used by gated-attention-vectorize-tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GATED_ATTENTION_LIB_TRANSFORMS_MATRIXUNITS_H
+#define GATED_ATTENTION_LIB_TRANSFORMS_MATRIXUNITS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace mlir::gated_attention {
+
+/// What multiplies the bf16 tiles.
+enum class MatrixUnits {
+  /// Operands widened to f32, vector FMAs.
+  FMA,
+  /// x86vector.avx512.dot (vdpbf16ps): 16 f32 lanes += 16 bf16 pairs.
+  AVX512BF16,
+  /// vector.contract in the VNNI layout, which convert-vector-to-amx turns
+  /// into amx.tile_mulf (tdpbf16ps) on 16 x 16 f32 tiles.
+  AMX,
+};
+
+/// Parses an option value (`fma`, `avx512-bf16`, `amx`).
+std::optional<MatrixUnits> parseMatrixUnits(StringRef name);
+
+/// The result of packBF16Pairs: the pair contraction and the op making its
+/// right operand (to be tiled like the other packing ops).
+struct PairContraction {
+  linalg::GenericOp contraction;
+  linalg::GenericOp rhsPack;
+};
+
+/// Rewrites a contraction of the tiles (loops (m, n, k), left operand f32
+/// (m, k), right operand bf16 (n, k) or (k, n), f32 result) into the pair
+/// contraction over (m, n, k/2, 2). The left operand becomes bf16: when it
+/// is `scale * extf(x)` of a bf16 `x` and the contraction starts from zero
+/// (S = Q Kᵀ), `x` is multiplied and the scores are scaled afterwards, so
+/// no score loses precision; otherwise it is rounded to bf16 (P before
+/// P V, as oneDNN's and the GPU kernels' bf16 products do). Fails (leaving
+/// the op) when it does not fit: another element type, odd k.
+FailureOr<PairContraction> packBF16Pairs(RewriterBase &rewriter,
+                                         linalg::GenericOp op);
+
+/// A (parallel, parallel, reduction, reduction) generic made by
+/// packBF16Pairs.
+bool isPairContraction(linalg::LinalgOp op);
+
+/// Vectorizes a static tile of a pair contraction as one vector.contract
+/// with bf16 operands and an f32 accumulator (which linalg::vectorize does
+/// not form from the body's extensions); returns its result tensor.
+FailureOr<Value> vectorizePairContraction(RewriterBase &rewriter,
+                                          linalg::LinalgOp op);
+
+/// Emits a static tile of a pair contraction (left R x P x 2, right
+/// P x C x 2, accumulator R x C) as x86vector.avx512.dot ops on R x C/L
+/// accumulators of L = 16 (else 8, 4) f32 lanes, reading each right-hand
+/// row of 2L values once per pair and each left-hand pair as a 32-bit
+/// broadcast; returns the result tensor. Fails when C is not a multiple of
+/// 4.
+FailureOr<Value> emitAVX512DotTile(RewriterBase &rewriter, linalg::LinalgOp op);
+
+/// Marks `func` (when it holds pair contractions or their dot products) as
+/// needing the units' x86 features (`target_features`, which the LLVM
+/// lowering keeps): LLVM selects their intrinsics only with them, whatever
+/// CPU the code is compiled for.
+void requireMatrixUnitFeatures(Operation *func, MatrixUnits units);
+
+} // namespace mlir::gated_attention
+
+#endif // GATED_ATTENTION_LIB_TRANSFORMS_MATRIXUNITS_H
