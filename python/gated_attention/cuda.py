@@ -359,6 +359,32 @@ def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
     return dict(zip(layouts, kernels))
 
 
+def compile_backward_kernels(cfg, opt=None, chip="sm_90", cache=None):
+    """{layout: (kernel name, PTX text, launch description)} of the
+    backward's three mma.sync kernels (launcher.BACKWARD_LAYOUTS) for the
+    heads, head dims and variant of `cfg`, at every B, Sq and Skv: a
+    gated_attention.attention_backward reading the forward's log-sum-exp.
+    There is no wgmma backward: on sm_90 these are the sm_80 kernels
+    compiled for it. Raises ValueError with the tool's reason for a
+    configuration the kernels do not take. Cached as compile_kernel."""
+    config.check_choice("chip", chip, CHIPS)
+    cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1,
+                              dynamic=("b", "sq", "skv"))
+    text = mlir.backward_kernel_function(cfg, "case")
+    try:
+        kernels = _compile_cached(
+            text, f"backward {kernel_cache.variant(cfg)}", chip, "auto", 0,
+            cache, opt, lambda: "", f"backward {cfg.describe()}",
+            launcher.BACKWARD_LAYOUTS)
+    except runner.ToolError as e:
+        # The tool's diagnostic says which rule the configuration breaks.
+        reasons = [line.split("error: ", 1)[1] for line in str(e).splitlines()
+                   if "error: " in line]
+        raise ValueError(f"backward {cfg.describe()}: "
+                         f"{reasons[0] if reasons else e}") from None
+    return dict(zip(launcher.BACKWARD_LAYOUTS, kernels))
+
+
 def _compile_cached(text, label, chip, kernel, warps, cache, opt,
                     unsupported, what, layouts=("dense",)):
     """[(name, PTX, description)] of the tensor-core kernels of `layouts`

@@ -274,6 +274,38 @@ def run(kernels, arrays, splits=1, strides=None, **sizes):
 BACKWARD_LAYOUTS = ("backward-preprocess", "backward-kv", "backward-q")
 
 
+def backward_buffers(kernels, **sizes):
+    """{name: (element type, elements)} of every buffer the backward's
+    kernels ({layout: Kernel} of BACKWARD_LAYOUTS) take in a launch of
+    `sizes` (b, sq, skv): inputs, gradients and the scratch D ("delta")
+    and dY ("do"); raises ValueError naming a missing kernel."""
+    missing = [n for n in BACKWARD_LAYOUTS if n not in kernels]
+    if missing:
+        raise ValueError(f"backward launch: no {', '.join(missing)} kernel")
+    values = sizes_of(kernels[BACKWARD_LAYOUTS[0]].desc, **sizes)
+    found = {}
+    for kernel in kernels.values():
+        for a in kernel.desc["arguments"]:
+            if a["kind"] == "memref":
+                found[a["name"]] = (a["element_type"],
+                                    _count(kernel.desc, a["shape"], values))
+    return found
+
+
+def launch_backward(kernels, buffers, stream=None, **sizes):
+    """Launches the backward's three kernels in order on `buffers` ({name:
+    (buffer, elements)}: q, k, v, out, dout, lse, the gradients and the
+    scratch "delta", and for a gated op gate and "do"; without a gate dY is
+    dOut, which stands in for the unread gate, dY and dG); returns the
+    Launches."""
+    if not kernels[BACKWARD_LAYOUTS[0]].desc["gated"]:
+        buffers = dict(buffers)
+        for name in ("do", "gate", "dg"):
+            buffers[name] = buffers["dout"]
+    return [kernels[layout].launch(buffers, stream=stream, **sizes)
+            for layout in BACKWARD_LAYOUTS]
+
+
 def run_backward(kernels, arrays, **sizes):
     """Runs a gated_attention.attention_backward on host arrays through its
     three kernels ({layout: Kernel} of BACKWARD_LAYOUTS, launched in that
@@ -281,19 +313,10 @@ def run_backward(kernels, arrays, **sizes):
     `arrays`: the storage of q, k, v, out, dout, lse (f32) and, for a gated
     op, gate; `sizes`: b, sq, skv. Scratch buffers (D, and dY = dOut *
     act(G) of a gated op) are allocated here; without a gate dY is dOut."""
-    missing = [n for n in BACKWARD_LAYOUTS if n not in kernels]
-    if missing:
-        raise ValueError(f"backward launch: no {', '.join(missing)} kernel")
+    found = backward_buffers(kernels, **sizes)
     first = kernels[BACKWARD_LAYOUTS[0]]
-    desc, backend = first.desc, first.backend
-    gated = desc["gated"]
-    values = sizes_of(desc, **sizes)
-    types, counts = {}, {}
-    for kernel in kernels.values():
-        for a in kernel.desc["arguments"]:
-            if a["kind"] == "memref":
-                types[a["name"]] = a["element_type"]
-                counts[a["name"]] = _count(kernel.desc, a["shape"], values)
+    backend = first.backend
+    gated = first.desc["gated"]
     needed = {"q", "k", "v", "out", "dout", "lse"} | ({"gate"} if gated
                                                       else set())
     if set(arrays) != needed:
@@ -303,20 +326,16 @@ def run_backward(kernels, arrays, **sizes):
     buffers, owned = {}, []
     try:
         for name, data in arrays.items():
-            buffers[name] = (backend.upload(data, types[name]), data.size)
+            buffers[name] = (backend.upload(data, found[name][0]), data.size)
             owned.append(buffers[name][0])
         for name in outputs + ["delta"] + (["do"] if gated else []):
-            buffers[name] = (backend.empty(counts[name], types[name]),
-                             counts[name])
+            element_type, count = found[name]
+            buffers[name] = (backend.empty(count, element_type), count)
             owned.append(buffers[name][0])
-        if not gated:
-            for name in ("do", "gate", "dg"):
-                buffers[name] = buffers["dout"]
-        for layout in BACKWARD_LAYOUTS:
-            kernels[layout].launch(buffers, **sizes)
+        launch_backward(kernels, buffers, **sizes)
         backend.synchronize()
-        return {name: backend.read(buffers[name][0], counts[name],
-                                   types[name]) for name in outputs}
+        return {name: backend.read(buffers[name][0], found[name][1],
+                                   found[name][0]) for name in outputs}
     finally:
         for buffer in owned:
             backend.free(buffer)

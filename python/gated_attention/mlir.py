@@ -160,6 +160,36 @@ def backward_function(cfg, name):
     return "".join(lines)
 
 
+def backward_kernel_function(cfg, name, static=False):
+    """func.func @name(q, k, v, out, dout[, g], lse) -> (dq, dk, dv[, dg]):
+    one gated_attention.attention_backward reading the forward's f32
+    log-sum-exp, on tensors (B, Sq, Skv dynamic as `cfg` says unless
+    `static`): what --gated-attention-to-ptx lowers to the backward's
+    kernels."""
+    cfg.check_static_sizes()
+    t = cfg.types(static=static)
+    b, sq = cfg.b, cfg.sq
+    lse = "tensor<{}x{}x{}xf32>".format(
+        "?" if not static and "b" in cfg.dynamic else b, cfg.hq,
+        "?" if not static and "sq" in cfg.dynamic else sq)
+    gated = cfg.gate != "none"
+    ins = [("q", t["query"]), ("k", t["key"]), ("v", t["value"]),
+           ("o", t["result"]), ("do", t["result"])] + (
+        [("g", t["gate"])] if gated else []) + [("lse", lse)]
+    outs = [t["query"], t["key"], t["value"]] + ([t["gate"]] if gated
+                                                 else [])
+    args = ", ".join(f"%{n}: {ty}" for n, ty in ins)
+    operands = ", ".join(f"%{n}" for n, _ in ins[:-1])
+    in_types = ", ".join(ty for _, ty in ins)
+    results = ", ".join(outs)
+    return (f"func.func @{name}({args}) -> ({results}) {{\n"
+            f"  %r:{len(outs)} = gated_attention.attention_backward "
+            f"{operands} lse(%lse) {attention_attributes(cfg)}\n"
+            f"      : ({in_types}) -> ({results})\n"
+            f"  return {', '.join(f'%r#{i}' for i in range(len(outs)))} : "
+            f"{results}\n}}\n")
+
+
 def dense_constant(ssa, values, dtype, type_str):
     data = dtypes.to_bytes(values, dtype).hex().upper()
     return f'  {ssa} = arith.constant dense<"0x{data}"> : {type_str}\n'

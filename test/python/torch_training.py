@@ -63,11 +63,6 @@ q = torch.empty(1, 5, 4, 16, device="meta")
 kv = torch.empty(1, 5, 2, 16, device="meta")
 gat.warmup(q, kv, kv, q, layout="bshd", device="cpu")
 assert len(kernels()[0]) == 2 and kernels()[1] == backward, kernels()
-try:
-    gat.warmup(q, kv, kv, q, layout="bshd", device="cuda", backward=True)
-    raise AssertionError("no error")
-except NotImplementedError as e:
-    assert "CPU kernels only" in str(e), e
 print("PASS warm-up compiles the backward kernel")
 
 # 2. The compiled training steps: no compile, the op's kernels run.

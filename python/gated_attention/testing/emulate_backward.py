@@ -28,28 +28,9 @@ from . import emulate
 
 def backward_module(cfg):
     """func.func @case(q, k, v, out, dout[, g], lse) -> gradients: one
-    gated_attention.attention_backward with the forward's lse."""
-    cfg.check_static_sizes()
-    t = cfg.types(static=True)
-    gated = cfg.gate != "none"
-    b, hq, sq = cfg.b, cfg.hq, cfg.sq
-    lse_type = f"tensor<{b}x{hq}x{sq}xf32>"
-    ins = [("q", t["query"]), ("k", t["key"]), ("v", t["value"]),
-           ("o", t["result"]), ("do", t["result"])]
-    if gated:
-        ins.append(("g", t["gate"]))
-    outs = [t["query"], t["key"], t["value"]] + ([t["gate"]] if gated
-                                                 else [])
-    args = ", ".join(f"%{n}: {ty}" for n, ty in ins) + f", %lse: {lse_type}"
-    operands = ", ".join(f"%{n}" for n, _ in ins)
-    in_types = ", ".join(ty for _, ty in ins) + f", {lse_type}"
-    results = ", ".join(outs)
-    return (f"func.func @case({args}) -> ({results}) {{\n"
-            f"  %r:{len(outs)} = gated_attention.attention_backward "
-            f"{operands} lse(%lse) {mlir.attention_attributes(cfg)}\n"
-            f"      : ({in_types}) -> ({results})\n"
-            f"  return {', '.join(f'%r#{i}' for i in range(len(outs)))} : "
-            f"{results}\n}}\n")
+    gated_attention.attention_backward with the forward's lse, static
+    sizes."""
+    return mlir.backward_kernel_function(cfg, "case", static=True)
 
 
 def compile_backward(cfg, opt=None, options=""):

@@ -37,11 +37,14 @@ variant; not B or the lengths), logged on the ``gated_attention`` logger,
 and kept on disk (:func:`set_cache_dir`, ``GATED_ATTENTION_CACHE_DIR``); a
 later process loads them. :func:`warmup` compiles ahead of time.
 
-The dense op has a backward on CPU tensors (autograd saves q, k, v, g and
-the gated output; ``torch.ops.gated_attention.attention_backward`` runs the
-reference lowering, not yet a fast one: docs/Backward.md); on CUDA tensors
-``.backward()`` raises NotImplementedError until the GPU backward kernels
-exist. ``paged_attention`` is inference-only.
+The dense op has a backward (autograd saves q, k, v, g and the gated
+output; ``torch.ops.gated_attention.attention_backward``, docs/Backward.md):
+on CPU tensors the reference lowering, not yet a fast one; on CUDA tensors
+the sm_80 mma.sync backward kernels (sm_90 runs them too; bitwise
+reproducible run to run), for f16 / bf16, head dims up to 128 and the
+sigmoid / NS-sigmoid gates with ``combine="mul"`` (or no gate); other
+configurations raise NotImplementedError at ``.backward()``.
+``paged_attention`` is inference-only.
 """
 
 import torch
@@ -96,9 +99,9 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     lengths do not): pass `device` ("cpu", "cuda", "cuda:1") for them.
 
     `backward` (default: when any of q, k, v, g requires grad) compiles the
-    backward's kernel too, so that the first training step compiles
-    nothing; CPU only (CUDA has no backward kernels yet: True raises
-    NotImplementedError there).
+    backward's kernels too, so that the first training step compiles
+    nothing; on CUDA (and with `chip`) it raises NotImplementedError for a
+    configuration the CUDA backward kernels do not take.
 
     With `chip` ("sm_80", "sm_86", "sm_89", "sm_90") the CUDA kernels are
     compiled ahead of time into the disk cache (cache_dir(), which must be
@@ -106,17 +109,12 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     the directory there and set GATED_ATTENTION_CACHE_DIR to it."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     device = torch.device(device) if device is not None else q.device
-    on_cpu = chip is None and device.type == "cpu"
     if backward is None:
-        backward = on_cpu and any(x is not None and x.requires_grad
-                                  for x in (q, k, v, g))
+        backward = any(x is not None and x.requires_grad
+                       for x in (q, k, v, g))
     elif not isinstance(backward, bool):
         raise ValueError(f"gated_attention.warmup: backward must be True, "
                          f"False or None, not {backward!r}")
-    elif backward and not on_cpu:
-        raise NotImplementedError(
-            "gated_attention.warmup(backward=True): the backward has CPU "
-            "kernels only (the CUDA backward kernels do not exist yet)")
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
     out = _args.as_bhsd(_args.new_output(q, v, layout), layout)
@@ -127,13 +125,19 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
                              "the disk cache: set_cache_dir() or "
                              "GATED_ATTENTION_CACHE_DIR first")
         _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out)
+        if backward:
+            from . import _cuda_backward
+            _cuda_backward.compile_kernels(_args.compile_key(cfg), chip)
         return
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     kernel = _op.kernel_for(cfg, device)
     if device.type == "cuda":
         kernel.prepare(*views, out)
-    if backward:
+    if backward and device.type == "cuda":
+        from . import _cuda_backward
+        _cuda_backward.kernel_for(_args.compile_key(cfg), device)
+    elif backward:
         _backward.kernel_for(cfg)
 
 

@@ -7,8 +7,9 @@ tracing (torch.compile, opcheck's aot_dispatch) sees an op with a fake
 kernel rather than a call into a library. On the CPU it runs
 gated_attention.attention_backward compiled by --gated-attention-to-llvm
 (the reference lowering, materialized scores) through the disk cache, on
-the tensors' memory as the forward's CPU kernel does; CUDA backward kernels
-do not exist yet.
+the tensors' memory as the forward's CPU kernel does. On CUDA it runs the
+sm_80 backward kernels (_cuda_backward), with the forward's log-sum-exp
+`lse` when given, else computing it.
 """
 
 import ctypes
@@ -66,23 +67,24 @@ def kernel_for(cfg):
                          mutates_args=())
 def attention_backward(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
-        dout: torch.Tensor, g: Optional[torch.Tensor] = None, *,
-        causal: bool = False, scale: Optional[float] = None,
+        dout: torch.Tensor, g: Optional[torch.Tensor] = None,
+        lse: Optional[torch.Tensor] = None, *, causal: bool = False, scale: Optional[float] = None,
         gate: str = "sigmoid", combine: str = "mul",
         layout: str = "bhsd") -> tuple[torch.Tensor, torch.Tensor,
                                        torch.Tensor, torch.Tensor]:
     """Gradients (dq, dk, dv, dg) of attention(q, k, v, g) = out for the
     output gradient `dout`, in the inputs' layout; dg is empty without a
-    gate."""
+    gate. `lse`: the forward's f32 log-sum-exp [B, Hq, Sq], which the CUDA
+    kernels read (computed when None; the CPU lowering recomputes it)."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     _check_output("out", out, q, v, layout)
     _check_output("dout", dout, q, v, layout)
+    if q.device.type == "cuda":
+        return _cuda_gradients(cfg, q, k, v, out, dout, g, lse, layout)
     if q.device.type != "cpu":
         raise NotImplementedError(
-            "gated_attention::attention_backward runs on the CPU only: the "
-            "CUDA backward kernels (sm_80 mma.sync, sm_90a wgmma) are a "
-            "later step of the training work; move the tensors to the CPU "
-            "or compute attention with torch for training on the GPU")
+            f"gated_attention::attention_backward runs on CPU and CUDA "
+            f"tensors, not {q.device.type}")
     grads = [torch.zeros_like(x) for x in (q, k, v)]
     grads.append(torch.zeros_like(g) if g is not None
                  else q.new_empty(_NO_GATE_SHAPE))
@@ -99,6 +101,37 @@ def attention_backward(
     return tuple(grads)
 
 
+def _cuda_gradients(cfg, q, k, v, out, dout, g, lse, layout):
+    """(dq, dk, dv, dg) of the CUDA kernels (see _cuda_backward)."""
+    from . import _cuda_backward
+    device = q.device
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    kernel = _cuda_backward.kernel_for(_args.compile_key(cfg), device)
+    grads = [torch.empty_like(x) for x in (q, k, v)]
+    grads.append(torch.empty_like(g) if g is not None
+                 else q.new_empty(_NO_GATE_SHAPE))
+    views = [_args.as_bhsd(x, layout) for x in (q, k, v, out, dout)]
+    gv = _args.as_bhsd(g, layout) if g is not None else None
+    if views[0].shape[2] == 0 or views[1].shape[2] == 0:
+        # No query rows or no keys: out is 0, so is every gradient.
+        return tuple(x.zero_() for x in grads)
+    if lse is None:
+        lse = _cuda_backward.log_sum_exp(views[0], views[1], cfg.scale,
+                                         cfg.causal)
+    elif tuple(lse.shape) != tuple(views[0].shape[:3]) or \
+            lse.dtype != torch.float32 or lse.device != q.device:
+        raise ValueError(
+            f"gated_attention.attention_backward: lse must be the forward's "
+            f"log-sum-exp, {tuple(views[0].shape[:3])} float32 on {q.device},"
+            f" got {tuple(lse.shape)} {lse.dtype} on {lse.device}")
+    outputs = [_args.as_bhsd(x, layout) for x in grads[:3]]
+    if g is not None:
+        outputs.append(_args.as_bhsd(grads[3], layout))
+    kernel(*views, gv, lse, outputs)
+    return tuple(grads)
+
+
 def _check_output(name, x, q, v, layout):
     _args.check_tensor("gated_attention.attention_backward", name, x)
     expected = _args.output_shape(q, v, layout)
@@ -111,7 +144,7 @@ def _check_output(name, x, q, v, layout):
 
 
 @attention_backward.register_fake
-def _(q, k, v, out, dout, g=None, *, causal=False, scale=None,
+def _(q, k, v, out, dout, g=None, lse=None, *, causal=False, scale=None,
       gate="sigmoid", combine="mul", layout="bhsd"):
     _args.check_symbolic(q, k, v, g, layout)
     dg = torch.empty_like(g) if g is not None else q.new_empty(_NO_GATE_SHAPE)
@@ -129,14 +162,11 @@ def setup_context(ctx, inputs, output, keyword_only_inputs):
 
 
 def backward(ctx, grad):
-    q, k, v, g, out = ctx.saved_tensors
-    if q.device.type == "cuda":
-        raise NotImplementedError(
-            "gated_attention::attention has no CUDA backward yet: the "
-            "sm_80 / sm_90a backward kernels are a later step of the "
-            "training work (the CPU backward exists); move the tensors to "
-            "the CPU or compute attention with torch for training on the "
-            "GPU")
+    saved = ctx.saved_tensors
+    q, k, v, g, out = saved[:5]
+    # The forward's log-sum-exp, where it saved one after the output.
+    lse = saved[5] if len(saved) > 5 else None
     dq, dk, dv, dg = torch.ops.gated_attention.attention_backward(
-        q, k, v, out, grad, g if ctx.has_gate else None, **ctx.options)
+        q, k, v, out, grad, g if ctx.has_gate else None, lse,
+        **ctx.options)
     return dq, dk, dv, (dg if ctx.has_gate else None)
