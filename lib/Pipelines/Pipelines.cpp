@@ -180,7 +180,13 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   addGraphLevelPasses(funcPm, options.raiseAttention,
                       /*unpage=*/options.reference);
-  // The backward has one CPU lowering so far, the reference one.
+  // The backward: the FlashAttention-2-shaped tiles, or the reference form.
+  if (!options.reference) {
+    GatedAttentionTileBackwardPassOptions backwardOptions;
+    backwardOptions.queryBlock = options.queryBlock;
+    backwardOptions.keyBlock = options.keyBlock;
+    funcPm.addPass(createGatedAttentionTileBackwardPass(backwardOptions));
+  }
   funcPm.addPass(createConvertGatedAttentionBackwardToLinalgPass());
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());

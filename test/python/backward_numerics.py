@@ -1,12 +1,13 @@
 # REQUIRES: torch
 # RUN: %PYTHON %s
-"""Numerics of gated_attention.attention_backward on the CPU (the reference
-lowering, through torch.ops.gated_attention.attention_backward) against the
-float64 gradients, element by element within
-accuracy_backward.backward_error_bound: a random matrix over GQA 1/2/8,
-D 64/128 with Dv != D, causal or not, Sq != Skv (rows that see no key,
-Skv = 0), every gate and combine, headwise/elementwise, shared/per-head
-gates, f32/f16/bf16. The hand-written float64 reference is itself checked
+"""Numerics of gated_attention.attention_backward on the CPU (the tiled
+FlashAttention-2-shaped lowering of --gated-attention-to-llvm, through
+torch.ops.gated_attention.attention_backward) against the float64
+gradients, element by element within accuracy_backward.backward_error_bound:
+a random matrix over GQA 1/2/8, D 64/128/256 with Dv != D, causal or not,
+Sq != Skv (rows that see no key, Skv = 0), several query and key blocks
+with ragged tails (Sq, Skv not multiples of the 64-row blocks), every gate
+and combine, headwise/elementwise, shared/per-head gates, f32/f16/bf16. The hand-written float64 reference is itself checked
 against torch's float64 autograd of the unfused expression, and the bound
 rejects a wrong gate derivative and one element off by 5 bounds."""
 
@@ -100,7 +101,7 @@ cases = []
 for i in range(12):
     group = (1, 2, 8)[i % 3]
     hkv = int(rng.choice((1, 2)))
-    d = (64, 128)[(i // 3) % 2]
+    d = (64, 128, 256)[(i // 3) % 3]
     gate = GATES[i % 4]
     cases.append(config.AttentionConfig(
         b=2, hq=hkv * group, hkv=hkv, sq=17, skv=40, d=d,
@@ -120,8 +121,10 @@ cases.append(config.AttentionConfig(b=2, hq=2, hkv=2, sq=17, skv=40, d=64,
 worst = 0.0
 for n, base in enumerate(cases):
     # One compile per case (B, Sq, Skv are run-time sizes): Sq < Skv,
-    # Sq > Skv (causal: rows that see no key) and Skv = 0.
-    for sq, skv in ((17, 40), (33, 9), (5, 0)):
+    # Sq > Skv (causal: rows that see no key), Skv = 0, and 2 query blocks
+    # by 3 key blocks, both ragged (causal: blocks above the diagonal
+    # skipped, blocks across it masked).
+    for sq, skv in ((17, 40), (33, 9), (5, 0), (70, 150)):
         cfg = config.AttentionConfig(**{
             **{f: getattr(base, f) for f in base.__dataclass_fields__},
             "sq": sq, "skv": skv})

@@ -243,6 +243,67 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   ];
 }
 
+def GatedAttentionTileBackwardPass : Pass<"gated-attention-tile-backward"> {
+  let summary = "Lower gated_attention.attention_backward to the tiled FlashAttention-2 backward";
+  let description = [{
+    Rewrites every `gated_attention.attention_backward` (shapes as the op:
+    `query B x Hq x Sq x D`, `key B x Hkv x Skv x D`, `value B x Hkv x Skv x
+    Dv`, R = Hq / Hkv) into three `scf.forall` loops on static tiles (rows
+    and keys padded to `query-block`, `key-block`; rows past `Sq`, keys past
+    `Skv` masked), marked like the forward's online-softmax loops so that
+    `gated-attention-vectorize-tiles` register-tiles their contractions:
+
+    1. preprocessing over `(B, Hq, ceildiv(Sq, query-block))`: the
+       log-sum-exp `L` (the `lse` operand, or recomputed by a key loop
+       carrying the row max and sum), `Y = P V` for the gates whose backward
+       needs it (SiLU, `combine = add`), `dY`, `D = rowsum(dY * Y)` (or
+       `rowsum(dOut * out)`) and the gate's gradient, per row in f32;
+    2. dK, dV over `(B, Hkv, ceildiv(Skv, key-block))`: per key block, the
+       R query heads of its group and their query blocks looped
+       sequentially (causal: from the first row that sees the block),
+       `P = exp(scale Q Kᵀ - L)` recomputed, `dS = scale P (dY Vᵀ - D)`,
+       `dK += dSᵀ Q` and `dV += Pᵀ dY` in f32 tiles: the group's sum without
+       a race;
+    3. dQ over `(B, Hq, ceildiv(Sq, query-block))`: the key blocks looped
+       (causal: up to the last one the block sees), `P` and `dP`
+       recomputed, `dQ += dS K`. A second pass rather than dQ partials per
+       key block: each row of dQ is written by one iteration (no atomics,
+       deterministic), at the cost of two more products per block.
+
+    No `Sq x Skv` tensor exists. A shared gate's gradient is summed over the
+    heads after the preprocessing.
+
+    ```mlir
+    %dq, %dk, %dv = gated_attention.attention_backward %q, %k, %v, %o, %do
+        {causal} : (...) -> (...)
+    // becomes
+    %rows:3 = scf.forall (%b, %h, %i) in (%B, 8, %nq) shared_outs(...)
+    %kv:2 = scf.forall (%b, %kh, %j) in (%B, 2, %nk) shared_outs(...) {
+      scf.for %r = %c0 to %c4 step %c1 iter_args(%dk, %dv) {
+        scf.for %row = %first to %Sq step %c64 iter_args(...) { ... }
+      } ...
+    }
+    %dq = scf.forall (%b, %h, %i) in (%B, 8, %nq) shared_outs(...) {
+      scf.for %key = %c0 to %end step %c64 iter_args(%acc) { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"queryBlock", "query-block", "int64_t", /*default=*/"64",
+           "Query rows per tile (Bq)">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"64",
+           "Keys per tile (Bk)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def GatedAttentionVectorizeTilesPass
     : Pass<"gated-attention-vectorize-tiles"> {
   let summary = "Vectorize the static tile math of the online-softmax form for CPUs";

@@ -1,0 +1,10 @@
+// Bad block sizes are reported, not crashed on.
+// RUN: not gated-attention-opt %s --gated-attention-tile-backward=key-block=0 2>&1 | FileCheck %s
+// RUN: not gated-attention-opt %s --gated-attention-tile-backward=query-block=-4 2>&1 | FileCheck %s
+// CHECK: error: query-block and key-block must be positive
+func.func @f(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>,
+             %o: tensor<1x2x8x8xf32>, %do: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do
+      : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+  return %0#0 : tensor<1x2x8x8xf32>
+}

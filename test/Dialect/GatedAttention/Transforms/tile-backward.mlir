@@ -1,0 +1,83 @@
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile-backward="query-block=16 key-block=8" -canonicalize -cse | FileCheck %s
+
+// GQA 2, causal, no gate: three marked scf.foralls on static tiles, none
+// holding an Sq x Skv tensor. The preprocessing recomputes L (no lse
+// operand): a key loop carrying (m, l), then m + log l. dK and dV: parallel
+// over (Hkv, key blocks), the group's 2 heads looped, each from the first
+// row that sees the key block (key0 - (Skv - Sq), at least 0), with dK and
+// dV in f32 tile accumulators rounded once. dQ: parallel over (Hq, query
+// blocks), the key loop stopping at the last key the block sees.
+// CHECK-LABEL: func.func @gqa_causal
+// CHECK-NOT:     {{\?x\?}}
+// CHECK-DAG:     %[[SQ:.+]] = tensor.dim %arg0, %c2
+// CHECK-DAG:     %[[SKV:.+]] = tensor.dim %arg1, %c2
+// CHECK:         %[[OFFSET:.+]] = arith.subi %[[SKV]], %[[SQ]]
+// CHECK:         %[[ROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs
+// CHECK:           scf.for %{{.+}} = %c0 to %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>)
+// CHECK:           math.log
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[KV:.+]]:2 = scf.forall (%{{.+}}, %[[KB:.+]]) in (2, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>)
+// CHECK:           %[[KEY0:.+]] = arith.muli %[[KB]], %c8
+// CHECK:           %[[FIRST:.+]] = arith.subi %[[KEY0]], %[[OFFSET]]
+// CHECK:           %[[START:.+]] = arith.maxsi %[[FIRST]], %c0
+// CHECK:           scf.for %{{.+}} = %c0 to %c2 step %c1 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>)
+// CHECK:             scf.for %{{.+}} = %[[START]] to %[[SQ]] step %c16 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>)
+// CHECK:               tensor.extract_slice %[[ROWS]]#0
+// CHECK:               tensor.extract_slice %[[ROWS]]#1
+// CHECK:               tensor.extract_slice %[[ROWS]]#2
+// CHECK:               math.exp
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:           arith.truncf {{.+}} to bf16
+// CHECK:           scf.forall.in_parallel
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[DQ:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x4x?x32xbf16>)
+// CHECK:           %[[LAST:.+]] = arith.addi %{{.+}}, %[[OFFSET]]
+// CHECK:           %[[BOUND:.+]] = arith.minsi %{{.+}}, %[[SKV]]
+// CHECK:           %[[END:.+]] = arith.maxsi %[[BOUND]], %c0
+// CHECK:           scf.for %{{.+}} = %c0 to %[[END]] step %c8 iter_args(%{{.+}} = %{{.+}}) -> (tensor<16x32xf32>)
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         return %[[DQ]], %[[KV]]#0, %[[KV]]#1
+func.func @gqa_causal(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x2x?x32xbf16>, %v: tensor<1x2x?x16xbf16>, %o: tensor<1x4x?x16xbf16>, %do: tensor<1x4x?x16xbf16>) -> (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>) {
+  %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do {causal} : (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>, tensor<1x4x?x16xbf16>, tensor<1x4x?x16xbf16>) -> (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>
+}
+
+// -----
+
+// Sigmoid gate with the forward's L given: the preprocessing reads L and
+// runs no key loop; D = rowsum(dOut * out) and dG = dOut * out * sigmoid(-g)
+// read the saved output.
+// CHECK-LABEL: func.func @sigmoid_with_lse
+// CHECK:         scf.forall
+// CHECK-NOT:       {{scf.for }}
+// CHECK:           tensor.extract_slice %arg6
+// CHECK-NOT:       {{scf.for }}
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         scf.forall
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         scf.forall
+// CHECK:         } {gated_attention.online_softmax}
+func.func @sigmoid_with_lse(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>, %v: tensor<2x4x?x32xf32>, %o: tensor<2x4x?x32xf32>, %do: tensor<2x4x?x32xf32>, %g: tensor<2x4x?x32xf32>, %lse: tensor<2x4x?xf32>) -> (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>) {
+  %0:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) : (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?xf32>) -> (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>)
+  return %0#0, %0#1, %0#2, %0#3 : tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>
+}
+
+// -----
+
+// SiLU with a shared headwise gate: the preprocessing recomputes L, then
+// Y = P V in a second key loop (SiLU's act(0) = 0 loses Y in the saved
+// output); the per-head gate gradient is summed over the heads after the
+// loops and gets the gate's unit dims back.
+// CHECK-LABEL: func.func @silu_shared_headwise
+// CHECK:         scf.forall
+// CHECK:           scf.for {{.+}} -> (tensor<16xf32>, tensor<16xf32>)
+// CHECK:           scf.for {{.+}} -> (tensor<16x32xf32>)
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK-COUNT-2: } {gated_attention.online_softmax}
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+// CHECK:         tensor.expand_shape {{.+}} {{\[\[}}0, 1], [2], [3]]
+func.func @silu_shared_headwise(%q: tensor<1x4x?x32xf16>, %k: tensor<1x1x?x32xf16>, %v: tensor<1x1x?x32xf16>, %o: tensor<1x4x?x32xf16>, %do: tensor<1x4x?x32xf16>, %g: tensor<1x1x?x1xf16>) -> (tensor<1x4x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x1xf16>) {
+  %0:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g {gate = #gated_attention.gate<silu>} : (tensor<1x4x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x4x?x32xf16>, tensor<1x4x?x32xf16>, tensor<1x1x?x1xf16>) -> (tensor<1x4x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x1xf16>)
+  return %0#0, %0#1, %0#2, %0#3 : tensor<1x4x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x1xf16>
+}
