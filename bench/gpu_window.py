@@ -13,9 +13,10 @@ its start (default 470 s, under 8 minutes with the interpreter's start):
   4. the same shapes with the mma.sync kernel;
   5. the torch op's test, then the torch op against SDPA + gate;
   6. the dense op's decode steps (split-KV), the paged kernels' test;
-  7. the torch op's forward + backward against SDPA + gate under autograd
-     (bench/gpu_backward.py: D 128 and Qwen3-Next, S 1k to 16k; its CSV
-     row by row);
+  7. the torch op's backward: its test (numerics against float64 within
+     the error model, bitwise reproducibility), then forward + backward
+     against SDPA + gate under autograd (bench/gpu_backward.py: D 128 and
+     Qwen3-Next, S 1k to 16k; its CSV row by row);
   8. compute-sanitizer (memcheck, synccheck) on the wgmma kernel, last.
 
 Each step has a budget (its timeout, an estimate of its worst case): a step
@@ -104,6 +105,9 @@ def plan(out, sanitizer):
              "dense decode steps (split-KV)", package),
         Step("paged", [py, "test/Integration/GPU/paged.py"], 90, 50,
              "the paged kernels' test", package),
+        Step("torch-backward", [py, "test/Integration/GPU/torch-backward.py"],
+             30, 15, "the torch op's backward: numerics, reproducibility",
+             package),
         Step("backward-bench", [py, "bench/gpu_backward.py", "run", "--out",
                                 out], 60, 35,
              "the torch op's forward + backward against SDPA + gate", cache),
