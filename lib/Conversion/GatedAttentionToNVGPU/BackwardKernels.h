@@ -48,6 +48,27 @@ void buildBackwardQueryKernel(OpBuilder &b, Location loc,
                               const FlashKernelConfig &cfg,
                               gpu::GPUFuncOp func);
 
+/// Where a warp works when cfg.columnSplit warps share each 16-row tile:
+/// its tile's first row in the CTA's tile and, per accumulator of `width`
+/// columns, its first 16-column chunk and first column.
+struct WarpColumns {
+  const FlashKernelConfig &cfg;
+  Value tileRow, part;
+
+  WarpColumns(const KernelBuilder &kb, const FlashKernelConfig &cfg, Value warp)
+      : cfg(cfg), tileRow(kb.mul(kb.div(warp, cfg.columnSplit), 16)),
+        part(kb.rem(warp, cfg.columnSplit)) {}
+
+  /// The warp's share of an accumulator `width` columns wide.
+  int64_t columns(int64_t width) const { return width / cfg.columnSplit; }
+  Value firstChunk(const KernelBuilder &kb, int64_t width) const {
+    return kb.mul(part, columns(width) / 16);
+  }
+  Value firstColumn(const KernelBuilder &kb, int64_t width) const {
+    return kb.mul(part, columns(width));
+  }
+};
+
 /// Why `op` has no mma.sync backward, or "".
 std::string backwardUnsupportedReason(AttentionBackwardOp op);
 

@@ -53,6 +53,7 @@ private:
   LaneLayout lanes;
   std::optional<MmaSyncAtom> atom;
   std::optional<CpAsyncPipeline> pipeline;
+  std::optional<WarpColumns> columns;
   Value numRows, numKeys, causalOffset;
   /// The warp's first key, and its row in the CTA's K tile.
   Value warpKey, warpTileRow;
@@ -111,8 +112,15 @@ void KeyValueKernel::queryBlock(Value block, Value buffer,
                                               rowDelta, cfg.scale);
       }
     }
-  atom->multiplyValues(gradV, scores, pipeline->valueTiles(), {buffer});
-  atom->multiplyValues(gradK, gradP, pipeline->keyTiles(), {buffer});
+  if (cfg.columnSplit == 1) {
+    atom->multiplyValues(gradV, scores, pipeline->valueTiles(), {buffer});
+    atom->multiplyValues(gradK, gradP, pipeline->keyTiles(), {buffer});
+    return;
+  }
+  atom->multiplyValues(gradV, scores, pipeline->valueTiles(), {buffer},
+                       columns->firstChunk(*this, cfg.valueHeadDim));
+  atom->multiplyValues(gradK, gradP, pipeline->keyTiles(), {buffer},
+                       columns->firstChunk(*this, cfg.headDim));
 }
 
 void KeyValueKernel::build(gpu::GPUFuncOp func) {
@@ -133,7 +141,8 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   Value kvHead = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   firstHead = mul(kvHead, group);
-  warpTileRow = mul(lanes.warp, 16);
+  columns.emplace(*this, cfg, lanes.warp);
+  warpTileRow = columns->tileRow;
   warpKey = add(keyBase, warpTileRow);
   Value kBase =
       contiguousSlab(*this, batch, kvHead, cfg.numKeyValueHeads, numKeys, d);
@@ -171,8 +180,9 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   (void)pipeline->loadFirst(kSlab, keyBase, numKeys, qSlab, doSlab, numRows,
                             firstBlock);
 
-  int64_t regsK = AccumulatorTile::numRegisters(d);
-  SmallVector<Value> init(regsK + AccumulatorTile::numRegisters(dv), f32c(0.0));
+  int64_t regsK = AccumulatorTile::numRegisters(columns->columns(d));
+  SmallVector<Value> init(
+      regsK + AccumulatorTile::numRegisters(columns->columns(dv)), f32c(0.0));
   auto loop = scf::ForOp::create(b, loc, firstBlock, numBlocks, idx(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -189,10 +199,13 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   SmallVector<Value> grads(loop.getResults());
   MutableArrayRef<Value> values(grads);
   storeAccumulatorRows(*this, lanes, AccumulatorTile(values.take_front(regsK)),
-                       cfg.elementType, args["dk"], kBase, d, warpKey, numKeys);
-  storeAccumulatorRows(*this, lanes, AccumulatorTile(values.drop_front(regsK)),
-                       cfg.elementType, args["dv"], valueBase, dv, warpKey,
+                       cfg.elementType, args["dk"],
+                       add(kBase, columns->firstColumn(*this, d)), d, warpKey,
                        numKeys);
+  storeAccumulatorRows(*this, lanes, AccumulatorTile(values.drop_front(regsK)),
+                       cfg.elementType, args["dv"],
+                       add(valueBase, columns->firstColumn(*this, dv)), dv,
+                       warpKey, numKeys);
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -43,12 +43,23 @@ private:
   void keyBlock(Value block, Value buffer, bool masked,
                 MutableArrayRef<Value> grad);
 
+  /// Q's and dY's A fragments of head-dim chunk `kk` of the warp's rows.
+  Fragment queryFragment(int64_t kk) {
+    return atom->loadA(pipeline->queryTile(), {}, columns->tileRow, kk,
+                       /*transpose=*/false);
+  }
+  Fragment gradFragment(int64_t kk) {
+    return loadGlobalFragment(*this, lanes, cfg.elementType, gradBuffer,
+                              gradBase, cfg.valueHeadDim, warpRow, numRows, kk);
+  }
+
   const FlashKernelConfig &cfg;
   LaneLayout lanes;
   std::optional<MmaSyncAtom> atom;
   std::optional<CpAsyncPipeline> pipeline;
   std::optional<KeyBlockRange> range;
-  Value warpRow;
+  std::optional<WarpColumns> columns;
+  Value warpRow, numRows, gradBuffer, gradBase;
   SmallVector<Fragment> queryFragments, gradFragments;
   /// Per row half: log2(e) L and D.
   SmallVector<Value, 2> lseLog2, delta;
@@ -61,12 +72,15 @@ void QueryKernel::keyBlock(Value block, Value buffer, bool masked,
   int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
   SmallVector<Value> s(regs, zero), dp(regs, zero);
   AccumulatorTile scores(s), gradP(dp);
+  // Split columns (D > 128): Q and dY fragments are read for each block,
+  // no register being left to keep them.
+  bool keep = cfg.columnSplit == 1;
   for (int64_t kk = 0; kk < cfg.headDim / MmaSyncAtom::kK; ++kk)
-    atom->multiplyKeys(scores, queryFragments[kk], pipeline->keyTiles(),
-                       {buffer}, kk);
+    atom->multiplyKeys(scores, keep ? queryFragments[kk] : queryFragment(kk),
+                       pipeline->keyTiles(), {buffer}, kk);
   for (int64_t kk = 0; kk < cfg.valueHeadDim / MmaSyncAtom::kK; ++kk)
-    atom->multiplyKeys(gradP, gradFragments[kk], pipeline->valueTiles(),
-                       {buffer}, kk);
+    atom->multiplyKeys(gradP, keep ? gradFragments[kk] : gradFragment(kk),
+                       pipeline->valueTiles(), {buffer}, kk);
   Value firstKey = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
   SmallVector<Value, 2> keyLimits;
   if (masked)
@@ -80,8 +94,12 @@ void QueryKernel::keyBlock(Value block, Value buffer, bool masked,
       x = buildScoreGrad(b, loc, p, gradP.at(t, half, c), delta[half],
                          cfg.scale);
     });
-  atom->multiplyValues(AccumulatorTile(grad), scores, pipeline->keyTiles(),
-                       {buffer});
+  if (keep)
+    atom->multiplyValues(AccumulatorTile(grad), scores, pipeline->keyTiles(),
+                         {buffer});
+  else
+    atom->multiplyValues(AccumulatorTile(grad), scores, pipeline->keyTiles(),
+                         {buffer}, columns->firstChunk(*this, cfg.headDim));
 }
 
 void QueryKernel::build(gpu::GPUFuncOp func) {
@@ -92,10 +110,11 @@ void QueryKernel::build(gpu::GPUFuncOp func) {
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
   lanes = LaneLayout::build(*this);
   atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
-  Value numRows = args["Sq"], numKeys = args["Skv"];
+  numRows = args["Sq"];
+  Value numKeys = args["Skv"];
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());
-  Value warpTileRow = mul(lanes.warp, 16);
-  warpRow = add(tile.rowBase, warpTileRow);
+  columns.emplace(*this, cfg, lanes.warp);
+  warpRow = add(tile.rowBase, columns->tileRow);
   Value kvHead = div(tile.head, cfg.groupSize());
   Value qBase = contiguousSlab(*this, tile.batch, tile.head, cfg.numQueryHeads,
                                numRows, d);
@@ -130,17 +149,19 @@ void QueryKernel::build(gpu::GPUFuncOp func) {
     lseLog2.push_back(lseToLog2(*this, lse, valid));
     delta.push_back(select(valid, rowDelta, f32c(0.0)));
   }
-  for (int64_t kk = 0; kk < dv / MmaSyncAtom::kK; ++kk)
-    gradFragments.push_back(loadGlobalFragment(*this, lanes, cfg.elementType,
-                                               args["do"], doBase, dv, warpRow,
-                                               numRows, kk));
+  gradBuffer = args["do"];
+  gradBase = doBase;
+  bool keep = cfg.columnSplit == 1;
+  if (keep)
+    for (int64_t kk = 0; kk < dv / MmaSyncAtom::kK; ++kk)
+      gradFragments.push_back(gradFragment(kk));
   pipeline->waitAll(group);
-  for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
-    queryFragments.push_back(atom->loadA(pipeline->queryTile(), {}, warpTileRow,
-                                         kk,
-                                         /*transpose=*/false));
+  if (keep)
+    for (int64_t kk = 0; kk < d / MmaSyncAtom::kK; ++kk)
+      queryFragments.push_back(queryFragment(kk));
 
-  SmallVector<Value> init(AccumulatorTile::numRegisters(d), f32c(0.0));
+  SmallVector<Value> init(AccumulatorTile::numRegisters(columns->columns(d)),
+                          f32c(0.0));
   Value buffer;
   SmallVector<Value> grad = buildKeyLoop(
       *this, *range, init,
@@ -152,7 +173,8 @@ void QueryKernel::build(gpu::GPUFuncOp func) {
         keyBlock(j, buffer, masked, values);
       });
   storeAccumulatorRows(*this, lanes, AccumulatorTile(grad), cfg.elementType,
-                       args["dq"], qBase, d, warpRow, numRows);
+                       args["dq"], add(qBase, columns->firstColumn(*this, d)),
+                       d, warpRow, numRows);
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -30,9 +30,12 @@ std::string flash::backwardUnsupportedReason(AttentionBackwardOp op) {
   if (!element.isF16() && !element.isBF16())
     return "the backward kernels take f16 or bf16, not f32";
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
-  if (d % 16 || dv % 16 || d > 128 || dv > 128)
+  // (Above 128 two warps split the columns, 16 each at least.)
+  int64_t width = std::max(d, dv);
+  int64_t multiple = width > 128 ? 32 : 16;
+  if (d % multiple || dv % multiple || width > 256)
     return "the backward kernels take head dims that are multiples of 16 up "
-           "to 128, got D = " +
+           "to 128, or of 32 up to 256, got D = " +
            std::to_string(d) + ", Dv = " + std::to_string(dv);
   if (!op.hasLse())
     return "the backward kernels read the forward's log-sum-exp: give the "

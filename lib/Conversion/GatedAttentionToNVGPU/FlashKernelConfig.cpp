@@ -83,9 +83,9 @@ std::string FlashKernelConfig::baseName() const {
                        !hasGate         ? "_nogate"
                        : gateWidth == 1 ? "_headwise"
                                         : "",
-                       isWgmma()   ? "_sm90a"
-                       : isSplit() ? "_split"
-                       : isMerge() ? "_merge"
+                       isWgmma()                                ? "_sm90a"
+                       : isSplit()                              ? "_split"
+                       : isMerge()                              ? "_merge"
                        : role == KernelRole::BackwardPreprocess ? "_bwd_pre"
                        : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
                        : role == KernelRole::BackwardQuery      ? "_bwd_q"
@@ -108,6 +108,8 @@ std::string FlashKernelConfig::uniqueKey() const {
     os << " sq1";
   if (role != KernelRole::Direct)
     os << " role " << static_cast<int>(role);
+  if (columnSplit != 1)
+    os << " columns " << columnSplit;
   return s;
 }
 
@@ -169,11 +171,20 @@ FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
   // queries for dK/dV, keys for dQ) shrink above D = 64: at D = 128 the dK
   // and dV accumulators take 128 registers a thread, and 32 streamed rows
   // spill (test/Pipelines/ptxas-backward.test).
+  // Above D = 128 even that does not fit: two warps share each 16-row
+  // tile, each accumulating half of the columns (and each computing the
+  // tile's S and dP), 16-row blocks streamed.
   cfg.warps = 4;
-  bool wide = std::max(cfg.headDim, cfg.valueHeadDim) > 64;
+  int64_t width = std::max(cfg.headDim, cfg.valueHeadDim);
+  bool wide = width > 64;
   if (role == KernelRole::BackwardKeyValue)
     cfg.keyBlock = wide ? 16 : 64;
   else if (role == KernelRole::BackwardQuery)
     cfg.keyBlock = wide ? 32 : 64;
+  if (width > 128 && role != KernelRole::BackwardPreprocess) {
+    cfg.columnSplit = 2;
+    cfg.warps = 8;
+    cfg.keyBlock = 16;
+  }
   return cfg;
 }

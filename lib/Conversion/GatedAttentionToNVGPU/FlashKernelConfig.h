@@ -71,6 +71,10 @@ struct FlashKernelConfig {
   /// A dense op of static Sq = 1 (a decode step): its CTAs pack heads.
   bool singleQuery = false;
   KernelRole role = KernelRole::Direct;
+  /// Warps that share each 16-row tile, each accumulating its part of the
+  /// columns (the backward's kernels above D = 128, whose accumulators do
+  /// not fit one warp's registers); 1 elsewhere.
+  int64_t columnSplit = 1;
 
   /// The configuration of `op`, a gated_attention.attention or
   /// paged_attention, with tiles (`warps`, `keyBlock`) (0: not chosen yet).
@@ -88,8 +92,7 @@ struct FlashKernelConfig {
   }
   /// The configuration of a gated_attention.attention_backward's kernel
   /// `role` (its tiles: BackwardKernels.h).
-  static FlashKernelConfig getBackward(AttentionBackwardOp op,
-                                       KernelRole role);
+  static FlashKernelConfig getBackward(AttentionBackwardOp op, KernelRole role);
   /// This configuration's kernel `role` (one of an op's three kernels).
   /// The split kernel carries its partials through the key loop: above
   /// D = 128 it takes 16-key blocks (32 spill at D = 256;
@@ -113,8 +116,9 @@ struct FlashKernelConfig {
     return 32 * warps + (isWgmma() ? 128 : 0);
   }
   /// Each warp owns the 16 rows of one m16 accumulator tile (of the m64
-  /// tile of its warpgroup for wgmma).
-  int64_t queryBlock() const { return 16 * warps; }
+  /// tile of its warpgroup for wgmma), or, with columnSplit warps to a row
+  /// tile, 1 / columnSplit of its columns.
+  int64_t queryBlock() const { return 16 * warps / columnSplit; }
   /// The wgmma kernel's consumer warpgroups, 64 query rows each.
   int64_t consumerWarpgroups() const { return warps / 4; }
   /// The registers per thread that setmaxnreg gives the producer and the

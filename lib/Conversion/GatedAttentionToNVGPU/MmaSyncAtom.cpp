@@ -112,3 +112,21 @@ void MmaSyncAtom::multiplyValues(AccumulatorTile out,
     }
   }
 }
+
+void MmaSyncAtom::multiplyValues(AccumulatorTile out,
+                                 AccumulatorTile probabilities, Value values,
+                                 ValueRange prefix, Value firstChunk) {
+  // 16-column chunk c is 8-element chunks 2c and 2c + 1; the swizzle
+  // applies to the whole chunk index, offset included.
+  Value chunkBase = add(laneChunkA, mul(firstChunk, 2));
+  for (int64_t kk = 0; kk < probabilities.numTiles() / 2; ++kk) {
+    Fragment a = probabilityFragment(*this, probabilities, kk, elementType);
+    for (int64_t dp = 0; dp < out.numTiles() / 2; ++dp) {
+      Fragment vf = loadFragments(values, prefix, add(laneRowA, 16 * kk),
+                                  fragmentColumn(add(chunkBase, 2 * dp)),
+                                  /*transpose=*/true);
+      mma(a, {vf[0], vf[1]}, out.tile(2 * dp));
+      mma(a, {vf[2], vf[3]}, out.tile(2 * dp + 1));
+    }
+  }
+}

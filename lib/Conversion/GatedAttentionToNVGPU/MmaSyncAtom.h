@@ -49,6 +49,11 @@ public:
   /// rounded to the element type, `values` a [buffer?, keyBlock, Dv] tile.
   void multiplyValues(AccumulatorTile out, AccumulatorTile probabilities,
                       Value values, ValueRange prefix);
+  /// The same into the columns of `values` from 16-column chunk
+  /// `firstChunk` (a run-time index: the backward's warps that split the
+  /// columns), `out` as many columns wide.
+  void multiplyValues(AccumulatorTile out, AccumulatorTile probabilities,
+                      Value values, ValueRange prefix, Value firstChunk);
 
 private:
   /// ldmatrix x4 at (row, column) of `tile`, as four b32 registers.

@@ -34,10 +34,10 @@ func.func @f32(%q: tensor<1x2x?x64xf32>, %k: tensor<1x2x?x64xf32>, %v: tensor<1x
 
 // -----
 
-func.func @d256(%q: tensor<1x2x?x256xbf16>, %k: tensor<1x2x?x256xbf16>, %v: tensor<1x2x?x256xbf16>, %o: tensor<1x2x?x256xbf16>, %do: tensor<1x2x?x256xbf16>, %lse: tensor<1x2x?xf32>) -> (tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>) {
-  // expected-error @+1 {{no GPU lowering of the backward: the backward kernels take head dims that are multiples of 16 up to 128, got D = 256, Dv = 256}}
+func.func @d320(%q: tensor<1x2x?x320xbf16>, %k: tensor<1x2x?x320xbf16>, %v: tensor<1x2x?x320xbf16>, %o: tensor<1x2x?x320xbf16>, %do: tensor<1x2x?x320xbf16>, %lse: tensor<1x2x?xf32>) -> (tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>) {
+  // expected-error @+1 {{no GPU lowering of the backward: the backward kernels take head dims that are multiples of 16 up to 128, or of 32 up to 256, got D = 320, Dv = 320}}
   %r:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse)
-      : (tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?xf32>)
-      -> (tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>)
-  return %r#0, %r#1, %r#2 : tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>
+      : (tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?xf32>)
+      -> (tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>)
+  return %r#0, %r#1, %r#2 : tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>, tensor<1x2x?x320xbf16>
 }

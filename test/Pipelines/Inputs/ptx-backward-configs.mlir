@@ -21,3 +21,19 @@ func.func @bwd_bf16_d128_dv64_nogate(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x1x
       -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>)
   return %r#0, %r#1, %r#2 : tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x64xbf16>
 }
+
+// Qwen3-Next's attention: D = 256, 16 query heads over 2 K/V heads, causal,
+// elementwise per-head gate (two warps share each row tile's columns).
+func.func @bwd_bf16_d256_qwen3_next(%q: tensor<1x16x?x256xbf16>, %k: tensor<1x2x?x256xbf16>, %v: tensor<1x2x?x256xbf16>, %o: tensor<1x16x?x256xbf16>, %do: tensor<1x16x?x256xbf16>, %g: tensor<1x16x?x256xbf16>, %lse: tensor<1x16x?xf32>) -> (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>) {
+  %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) {causal}
+      : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>, tensor<1x16x?x256xbf16>, tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>)
+      -> (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>
+}
+
+func.func @bwd_f16_d256_dv128_headwise(%q: tensor<?x4x?x256xf16>, %k: tensor<?x4x?x256xf16>, %v: tensor<?x4x?x128xf16>, %o: tensor<?x4x?x128xf16>, %do: tensor<?x4x?x128xf16>, %g: tensor<?x4x?x1xf16>, %lse: tensor<?x4x?xf32>) -> (tensor<?x4x?x256xf16>, tensor<?x4x?x256xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x1xf16>) {
+  %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse)
+      : (tensor<?x4x?x256xf16>, tensor<?x4x?x256xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x1xf16>, tensor<?x4x?xf32>)
+      -> (tensor<?x4x?x256xf16>, tensor<?x4x?x256xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x1xf16>)
+  return %r#0, %r#1, %r#2, %r#3 : tensor<?x4x?x256xf16>, tensor<?x4x?x256xf16>, tensor<?x4x?x128xf16>, tensor<?x4x?x1xf16>
+}
