@@ -139,15 +139,10 @@ def reference_backward(cfg, inputs, dout):
 
 
 def log_sum_exp(cfg, inputs):
-    """The forward's L = log sum_j exp(scale q.k_j) per query row [B, Hq,
-    Sq] in float64 (-inf for a row that sees no key)."""
-    q, kr, _, w, mask, _, scale, _ = _forward(cfg, inputs)
-    s = np.where(mask, np.einsum("bhid,bhjd->bhij", q, kr) * scale, -np.inf)
-    m = s.max(axis=-1, initial=-np.inf)
-    finite = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        total = np.exp(s - finite[..., None]).sum(axis=-1)
-        return np.where(np.isfinite(m), finite + np.log(total), -np.inf)
+    """reference.log_sum_exp of `cfg`'s op on `inputs`: the forward's L
+    [B, Hq, Sq], +inf for a row that sees no key."""
+    return reference.log_sum_exp(inputs["query"], inputs["key"], cfg.scale,
+                                 cfg.causal)
 
 
 def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
