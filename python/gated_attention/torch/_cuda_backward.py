@@ -18,7 +18,7 @@ query rows; about half a forward's work). They take [B, H, S, W]-contiguous
 buffers: inputs in another layout are copied first, and gradients written
 to a contiguous buffer then copied into the caller's layout. Scratch (D,
 dY) comes from torch's caching allocator; nothing synchronizes with the
-host. Configurations the kernels do not take (f32, head dims above 128,
+host. Configurations the kernels do not take (f32, head dims above 256,
 SiLU or combine = add, whose backward needs the ungated output) raise
 NotImplementedError with the compiler's reason.
 """
