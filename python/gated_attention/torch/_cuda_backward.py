@@ -131,11 +131,12 @@ def launch(kernels, q, k, v, out, dout, g, lse, grads, stream=None):
 
 def log_sum_exp(q, k, scale, causal):
     """The forward's L = log sum_j exp(scale q_i . k_j) [B, Hq, Sq] in f32
-    (-inf for a row that sees no key) of [B, H, S, D] q and k, with the
-    op's bottom-right causal mask and GQA (query head h reads K/V head
-    h / (Hq / Hkv)): scores as f32 products (float64 where torch is allowed
-    TF32 for f32 matmuls, whose 10-bit mantissa the kernels' error model
-    does not take), in blocks of query rows."""
+    (+inf for a row that sees no key, as the forward's lse result) of
+    [B, H, S, D] q and k, with the op's bottom-right causal mask and GQA
+    (query head h reads K/V head h / (Hq / Hkv)): scores as f32 products
+    (float64 where torch is allowed TF32 for f32 matmuls, whose 10-bit
+    mantissa the kernels' error model does not take), in blocks of query
+    rows."""
     b, hq, sq, d = q.shape
     hkv, skv = k.shape[1], k.shape[2]
     if scale is None:
@@ -156,4 +157,5 @@ def log_sum_exp(q, k, scale, causal):
             last = torch.arange(i, i + n, device=q.device) + (skv - sq)
             s = s.masked_fill(keys[None, :] > last[:, None], -math.inf)
         lse[:, :, i:i + n] = torch.logsumexp(s, dim=-1).reshape(b, hq, n)
-    return lse
+    # (logsumexp gives -inf for a row without keys.)
+    return lse.masked_fill_(lse == -math.inf, math.inf)
