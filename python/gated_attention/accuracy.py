@@ -81,6 +81,39 @@ largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
 shape mismatch); worst: the index of that element (None if none)."""
 
 
+def softmax_error(d, skv, s_plus, key_block=None):
+    """eps of the module docstring: the relative error of a row's softmax
+    weights (and the absolute error of its scores and of log l) from the
+    f32 arithmetic, for head dim `d`, `skv` keys, the rows' score
+    magnitude `s_plus`, and the key block of a lowering with compensated
+    sums (None: plain sums over all keys)."""
+    if key_block is None:
+        return F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    return F32_UNIT * ((np.sqrt(d) + 3) * s_plus
+                       + np.sqrt(min(skv, key_block)) + 10)
+
+
+def lse_error_bound(cfg, inputs, key_block=None):
+    """Bound on |lse - reference.log_sum_exp| per row [B, Hq, Sq] (`cfg`,
+    `inputs` and `key_block` as error_bound takes them). L = m + log(l)
+    moves by at most the largest error of the row's scores (dL/ds_j = P_j
+    sums to 1) plus the relative error of l: eps; the f32 log and the sum
+    m + log(l) round by one unit of |L| each. A row that sees no key is
+    +inf exactly."""
+    q, k = (np.asarray(inputs[n], np.float64) for n in ("query", "key"))
+    d, skv = q.shape[3], k.shape[2]
+    scale = cfg.scale if cfg.scale is not None else 1.0 / np.sqrt(d)
+    _, _, mask = reference.attention_weights(q, k, scale, cfg.causal)
+    kr = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    mag = np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(kr))
+    s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(axis=-1,
+                                                          initial=0.0)
+    lse = reference.log_sum_exp(q, k, scale, cfg.causal)
+    with np.errstate(invalid="ignore"):
+        return (softmax_error(d, skv, s_plus, key_block)
+                + 2 * F32_UNIT * np.where(np.isinf(lse), 0.0, np.abs(lse)))
+
+
 def error_bound(cfg, inputs, key_block=None):
     """Per-element bound on |out - reference| for `cfg` (an
     AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
@@ -105,11 +138,7 @@ def error_bound(cfg, inputs, key_block=None):
         mag = np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(kr))
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
-    if key_block is None:
-        eps = F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
-    else:
-        eps = F32_UNIT * ((np.sqrt(d) + 3) * s_plus
-                          + np.sqrt(min(skv, key_block)) + 10)
+    eps = softmax_error(d, skv, s_plus, key_block)
     dy = eps * (a_v + np.abs(y))
     if cfg.dtype != "f32":
         v1 = np.einsum("ij,bhje->bhie", mask.astype(np.float64), np.abs(vr))

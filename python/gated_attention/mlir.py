@@ -100,30 +100,41 @@ def strided_type(tensor_type):
     return f"memref<{body}, strided<[{strides}], offset: ?>>"
 
 
-def destination_function(cfg, name):
-    """func.func @name(q, k, v[, g], out) on strided buffers (views of
-    other frameworks' tensors: any strides but a contiguous innermost dim),
-    computing the op into `out`; C interface. With --gated-attention-to-llvm
-    the result is computed in `out` (no result-sized buffer, no copy)."""
+def lse_type(cfg):
+    """The MLIR type of the op's log-sum-exp result: f32 [B, Hq, Sq], as
+    dynamic as the result."""
+    dims = cfg.types()["result"][len("tensor<"):-1].split("x")[:3]
+    return "tensor<" + "x".join(dims) + "xf32>"
+
+
+def destination_function(cfg, name, lse=False):
+    """func.func @name(q, k, v[, g], out[, lse]) on strided buffers (views
+    of other frameworks' tensors: any strides but a contiguous innermost
+    dim), computing the op into `out`, and with `lse` its log-sum-exp
+    (f32 [B, Hq, Sq]) into `lse`; C interface. With
+    --gated-attention-to-llvm the result is computed in `out` (no
+    result-sized buffer, no copy)."""
     cfg.check_static_sizes()
-    t = cfg.types()
-    names = [o[0] for o in cfg.operands] + ["o"]
-    kinds = list(cfg.operands) + ["result"]
-    args = ", ".join(f"%{n}: {strided_type(t[k])}"
-                     for n, k in zip(names, kinds))
+    t = dict(cfg.types())
+    t["lse"] = lse_type(cfg)
+    outs = [("o", "result")] + ([("l", "lse")] if lse else [])
+    ins = [(o[0], o) for o in cfg.operands]
+    args = ", ".join(f"%{n}: {strided_type(t[k])}" for n, k in ins + outs)
     lines = [f"func.func @{name}({args}) attributes "
              f"{{llvm.emit_c_interface}} {{\n"]
-    for n, k in zip(names[:-1], kinds[:-1]):
+    for n, k in ins:
         lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
                      f"{strided_type(t[k])} to {t[k]}\n")
-    operands = ", ".join(f"%{n}t" for n in names[:-1])
-    in_types = ", ".join(t[k] for k in kinds[:-1])
-    lines.append(f"  %r = gated_attention.attention {operands} "
+    operands = ", ".join(f"%{n}t" for n, _ in ins)
+    in_types = ", ".join(t[k] for _, k in ins)
+    out_types = ", ".join(t[k] for _, k in outs)
+    lines.append(f"  %r:{len(outs)} = gated_attention.attention {operands} "
                  f"{attention_attributes(cfg)}\n"
-                 f"      : ({in_types}) -> {t['result']}\n")
-    lines.append(f"  bufferization.materialize_in_destination %r in restrict "
-                 f"writable %o : ({t['result']}, "
-                 f"{strided_type(t['result'])}) -> ()\n")
+                 f"      : ({in_types}) -> ({out_types})\n")
+    for i, (n, k) in enumerate(outs):
+        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
+                     f"restrict writable %{n} : ({t[k]}, "
+                     f"{strided_type(t[k])}) -> ()\n")
     lines.append("  return\n}\n")
     return "".join(lines)
 

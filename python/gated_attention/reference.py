@@ -110,6 +110,25 @@ def attention_weights(q, k, scale=None, causal=False):
     return w, denom, mask
 
 
+def log_sum_exp(q, k, scale=None, causal=False):
+    """The op's log-sum-exp result [B, Hq, Sq] in float64: m + log(l) with
+    m and l those of attention_weights (the scaled, masked scores' largest
+    value and sum of exp(s - m)), +inf in a row that sees no key (l = 0),
+    so that exp(s - L) = 0 there."""
+    q, k = (np.asarray(t, dtype=np.float64) for t in (q, k))
+    w, l, mask = attention_weights(q, k, scale, causal)
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[3])
+    kr = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.einsum("bhid,bhjd->bhij", q, kr) * scale
+    m = np.where(mask, s, -np.inf).max(axis=-1, initial=-np.inf)
+    m = np.where(np.isneginf(m), 0.0, m)
+    l = l[..., 0]
+    with np.errstate(divide="ignore"):
+        return np.where(l == 0, np.inf, m + np.log(np.where(l == 0, 1.0, l)))
+
+
 def gated_attention_reference(q, k, v, g, scale=None, causal=False,
                               gate="sigmoid", combine="mul"):
     """Returns the op's result in float64.

@@ -26,20 +26,27 @@ inline LogicalResult convertAttentionOps(Operation *root,
   return applyPartialConversion(root, target, std::move(patterns));
 }
 
-/// A buffer for the result of `op` (identity layout), sized by the batch
-/// and query-length values where the result type leaves them dynamic: what
-/// the lowerings that write the result with stores allocate.
-inline Value allocateResultBuffer(OpBuilder &b, AttentionOp op,
-                                  Value numBatches, Value numRows) {
-  RankedTensorType type = op.getResultType();
+/// A buffer for a result of type `type` (identity layout; the output or the
+/// log-sum-exp, dims 0 and 2 are B and Sq), sized by the batch and
+/// query-length values where the type leaves them dynamic: what the
+/// lowerings that write the result with stores allocate.
+inline Value allocateResultBuffer(OpBuilder &b, Location loc,
+                                  RankedTensorType type, Value numBatches,
+                                  Value numRows) {
   SmallVector<Value> dynamicSizes;
   if (type.isDynamicDim(0))
     dynamicSizes.push_back(numBatches);
   if (type.isDynamicDim(2))
     dynamicSizes.push_back(numRows);
   return memref::AllocOp::create(
-      b, op.getLoc(), MemRefType::get(type.getShape(), type.getElementType()),
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
       dynamicSizes);
+}
+/// The buffer for the output of `op`.
+inline Value allocateResultBuffer(OpBuilder &b, AttentionOp op,
+                                  Value numBatches, Value numRows) {
+  return allocateResultBuffer(b, op.getLoc(), op.getResultType(), numBatches,
+                              numRows);
 }
 
 } // namespace mlir::gated_attention

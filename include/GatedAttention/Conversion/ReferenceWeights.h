@@ -18,8 +18,9 @@
 
 namespace mlir::gated_attention {
 
-/// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X], the
-/// layout in which key and value heads are read through indexing maps.
+/// Splits dim 1 (Hq) of a [B, Hq, S, X] tensor into [B, Hkv, R, S, X] (or
+/// of a [B, Hq, S] one, the log-sum-exp, into [B, Hkv, R, S]), the layout in
+/// which key and value heads are read through indexing maps.
 Value splitQueryHeads(OpBuilder &b, Location loc, Value t, int64_t numKVHeads,
                       int64_t groupSize);
 
@@ -27,10 +28,13 @@ Value splitQueryHeads(OpBuilder &b, Location loc, Value t, int64_t numKVHeads,
 /// [B, Hkv, R, Sq, Skv]: exp(s - m) with s = scale * Q K^T (f32
 /// accumulation; -inf where the bottom-right causal mask hides a key) and m
 /// the row maximum (0 in a row that sees no key, whose weights are 0); and
-/// their row sums l, [B, Hkv, R, Sq].
+/// their row sums l and maxima m (-inf in a row that sees no key),
+/// [B, Hkv, R, Sq]; and the scores s themselves.
 struct ReferenceWeights {
   Value exps;
   Value rowSum;
+  Value rowMax;
+  Value logits;
 };
 
 /// Builds them from the query split to [B, Hkv, R, Sq, D] and the key

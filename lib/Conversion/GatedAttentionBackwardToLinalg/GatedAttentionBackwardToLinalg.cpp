@@ -257,18 +257,29 @@ SmallVector<Value> BackwardBuilder::build() {
   AffineMap out6 = map(6, {d0, d1, d2, d3, d4});
 
   // The forward's weights, normalized: P = exp(s - m) / l, 0 for a masked
-  // key and in a row that sees none (AttentionMath's rules).
+  // key and in a row that sees none (AttentionMath's rules); with the
+  // forward's log-sum-exp L, P = exp(s - L) (L = +inf in a row that sees
+  // none), and the row max and sum are not needed.
   double scale = op.getScaleValue();
   ReferenceWeights weights = buildReferenceWeights(b, loc, q5, key, rowSizes,
                                                    skv, op.getCausal(), scale);
-  Value exps = weights.exps, rowSum = weights.rowSum;
-  Value probs = generic(
-      empty(scoreSizes, f32), {exps, rowSum}, {id5, row5, id5},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        yield(nb, nl,
-              arith::MulFOp::create(nb, nl, args[0],
-                                    buildInverseRowSum(nb, nl, args[1])));
-      });
+  Value probs;
+  if (op.hasLse())
+    probs = generic(
+        empty(scoreSizes, f32), {weights.logits, splitHeads(op.getLse())},
+        {id5, row5, id5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          yield(nb, nl,
+                math::ExpOp::create(
+                    nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1])));
+        });
+  else
+    probs = generic(
+        empty(scoreSizes, f32), {weights.exps, weights.rowSum},
+        {id5, row5, id5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          yield(nb, nl,
+                arith::MulFOp::create(nb, nl, args[0],
+                                      buildInverseRowSum(nb, nl, args[1])));
+        });
 
   // The gate over (b, kh, r, i, e): per query head (split like the query)
   // or shared (head 0), elementwise (channel e) or headwise (channel 0).

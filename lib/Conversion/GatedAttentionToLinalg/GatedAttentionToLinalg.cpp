@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::gated_attention {
@@ -42,9 +43,14 @@ public:
   ReferenceBuilder(AttentionOp op, PatternRewriter &b)
       : op(op), b(b), loc(op.getLoc()), f32(b.getF32Type()) {}
 
-  Value build();
+  /// The op's replacements: the result, and the log-sum-exp if asked.
+  SmallVector<Value, 2> build();
 
 private:
+  /// The log-sum-exp [B, Hq, Sq] of the op's type from the weights.
+  Value buildLse(const ReferenceWeights &weights,
+                 ArrayRef<OpFoldResult> rowSizes);
+
   /// Extends a loaded element to f32 (inputs may be f16 / bf16).
   Value toF32(OpBuilder &nb, Location nl, Value x) {
     if (x.getType() == f32)
@@ -71,7 +77,33 @@ private:
 };
 } // namespace
 
-Value ReferenceBuilder::build() {
+Value ReferenceBuilder::buildLse(const ReferenceWeights &weights,
+                                 ArrayRef<OpFoldResult> rowSizes) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(rowSizes, dynamic, shape);
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  Value lse = linalg::GenericOp::create(
+                  b, loc, TypeRange{RankedTensorType::get(shape, f32)},
+                  ValueRange{weights.rowMax, weights.rowSum},
+                  ValueRange{tensor::EmptyOp::create(b, loc, rowSizes, f32)},
+                  ArrayRef<AffineMap>{id4, id4, id4},
+                  SmallVector<IteratorType>(4, IteratorType::parallel),
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value shift = buildSoftmaxShift(nb, nl, args[0]);
+                    linalg::YieldOp::create(
+                        nb, nl, buildLogSumExp(nb, nl, shift, args[1]));
+                  })
+                  .getResult(0);
+  SmallVector<ReassociationIndices> mergeHeads = {{0}, {1, 2}, {3}};
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, lse, mergeHeads);
+  if (collapsed.getType() != op.getLse().getType())
+    collapsed =
+        tensor::CastOp::create(b, loc, op.getLse().getType(), collapsed);
+  return collapsed;
+}
+
+SmallVector<Value, 2> ReferenceBuilder::build() {
   MLIRContext *ctx = b.getContext();
   Value query = op.getQuery(), key = op.getKey(), value = op.getValue(),
         gate = op.getGateInput();
@@ -161,7 +193,9 @@ Value ReferenceBuilder::build() {
   Value collapsed = tensor::CollapseShapeOp::create(b, loc, out, mergeHeads);
   if (collapsed.getType() != op.getResultType())
     collapsed = tensor::CastOp::create(b, loc, op.getResultType(), collapsed);
-  return collapsed;
+  if (!op.hasLse())
+    return {collapsed};
+  return {collapsed, buildLse(weights, rowSizes)};
 }
 
 namespace {

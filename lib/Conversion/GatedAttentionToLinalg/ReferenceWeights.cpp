@@ -22,13 +22,16 @@ Value mlir::gated_attention::splitQueryHeads(OpBuilder &b, Location loc,
                                              Value t, int64_t numKVHeads,
                                              int64_t groupSize) {
   auto type = cast<RankedTensorType>(t.getType());
-  SmallVector<int64_t> shape = {type.getDimSize(0), numKVHeads, groupSize,
-                                type.getDimSize(2), type.getDimSize(3)};
-  SmallVector<OpFoldResult> sizes = {
-      tensor::getMixedSize(b, loc, t, 0), b.getIndexAttr(numKVHeads),
-      b.getIndexAttr(groupSize), tensor::getMixedSize(b, loc, t, 2),
-      tensor::getMixedSize(b, loc, t, 3)};
-  SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}, {3}, {4}};
+  SmallVector<int64_t> shape = {type.getDimSize(0), numKVHeads, groupSize};
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, t, 0),
+                                     b.getIndexAttr(numKVHeads),
+                                     b.getIndexAttr(groupSize)};
+  SmallVector<ReassociationIndices> reassociation = {{0}, {1, 2}};
+  for (unsigned dim = 2; dim < type.getRank(); ++dim) {
+    shape.push_back(type.getDimSize(dim));
+    sizes.push_back(tensor::getMixedSize(b, loc, t, dim));
+    reassociation.push_back({static_cast<int64_t>(dim + 1)});
+  }
   return tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(shape, type.getElementType()), t,
       reassociation, sizes);
@@ -150,5 +153,5 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
             nb, nl,
             ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
       });
-  return {exps, rowSum};
+  return {exps, rowSum, rowMax, logits};
 }

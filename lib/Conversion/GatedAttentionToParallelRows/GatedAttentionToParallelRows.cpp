@@ -43,7 +43,8 @@ public:
         elementType(op.getQueryType().getElementType()),
         rowsPerBlock(rowsPerBlock) {}
 
-  Value build();
+  /// The op's replacements: the result, and the log-sum-exp if asked.
+  SmallVector<Value, 2> build();
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -69,6 +70,8 @@ private:
   Type f32, elementType;
   int64_t rowsPerBlock;
   Value q, k, v, g, out, numRows, numKeys;
+  /// The log-sum-exp buffer; null when the op does not return it.
+  Value lse;
 };
 } // namespace
 
@@ -157,6 +160,13 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
 
   // Epilogue: combine(acc / l, act(G)), 0 / l = 0 for a row without keys.
   Value l = keyLoop.getResult(1);
+  // The weights were exp(s - m) (m = -inf, l = 0 in a row without keys).
+  if (lse)
+    memref::StoreOp::create(
+        b, loc,
+        buildLogSumExp(b, loc, buildSoftmaxShift(b, loc, keyLoop.getResult(0)),
+                       l),
+        lse, ValueRange{batch, head, row});
   Value inv = buildInverseRowSum(b, loc, l);
   Value gateHead = op.isGateShared() ? zero : head;
   auto gateFn = op.getGate();
@@ -178,7 +188,7 @@ void RowKernelBuilder::buildRow(Value batch, Value head, Value row) {
       });
 }
 
-Value RowKernelBuilder::build() {
+SmallVector<Value, 2> RowKernelBuilder::build() {
   q = buffer(op.getQuery());
   k = buffer(op.getKey());
   v = buffer(op.getValue());
@@ -191,6 +201,10 @@ Value RowKernelBuilder::build() {
 
   RankedTensorType resultType = op.getResultType();
   out = allocateResultBuffer(b, op, numBatches, numRows);
+  if (op.hasLse())
+    lse = allocateResultBuffer(b, loc,
+                               cast<RankedTensorType>(op.getLse().getType()),
+                               numBatches, numRows);
 
   Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, idx(rowsPerBlock));
   scf::ParallelOp::create(
@@ -221,9 +235,13 @@ Value RowKernelBuilder::build() {
               });
             });
       });
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
-  return result;
+  SmallVector<Value, 2> results = {bufferization::ToTensorOp::create(
+      b, loc, resultType, out, /*restrict=*/true, /*writable=*/true)};
+  if (lse)
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, op.getLse().getType(), lse, /*restrict=*/true,
+        /*writable=*/true));
+  return results;
 }
 
 namespace {

@@ -225,3 +225,30 @@ func.func @encoded_result(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32, "row
   %0 = gated_attention.attention %q, %q, %q : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32, "rows">
   return %0 : tensor<1x2x8x16xf32, "rows">
 }
+
+// -----
+
+// Rule: the log-sum-exp result is f32, whatever the element type.
+func.func @lse_type(%q: tensor<1x8x64x32xf16>, %k: tensor<1x8x64x32xf16>, %v: tensor<1x8x64x32xf16>) {
+  // expected-error @+1 {{lse element type must be f32 (the log-sum-exp is kept in f32 whatever the query's type), got 'f16'}}
+  %0:2 = gated_attention.attention %q, %k, %v : (tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>) -> (tensor<1x8x64x32xf16>, tensor<1x8x64xf16>)
+  return
+}
+
+// -----
+
+// Rule: the log-sum-exp is B x Hq x Sq.
+func.func @lse_shape(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) {
+  // expected-error @+1 {{lse dim 2 (Sq) must be 64, got 32}}
+  %0:2 = gated_attention.attention %q, %k, %v : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> (tensor<1x8x64x32xf32>, tensor<1x8x32xf32>)
+  return
+}
+
+// -----
+
+// Rule: at most the result and the log-sum-exp.
+func.func @three_results(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) {
+  // expected-error @+1 {{result group starting at #1 requires 0 or 1 element, but found 2}}
+  %0:3 = gated_attention.attention %q, %k, %v : (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) -> (tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>)
+  return
+}

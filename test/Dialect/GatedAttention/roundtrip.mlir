@@ -72,3 +72,18 @@ func.func @shared_headwise_mqa(%q: tensor<1x8x128x64xf32>, %k: tensor<1x1x96x64x
 func.func @attributes() attributes {all = [#gated_attention.gate<sigmoid>, #gated_attention.gate<silu>, #gated_attention.gate<ns_sigmoid>, #gated_attention.combine<mul>, #gated_attention.combine<add>]} {
   return
 }
+
+// The optional log-sum-exp: a second result type, f32 B x Hq x Sq.
+// CHECK-LABEL: func.func @with_lse
+// CHECK: %[[OUT:.+]], %[[LSE:.+]] = gated_attention.attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal} :
+// CHECK-SAME: -> (tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>)
+// CHECK: return %[[OUT]], %[[LSE]]
+func.func @with_lse(%q: tensor<1x16x?x256xbf16>, %k: tensor<1x2x?x256xbf16>,
+                    %v: tensor<1x2x?x256xbf16>, %g: tensor<1x16x?x256xbf16>)
+    -> (tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>) {
+  %out, %lse = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+         tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+      -> (tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>)
+  return %out, %lse : tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>
+}

@@ -187,6 +187,17 @@ Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
                                  arith::DivFOp::create(b, loc, one, l));
 }
 
+Value mlir::gated_attention::buildLogSumExp(OpBuilder &b, Location loc,
+                                            Value shift, Value l) {
+  Value zero = f32Like(b, loc, l, 0.0);
+  Value inf = f32Like(b, loc, l, std::numeric_limits<double>::infinity());
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+  Value lse =
+      arith::AddFOp::create(b, loc, shift, math::LogOp::create(b, loc, l));
+  return arith::SelectOp::create(b, loc, empty, inf, lse);
+}
+
 Value mlir::gated_attention::buildCombine(OpBuilder &b, Location loc,
                                           CombineKind kind, Value y,
                                           Value act) {

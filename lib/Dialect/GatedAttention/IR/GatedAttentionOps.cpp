@@ -284,6 +284,9 @@ LogicalResult AttentionOp::verify() {
                                    getValueType(), getGateType(), "result",
                                    getResultType())
                     .verify()) &&
+      (!hasLse() || succeeded(ShapeDiagnostics(*this).logSumExp(
+                        "lse", cast<RankedTensorType>(getLse().getType()),
+                        getQueryType()))) &&
       succeeded(verifyNoUnknownAttributes(*this, getAttributeNames())) &&
       succeeded(verifyRowStrides(*this)) &&
       succeeded(verifyScale(*this, getScale())));

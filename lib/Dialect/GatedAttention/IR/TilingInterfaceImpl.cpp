@@ -29,6 +29,9 @@ LogicalResult AttentionOp::reifyResultShapes(
                                  b.getIndexAttr(getNumQueryHeads()),
                                  tensor::getMixedSize(b, loc, query, 2),
                                  b.getIndexAttr(getValueHeadDim())});
+  if (hasLse())
+    reifiedReturnShapes.push_back(SmallVector<OpFoldResult>(
+        ArrayRef(reifiedReturnShapes.front()).drop_back()));
   return success();
 }
 
@@ -147,19 +150,28 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
       dynamic, resultShape);
   auto resultType =
       RankedTensorType::get(resultShape, getResultType().getElementType());
-  auto tiled = AttentionOp::create(b, loc, resultType, query, key, value, gate,
-                                   getScaleAttr(), getCausalAttr(),
+  // The log-sum-exp's tile is the domain's: B x Hq x Sq.
+  Type lseType;
+  if (hasLse())
+    lseType = RankedTensorType::get(ArrayRef(resultShape).drop_back(),
+                                    Float32Type::get(ctx));
+  auto tiled = AttentionOp::create(b, loc, resultType, lseType, query, key,
+                                   value, gate, getScaleAttr(), getCausalAttr(),
                                    getGateAttr(), getCombineAttr());
-  return TilingResult{{tiled}, {tiled.getResult()}, slices};
+  return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
 }
 
 LogicalResult AttentionOp::getResultTilePosition(
     OpBuilder &b, unsigned resultNumber, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
     SmallVector<OpFoldResult> &resultSizes) {
-  resultOffsets = {offsets[0], offsets[1], offsets[2], b.getIndexAttr(0)};
-  resultSizes = {sizes[0], sizes[1], sizes[2],
-                 b.getIndexAttr(getValueHeadDim())};
+  resultOffsets = {offsets[0], offsets[1], offsets[2]};
+  resultSizes = {sizes[0], sizes[1], sizes[2]};
+  // The result has the value channels besides; the log-sum-exp does not.
+  if (resultNumber == 0) {
+    resultOffsets.push_back(b.getIndexAttr(0));
+    resultSizes.push_back(b.getIndexAttr(getValueHeadDim()));
+  }
   return success();
 }
 
@@ -169,8 +181,9 @@ LogicalResult AttentionOp::getIterationDomainTileFromResultTile(
     SmallVectorImpl<OpFoldResult> &iterDomainOffsets,
     SmallVectorImpl<OpFoldResult> &iterDomainSizes) {
   // Channels are not a loop of the op: only whole rows can be produced.
-  if (!isConstantIntValue(resultOffsets[3], 0) ||
-      !isConstantIntValue(resultSizes[3], getValueHeadDim()))
+  if (resultNumber == 0 &&
+      (!isConstantIntValue(resultOffsets[3], 0) ||
+       !isConstantIntValue(resultSizes[3], getValueHeadDim())))
     return failure();
   iterDomainOffsets.assign(resultOffsets.begin(), resultOffsets.begin() + 3);
   iterDomainSizes.assign(resultSizes.begin(), resultSizes.begin() + 3);

@@ -322,6 +322,21 @@ Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
                  });
 }
 
+Value OnlineSoftmaxTile::logSumExp(State s) {
+  AffineMap i1 = map(1, {b.getAffineDimExpr(0)});
+  return generic(
+      {s.m, s.l, s.lComp}, empty({tileRows}, f32), {i1, i1, i1, i1},
+      {IteratorType::parallel}, [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value l = arith::SubFOp::create(nb, loc, a[1], a[2]);
+        Value lse =
+            buildLogSumExp(nb, loc, buildSoftmaxShift(nb, loc, a[0]), l);
+        if (s.sigma)
+          lse = arith::SubFOp::create(nb, loc, lse,
+                                      math::LogOp::create(nb, loc, s.sigma));
+        return lse;
+      });
+}
+
 Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
                                Value causalOffset) {
   this->numKeys = numKeys;
@@ -384,6 +399,7 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
   Value gate = spec.hasGate
                    ? stackedRows(Operand::Gate, firstHead, spec.gateShared)
                    : Value();
+  lse = spec.withLse ? logSumExp(state) : Value();
   return epilogue(state, gate);
 }
 
@@ -398,12 +414,18 @@ OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
   };
   if (bound == 1)
     return {version(1), rowsTile};
-  auto dynamicRows = [&](Value out) -> Value {
-    return tensor::CastOp::create(
+  // Each version yields its output and (with spec.withLse) its
+  // log-sum-exp, both with dynamic rows.
+  auto dynamicRows = [&](Value out) -> SmallVector<Value> {
+    SmallVector<Value> yielded = {tensor::CastOp::create(
         b, loc,
         RankedTensorType::get({ShapedType::kDynamic, spec.valueHeadDim},
                               spec.elementType),
-        out);
+        out)};
+    if (lse)
+      yielded.push_back(tensor::CastOp::create(
+          b, loc, RankedTensorType::get({ShapedType::kDynamic}, f32), lse));
+    return yielded;
   };
   Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                        numRows, index(1));
@@ -417,6 +439,7 @@ OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
       });
   Value headRows =
       arith::SelectOp::create(b, loc, decode, index(1), index(bound));
+  lse = spec.withLse ? branch.getResult(1) : Value();
   return {branch.getResult(0), headRows};
 }
 
@@ -434,7 +457,8 @@ public:
       : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options.keyBlock)), op(op),
         decodeVariant(options.decodeVariant) {}
 
-  Value build();
+  /// The op's replacements: the result, and the log-sum-exp if asked.
+  SmallVector<Value, 2> build();
 
 private:
   static Spec specOf(AttentionOp op, int64_t keyBlock) {
@@ -448,7 +472,8 @@ private:
             op.getCombine(),
             op.hasGate(),
             op.isGateShared(),
-            op.isGateHeadwise()};
+            op.isGateHeadwise(),
+            op.hasLse()};
   }
   Value sourceOf(Operand operand) {
     switch (operand) {
@@ -518,7 +543,7 @@ DenseOnlineSoftmax::buildTile(Value firstHead, Value numKeys,
                              *bound, firstHead, numKeys, causalOffset);
 }
 
-Value DenseOnlineSoftmax::build() {
+SmallVector<Value, 2> DenseOnlineSoftmax::build() {
   Value query = op.getQuery();
   rows = tensor::getMixedSize(b, loc, query, 2);
   rowsTile = rows;
@@ -552,9 +577,17 @@ Value DenseOnlineSoftmax::build() {
                                 b.getIndexAttr(op.getNumQueryHeads()), rows,
                                 b.getIndexAttr(op.getValueHeadDim())},
       spec.elementType);
+  SmallVector<Value> results = {result};
+  // The log-sum-exp, B x Hq x Sq f32, filled tile by tile like the result.
+  if (spec.withLse)
+    results.push_back(tensor::EmptyOp::create(
+        b, loc,
+        SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
+                                  b.getIndexAttr(op.getNumQueryHeads()), rows},
+        f32));
   Value numBatches = tensor::DimOp::create(b, loc, query, 0);
   auto batchLoop = forLoop(
-      index(0), numBatches, index(1), result,
+      index(0), numBatches, index(1), results,
       [&](Value batchIv, ValueRange batchIter) -> SmallVector<Value> {
         batch = batchIv;
         auto headLoop = forLoop(
@@ -566,8 +599,10 @@ Value DenseOnlineSoftmax::build() {
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
               OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
               Value result = headIter[0];
+              Value lseResult = spec.withLse ? headIter[1] : Value();
               for (int64_t r = 0; r < stack; ++r) {
                 Value headOut = out;
+                Value headLse = lse;
                 if (stack > 1 || rows != rowsTile) {
                   OpFoldResult first = zero;
                   if (r && getConstantIntValue(headRows))
@@ -584,6 +619,9 @@ Value DenseOnlineSoftmax::build() {
                   SmallVector<OpFoldResult> strides(2, one);
                   headOut = tensor::ExtractSliceOp::create(b, loc, out, offsets,
                                                            sizes, strides);
+                  if (lse)
+                    headLse = tensor::ExtractSliceOp::create(
+                        b, loc, lse, {first}, {rows}, {one});
                 }
                 Value head = arith::AddIOp::create(b, loc, firstHead, index(r));
                 SmallVector<OpFoldResult> offsets = {batch, head, zero, zero};
@@ -591,15 +629,25 @@ Value DenseOnlineSoftmax::build() {
                 SmallVector<OpFoldResult> strides(4, one);
                 result = tensor::InsertSliceOp::create(b, loc, headOut, result,
                                                        offsets, sizes, strides);
+                if (lseResult)
+                  lseResult = tensor::InsertSliceOp::create(
+                      b, loc, headLse, lseResult, {batch, head, zero},
+                      {one, one, rows}, {one, one, one});
               }
+              if (lseResult)
+                return {result, lseResult};
               return {result};
             });
-        return {headLoop.getResult(0)};
+        return headLoop.getResults();
       });
-  Value res = batchLoop.getResult(0);
-  if (res.getType() != op.getResultType())
-    res = tensor::CastOp::create(b, loc, op.getResultType(), res);
-  return res;
+  SmallVector<Value, 2> replacements;
+  for (auto [value, type] :
+       llvm::zip(batchLoop.getResults(), op->getResultTypes()))
+    replacements.push_back(
+        value.getType() == type
+            ? Value(value)
+            : tensor::CastOp::create(b, loc, type, value).getResult());
+  return replacements;
 }
 
 FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
@@ -609,9 +657,10 @@ FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
     return rewriter.notifyMatchFailure(op, "block sizes must be positive");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  Value result = DenseOnlineSoftmax(rewriter, op, options).build();
-  rewriter.replaceOp(op, result);
-  return result;
+  SmallVector<Value, 2> results =
+      DenseOnlineSoftmax(rewriter, op, options).build();
+  rewriter.replaceOp(op, results);
+  return results.front();
 }
 
 namespace {

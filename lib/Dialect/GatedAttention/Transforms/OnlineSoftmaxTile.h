@@ -42,6 +42,8 @@ public:
     GateFunctionAttrInterface gate;
     CombineKind combine;
     bool hasGate, gateShared, gateHeadwise;
+    /// Whether build() also returns the rows' log-sum-exp (`lse`).
+    bool withLse = false;
   };
 
   OnlineSoftmaxTile(RewriterBase &b, Location loc, const Spec &spec)
@@ -53,7 +55,14 @@ public:
   /// [r * rowsTile, + rowsTile). Keys [0, numKeys) exist; with
   /// `causalOffset`, key j is visible from row i of a head iff
   /// j <= i + causalOffset.
+  /// With spec.withLse, also sets `lse` to the rows' log-sum-exp
+  /// (`tileRows` x f32, buildLogSumExp).
   Value build(Value firstHead, Value numKeys, Value causalOffset);
+
+  /// The log-sum-exp of the last build() (or buildWithDecodeRows(), rows
+  /// dynamic there when there are two versions); null without
+  /// spec.withLse.
+  Value lse;
 
 protected:
   enum class Operand { Query, Key, Value, Gate };
@@ -147,6 +156,9 @@ private:
   Value queryTile(Value firstHead);
   State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
   Value epilogue(State s, Value gate);
+  /// L = shift(m) + log(l) - log(sigma) per row: the weights were
+  /// exp(s - shift(m)) sigma.
+  Value logSumExp(State s);
 
   Value numKeys, causalOffset;
 };

@@ -131,11 +131,12 @@ static LogicalResult replaceByAttention(PatternRewriter &rewriter,
   Value q = materialize4D(rewriter, loc, chain.query);
   Value k = kv(chain.key), v = kv(chain.value);
   auto op = AttentionOp::create(
-      rewriter, loc, resultType, q, k, v, /*gate=*/Value(),
+      rewriter, loc, resultType, /*lse=*/Type(), q, k, v, /*gate=*/Value(),
       rewriter.getF32FloatAttr(static_cast<float>(chain.scale)), chain.causal,
       GateKindAttr::get(rewriter.getContext(), GateKind::sigmoid),
       CombineKind::mul);
-  rewriter.replaceOp(root, reshapeResult(rewriter, loc, op, rootType));
+  rewriter.replaceOp(root,
+                     reshapeResult(rewriter, loc, op.getResult(), rootType));
   return success();
 }
 
@@ -144,7 +145,9 @@ static LogicalResult replaceByAttention(PatternRewriter &rewriter,
 static AttentionOp ungatedSource(Value v) {
   while (v.hasOneUse()) {
     if (auto op = v.getDefiningOp<AttentionOp>())
-      return op.hasGate() ? AttentionOp() : op;
+      // An op that returns its log-sum-exp is left as written: its
+      // consumers read both results.
+      return op.hasGate() || op.hasLse() ? AttentionOp() : op;
     if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
       v = collapse.getSrc();
     else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
@@ -219,7 +222,7 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
     AttentionOp ungated = ungatedSource(gate->attention);
     if (!ungated)
       return rewriter.notifyMatchFailure(root, "not the result of an op");
-    auto resultType = cast<RankedTensorType>(ungated.getType());
+    RankedTensorType resultType = ungated.getResultType();
     Type rootType = root.getResult(0).getType();
     if (!fitsResult(resultType, rootType) || hasEncoding(gate->gate) ||
         gate->attention.getType() != rootType ||
@@ -232,11 +235,12 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
       read =
           tensor::CollapseShapeOp::create(rewriter, loc, read, gate->collapse);
     Value g = gateOperand(rewriter, loc, read, gate->map, resultType);
-    auto op = AttentionOp::create(rewriter, loc, resultType, ungated.getQuery(),
-                                  ungated.getKey(), ungated.getValue(), g,
-                                  ungated.getScaleAttr(), ungated.getCausal(),
-                                  gate->function, gate->combine);
-    rewriter.replaceOp(root, reshapeResult(rewriter, loc, op, rootType));
+    auto op = AttentionOp::create(
+        rewriter, loc, resultType, /*lse=*/Type(), ungated.getQuery(),
+        ungated.getKey(), ungated.getValue(), g, ungated.getScaleAttr(),
+        ungated.getCausal(), gate->function, gate->combine);
+    rewriter.replaceOp(root,
+                       reshapeResult(rewriter, loc, op.getResult(), rootType));
     return success();
   }
 

@@ -49,14 +49,20 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
       rewriter, cast<TilingInterface>(op.getOperation()), tiling);
   if (failed(tiled))
     return failure();
-  // The tiled result is as static as the iteration domain (the query's
-  // shape); the op's result type may know more.
-  Value result = tiled->replacements.front();
+  // The tiled results (the output, and the log-sum-exp if asked) are as
+  // static as the iteration domain (the query's shape); the op's result
+  // types may know more.
   rewriter.setInsertionPointAfter(tiled->loops.front());
-  if (result.getType() != op.getResultType())
-    result = tensor::CastOp::create(rewriter, op.getLoc(), op.getResultType(),
-                                    result);
-  rewriter.replaceOp(op, result);
+  SmallVector<Value, 2> results;
+  for (auto [value, type] :
+       llvm::zip_equal(tiled->replacements, op->getResultTypes()))
+    results.push_back(
+        value.getType() == type
+            ? value
+            : tensor::CastOp::create(rewriter, op.getLoc(), type, value)
+                  .getResult());
+  Value result = results.front();
+  rewriter.replaceOp(op, results);
   tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   // With Sq dynamic, each tile also gets the decode step's one-row version.

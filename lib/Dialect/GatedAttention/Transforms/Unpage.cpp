@@ -139,9 +139,10 @@ struct UnpageAttention : OpRewritePattern<PagedAttentionOp> {
           auto denseType =
               RankedTensorType::get({1, hq, ShapedType::kDynamic, dv}, elem);
           Value y = AttentionOp::create(
-              b, l, denseType, q, k, v, g,
-              FloatAttr::get(b.getF32Type(), op.getScaleValue()),
-              op.getCausal(), op.getGate(), op.getCombine());
+                        b, l, denseType, /*lse=*/Type(), q, k, v, g,
+                        FloatAttr::get(b.getF32Type(), op.getScaleValue()),
+                        op.getCausal(), op.getGate(), op.getCombine())
+                        .getResult();
           // [1, Hq, q_b, Dv] -> [q_b, Hq, Dv] rows of the result.
           Value rows = tensor::CollapseShapeOp::create(
               b, l, y, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});

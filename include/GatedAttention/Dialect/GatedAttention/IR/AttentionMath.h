@@ -111,6 +111,13 @@ Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
 /// not NaN). A NaN `l` stays NaN, so NaN inputs are never turned into 0.
 Value buildInverseRowSum(OpBuilder &b, Location loc, Value l);
 
+/// The log-sum-exp L of a row (the op's `lse` result) from the shift
+/// `shift` its weights exp(s - shift) were taken with and their sum `l`
+/// (f32 scalars or vectors): shift + log(l), or +inf for a row that saw no
+/// key (l == 0), so that exp(s - L) = 0 for every key of it. A NaN `l`
+/// stays NaN.
+Value buildLogSumExp(OpBuilder &b, Location loc, Value shift, Value l);
+
 /// The op's combine of the attention output `y` and the activated gate
 /// `act` (f32 scalars or vectors): `y * act` or `y + act`.
 Value buildCombine(OpBuilder &b, Location loc, CombineKind kind, Value y,

@@ -53,6 +53,7 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     | `value`  | `B x Hkv x Skv x Dv`|                                        |
     | `gate_input` (the gate) | `B x Hg x Sq x Dg` | `Hg` is `Hq` (per head) or 1 (shared); `Dg` is `Dv` (elementwise) or 1 (headwise) |
     | result   | `B x Hq x Sq x Dv` |                                         |
+    | `lse` (optional result) | `B x Hq x Sq`, f32 | the softmax's log-sum-exp |
 
     `B`, `Sq` and `Skv` may be dynamic; `Hq`, `Hkv`, `D`, `Dv`, `Hg` and `Dg`
     are static. Query head `h` reads key/value head `h / (Hq / Hkv)`. The
@@ -62,6 +63,19 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     form of graphs that gate elsewhere (the paper's positions G2-G5: value,
     key, query, after the output projection) or not at all; `gate` and
     `combine` are then ignored.
+
+    The optional second result `lse` (asked for by writing two result
+    types) is the natural log-sum-exp of each row's scaled, masked scores,
+    `L[b, h, i] = log(sum_j exp(scale * Q_i . K_j))` over the keys `j` row
+    `i` sees, computed as `m + log(l)` (row max `m`, sum `l` of
+    `exp(scale * s - m)`), in f32 whatever the element type. The softmax
+    weights are then `P_ij = exp(scale * Q_i . K_j - L_i)`: what a backward
+    (`gated_attention.attention_backward`'s `lse` operand) and a merge of
+    partial results over key ranges need. A row that sees no key (causal
+    with `Sq > Skv`, or `Skv = 0`) has `L = +inf`, so that
+    `exp(scale * s - L) = 0` for every key; a merge treats it as a range
+    with no keys. Without the second result no lowering computes or stores
+    it.
 
     Attributes:
     - `scale` (f32, optional): defaults to `1/sqrt(D)`.
@@ -93,6 +107,15 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
         -> tensor<1x16x?x256xbf16>
     ```
 
+    The same with the log-sum-exp kept for the backward:
+
+    ```mlir
+    %out, %lse = gated_attention.attention %q, %k, %v, %g {causal}
+        : (tensor<1x16x?x256xbf16>, tensor<1x2x?x256xbf16>,
+           tensor<1x2x?x256xbf16>, tensor<1x16x?x256xbf16>)
+        -> (tensor<1x16x?x256xbf16>, tensor<1x16x?xf32>)
+    ```
+
     A headwise gate shared by all heads, SiLU activation, additive combine,
     explicit scale:
 
@@ -109,7 +132,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     parallel. A tile of query heads must cover whole GQA groups or lie inside
     one; with `causal`, a tile of query rows `[q0, q0 + n)` reads only keys
     `[0, q0 + n + Skv - Sq)`, which keeps the bottom-right alignment of the
-    tile equal to that of the rows in the whole op.
+    tile equal to that of the rows in the whole op. The `lse` result's tile
+    is the domain's tile itself.
 
     The generic form spells the same attributes:
 
@@ -131,7 +155,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     DefaultValuedAttr<GatedAttention_CombineAttr,
                       "::mlir::gated_attention::CombineKind::mul">:$combine
   );
-  let results = (outs GatedAttention_Tensor:$result);
+  let results = (outs GatedAttention_Tensor:$result,
+                      Optional<GatedAttention_Tensor>:$lse);
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $gate_input^)? attr-dict `:`
@@ -152,6 +177,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
                        : RankedTensorType();
     }
     RankedTensorType getResultType() { return getResult().getType(); }
+    /// Whether the op returns the log-sum-exp (getLse() is null if not).
+    bool hasLse() { return static_cast<bool>(getLse()); }
 
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
     int64_t getNumKVHeads() { return getKeyType().getDimSize(1); }
