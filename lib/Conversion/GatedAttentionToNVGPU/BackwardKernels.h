@@ -91,7 +91,7 @@ Fragment loadGlobalFragment(const KernelBuilder &kb, const LaneLayout &lanes,
 
 /// log2(e) L for the weights exp2(scale log2(e) s - log2(e) L) of a row
 /// whose forward log-sum-exp is `lse`; +inf (every weight 0) where `valid`
-/// is false or the row saw no key (L = -inf).
+/// is false or the row saw no key (L = +inf, the forward's, or -inf).
 Value lseToLog2(const KernelBuilder &kb, Value lse, Value valid);
 
 /// Writes the lane's rows of a 16-row f32 accumulator tile starting at row
