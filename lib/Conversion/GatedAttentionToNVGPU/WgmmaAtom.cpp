@@ -77,6 +77,35 @@ Value WgmmaAtom::advance(Value descriptor, int64_t bytes) {
       LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
 }
 
+/// `descriptor` advanced by `bytes` in its low word alone (start address
+/// and leading offset, bits 0-13 and 16-29; no carry into the high word),
+/// the words joined by a mov.b64 that LLVM cannot fold back into a 64-bit
+/// add: the steps of one GEMM then share one high word.
+static Value advanceLowWord(OpBuilder &b, Location loc, Value descriptor,
+                            int64_t bytes) {
+  auto i32 = b.getI32Type();
+  auto i64 = b.getI64Type();
+  auto constant = [&](Type type, int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+  };
+  Value low = LLVM::AddOp::create(
+      b, loc, LLVM::TruncOp::create(b, loc, i32, descriptor),
+      constant(i32, bytes >> 4));
+  Value high = LLVM::TruncOp::create(
+      b, loc, i32, LLVM::LShrOp::create(b, loc, descriptor, constant(i64, 32)));
+  return LLVM::InlineAsmOp::create(
+             b, loc, i64, ValueRange{low, high},
+             b.getStringAttr("mov.b64 $0, {$1, $2};"),
+             b.getStringAttr("=l,r,r"),
+             /*has_side_effects=*/nullptr, /*is_align_stack=*/nullptr,
+             LLVM::TailCallKindAttr::get(b.getContext(),
+                                         LLVM::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/nullptr)
+      .getResult(0);
+}
+
 void WgmmaAtom::fence() { NVVM::WgmmaFenceAlignedOp::create(b, loc); }
 
 void WgmmaAtom::wait(int64_t pending) {
@@ -112,7 +141,7 @@ Value WgmmaAtom::issueKeys(Value queryDescriptor, int64_t queryRows,
   for (int64_t kk = 0; kk < headDim / kK; ++kk)
     descriptors.push_back(
         {advance(queryDescriptor, kMajorStepOffset(queryRows, kk)),
-         advance(keyDescriptor, kMajorStepOffset(keys, kk))});
+         advanceLowWord(b, loc, keyDescriptor, kMajorStepOffset(keys, kk))});
   Value acc = LLVM::UndefOp::create(b, loc, accType);
   fence();
   for (int64_t kk = 0; kk < headDim / kK; ++kk) {
@@ -167,7 +196,8 @@ SmallVector<Value> WgmmaAtom::issueValues(ArrayRef<Value> out,
   for (int64_t kk = 0; kk < keys / kK; ++kk) {
     SmallVector<Value> operands(probabilities.slice(4 * kk, 4));
     // 16 keys = 16 rows of 128 bytes further along V.
-    operands.push_back(advance(valueDescriptor, kk * kK * kSwizzleSpanBytes));
+    operands.push_back(
+        advanceLowWord(b, loc, valueDescriptor, kk * kK * kSwizzleSpanBytes));
     operands.push_back(scaleD);
     stepOperands.push_back(std::move(operands));
   }

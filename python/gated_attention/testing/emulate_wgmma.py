@@ -720,6 +720,8 @@ class Warpgroup(CTA):
             return x[0] >> x[1]
         if n == "llvm.add":
             return x[0] + x[1]
+        if n == "llvm.trunc":   # i64 -> i32 (a descriptor's low word)
+            return x[0] & 0xFFFFFFFF
         if n == "llvm.mlir.undef":
             count = op.types.count("f32")
             return np.zeros((t, count), dtype=np.float32)
@@ -750,6 +752,9 @@ class Warpgroup(CTA):
         if n == "nvvm.wgmma.mma_async":
             return self.wgmma_ss(op, x)
         if n == "llvm.inline_asm":
+            if '"mov.b64 $0, {$1, $2};"' in op.attrs:
+                # A descriptor from its low and high words (WgmmaAtom).
+                return (x[1] << 32) | (x[0] & 0xFFFFFFFF)
             return self.wgmma_rs(op, x)
         raise NotImplementedError(n)
 
@@ -760,7 +765,7 @@ SM90_OPS = frozenset((
     "llvm.inttoptr", "memref.extract_aligned_pointer_as_index",
     "nvvm.cp.async.shared.global", "nvvm.cp.async.mbarrier.arrive",
     "nvvm.fence.proxy",
-    "llvm.or", "llvm.lshr", "llvm.add", "llvm.mlir.undef",
+    "llvm.or", "llvm.lshr", "llvm.add", "llvm.trunc", "llvm.mlir.undef",
     "nvvm.mbarrier.init", "nvvm.mbarrier.arrive.expect_tx",
     "nvvm.mbarrier.arrive", "nvvm.mbarrier.try_wait.parity",
     "nvvm.setmaxregister", "nvvm.barrier", "nvvm.barrier.arrive",
