@@ -184,17 +184,6 @@ Value BackwardTileBuilder::rounded(Value tile) {
                  });
 }
 
-Value BackwardTileBuilder::transposedF32(Value tile) {
-  auto type = cast<RankedTensorType>(tile.getType());
-  AffineExpr d0, d1;
-  bindDims(b.getContext(), d0, d1);
-  return generic(tile,
-                 tensor::EmptyOp::create(
-                     b, loc, {type.getDimSize(1), type.getDimSize(0)}, f32),
-                 {map(2, {d1, d0}), map(2, {d0, d1})},
-                 [&](OpBuilder &nb, ValueRange a) { return toF32(nb, a[0]); });
-}
-
 Value BackwardTileBuilder::visible(OpBuilder &nb, Value row, Value key) {
   auto less = [&](Value x, Value y) {
     return arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::slt, x, y);
@@ -208,31 +197,38 @@ Value BackwardTileBuilder::visible(OpBuilder &nb, Value row, Value key) {
 }
 
 Value BackwardTileBuilder::weights(Value scores, Value lse, Value row0,
-                                   Value key0) {
+                                   Value key0, bool keyMajor) {
   AffineExpr d0, d1;
   bindDims(b.getContext(), d0, d1);
-  return generic({scores, lse}, tensor::EmptyOp::create(b, loc, {bq, bk}, f32),
-                 {map(2, {d0, d1}), map(2, {d0}), map(2, {d0, d1})},
-                 [&](OpBuilder &nb, ValueRange a) -> Value {
-                   Value row = arith::AddIOp::create(
-                       nb, loc, row0, linalg::IndexOp::create(nb, loc, 0));
-                   Value key = arith::AddIOp::create(
-                       nb, loc, key0, linalg::IndexOp::create(nb, loc, 1));
-                   Value scaled = arith::MulFOp::create(nb, loc, a[0],
-                                                        f32Const(nb, scale));
-                   Value p = math::ExpOp::create(
-                       nb, loc, arith::SubFOp::create(nb, loc, scaled, a[1]));
-                   return arith::SelectOp::create(
-                       nb, loc, visible(nb, row, key), p, f32Const(nb, 0.0));
-                 });
+  AffineExpr rowDim = keyMajor ? d1 : d0;
+  SmallVector<int64_t> shape =
+      keyMajor ? SmallVector<int64_t>{bk, bq} : SmallVector<int64_t>{bq, bk};
+  return generic(
+      {scores, lse}, tensor::EmptyOp::create(b, loc, shape, f32),
+      {map(2, {d0, d1}), map(2, {rowDim}), map(2, {d0, d1})},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value row = arith::AddIOp::create(
+            nb, loc, row0, linalg::IndexOp::create(nb, loc, keyMajor ? 1 : 0));
+        Value key = arith::AddIOp::create(
+            nb, loc, key0, linalg::IndexOp::create(nb, loc, keyMajor ? 0 : 1));
+        Value scaled =
+            arith::MulFOp::create(nb, loc, a[0], f32Const(nb, scale));
+        Value p = math::ExpOp::create(
+            nb, loc, arith::SubFOp::create(nb, loc, scaled, a[1]));
+        return arith::SelectOp::create(nb, loc, visible(nb, row, key), p,
+                                       f32Const(nb, 0.0));
+      });
 }
 
-Value BackwardTileBuilder::scoreGrads(Value p, Value dp, Value delta) {
+Value BackwardTileBuilder::scoreGrads(Value p, Value dp, Value delta,
+                                      bool keyMajor) {
   AffineExpr d0, d1;
   bindDims(b.getContext(), d0, d1);
   AffineMap ij = map(2, {d0, d1});
-  return generic({p, dp, delta}, tensor::EmptyOp::create(b, loc, {bq, bk}, f32),
-                 {ij, ij, map(2, {d0}), ij}, [&](OpBuilder &nb, ValueRange a) {
+  auto shape = cast<RankedTensorType>(p.getType()).getShape();
+  return generic({p, dp, delta}, tensor::EmptyOp::create(b, loc, shape, f32),
+                 {ij, ij, map(2, {keyMajor ? d1 : d0}), ij},
+                 [&](OpBuilder &nb, ValueRange a) {
                    return buildScoreGrad(nb, loc, a[0], a[1], a[2], scale);
                  });
 }

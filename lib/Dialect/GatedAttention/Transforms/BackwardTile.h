@@ -91,18 +91,19 @@ protected:
   Value filled(ArrayRef<int64_t> shape, double v);
   /// An f32 tile rounded to the element type.
   Value rounded(Value tile);
-  /// The transpose of a `rows x cols` tile, in f32.
-  Value transposedF32(Value tile);
 
   /// Whether key `key` is visible from query row `row` (index values): both
   /// exist and, with the causal mask, key <= row + offset.
   Value visible(OpBuilder &nb, Value row, Value key);
   /// The weights of a `Bq x Bk` score tile S = Q Kᵀ (unscaled) of rows
   /// row0.. and keys key0..: exp(scale s - L) where visible, else 0 (a
-  /// masked key, a row past Sq, a row that sees no key).
-  Value weights(Value scores, Value lse, Value row0, Value key0);
-  /// dS = scale P (dP - D) (buildScoreGrad), `Bq x Bk`.
-  Value scoreGrads(Value p, Value dp, Value delta);
+  /// masked key, a row past Sq, a row that sees no key). `keyMajor`: the
+  /// tile is Sᵀ = K Qᵀ, `Bk x Bq`, and so is the result.
+  Value weights(Value scores, Value lse, Value row0, Value key0,
+                bool keyMajor = false);
+  /// dS = scale P (dP - D) (buildScoreGrad), `Bq x Bk` (`Bk x Bq`, D along
+  /// the columns, when `keyMajor`).
+  Value scoreGrads(Value p, Value dp, Value delta, bool keyMajor = false);
   /// The keys visible from rows [row0, row0 + rows): [0, this).
   Value keyEnd(Value row0, Value rows);
   /// The rows of the query block from `row0`: min(Bq, Sq - row0); the keys

@@ -142,12 +142,11 @@ BackwardTileBuilder::keyAndValueGrads(const Rows &rowsIn) {
         Value bi = ivs[0], kvHead = ivs[1];
         Value key0 = arith::MulIOp::create(b, loc, ivs[2], index(bk));
         Value cols = keysFrom(key0);
-        // Kᵀ and Vᵀ in f32 once per key block: the contractions of the
-        // query loop read them as their (k, n) operand.
-        Value kt =
-            transposedF32(rowsOf(key, bi, kvHead, key0, cols, bk, false));
-        Value vt =
-            transposedF32(rowsOf(value, bi, kvHead, key0, cols, bk, false));
+        // K and V in f32 once per key block. The block works key-major
+        // (Sᵀ = K Qᵀ, Pᵀ, dPᵀ = V dYᵀ, dSᵀ): the products into dK and dV
+        // then read their left operands along rows.
+        Value k = rowsOf(key, bi, kvHead, key0, cols, bk, true);
+        Value v = rowsOf(value, bi, kvHead, key0, cols, bk, true);
         Value start = firstRow(key0);
         SmallVector<Value> accs = forLoop(
             index(0), index(group), index(1),
@@ -167,20 +166,18 @@ BackwardTileBuilder::keyAndValueGrads(const Rows &rowsIn) {
                         rowsOf(rowsIn.lse, bi, h, row0, rows, bq, false);
                     Value delta =
                         rowsOf(rowsIn.delta, bi, h, row0, rows, bq, false);
+                    AffineMap rowsK = map(3, {d0, d2}),
+                              colsK = map(3, {d1, d2});
                     Value scores =
-                        contract(q, map(3, {d0, d2}), kt, map(3, {d2, d1}),
-                                 filled({bq, bk}, 0.0));
-                    Value p = weights(scores, lse, row0, key0);
+                        contract(k, rowsK, q, colsK, filled({bk, bq}, 0.0));
+                    Value p = weights(scores, lse, row0, key0, true);
                     Value dp =
-                        contract(dy, map(3, {d0, d2}), vt, map(3, {d2, d1}),
-                                 filled({bq, bk}, 0.0));
-                    Value ds = scoreGrads(p, dp, delta);
-                    // dK += dSᵀ Q, dV += Pᵀ dY: loops (key, channel, row).
-                    Value dk = contract(ds, map(3, {d2, d0}), q,
-                                        map(3, {d2, d1}), acc[0]);
-                    Value dvAcc = contract(p, map(3, {d2, d0}), dy,
-                                           map(3, {d2, d1}), acc[1]);
-                    return {dk, dvAcc};
+                        contract(v, rowsK, dy, colsK, filled({bk, bq}, 0.0));
+                    Value ds = scoreGrads(p, dp, delta, true);
+                    // dK += dSᵀ Q, dV += Pᵀ dY.
+                    AffineMap kn = map(3, {d2, d1});
+                    return {contract(ds, rowsK, q, kn, acc[0]),
+                            contract(p, rowsK, dy, kn, acc[1])};
                   });
             });
         return {{rounded(accs[0]), 0, bi, kvHead, key0, cols},

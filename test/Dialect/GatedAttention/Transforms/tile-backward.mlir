@@ -4,8 +4,8 @@
 // holding an Sq x Skv tensor. The preprocessing recomputes L (no lse
 // operand): a key loop carrying (m, l), then m + log l. dK and dV: parallel
 // over (Hkv, key blocks), the group's 2 heads looped, each from the first
-// row that sees the key block (key0 - (Skv - Sq), at least 0), with dK and
-// dV in f32 tile accumulators rounded once. dQ: parallel over (Hq, query
+// row that sees the key block (key0 - (Skv - Sq), at least 0), key-major
+// (Sᵀ = K Qᵀ, 8 x 16), with dK and dV in f32 tile accumulators rounded once. dQ: parallel over (Hq, query
 // blocks), the key loop stopping at the last key the block sees.
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-NOT:     {{\?x\?}}
@@ -25,9 +25,11 @@
 // CHECK:               tensor.extract_slice %[[ROWS]]#0
 // CHECK:               tensor.extract_slice %[[ROWS]]#1
 // CHECK:               tensor.extract_slice %[[ROWS]]#2
-// CHECK:               math.exp
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:               %[[ST:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:               %[[PT:.+]] = linalg.generic {{.+}} ins(%[[ST]], %{{.+}} : tensor<8x16xf32>, tensor<16xf32>)
+// CHECK:                 math.exp
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PT]], %{{.+}} : tensor<8x16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
 // CHECK:           arith.truncf {{.+}} to bf16
 // CHECK:           scf.forall.in_parallel
 // CHECK:         } {gated_attention.online_softmax}
