@@ -6,7 +6,8 @@ results are ``ml_dtypes.bfloat16`` arrays, which needs PyPI's ml_dtypes
 .venv). Everything else works without it.
 The user-facing API (``compiler``, re-exported here): ``attention`` runs
 the op on numpy arrays on the CPU or a CUDA GPU, ``attention_backward``
-its gradients (CPU); ``attention_reference``
+its gradients (CPU), ``attention_lse`` the output and its log-sum-exp
+(CPU); ``attention_reference``
 is its float64 reference; ``paged_attention`` / ``paged_attention_reference``
 (``paged``) the serving form over a paged KV cache; ``attention_ir`` / ``qwen3_next.attention_block`` build
 MLIR; ``compile_cpu`` / ``compile_ptx`` compile it; ``load_plugin`` and
@@ -38,7 +39,8 @@ from ._version import __version__
 # The API is imported on first use, so that `python3 -m gated_attention.X`
 # does not import X twice.
 _API = {"AttentionConfig", "CpuAttention", "CpuAttentionBackward",
-        "CudaAttention", "ToolError", "attention", "attention_backward",
+        "CpuAttentionLse", "CudaAttention", "ToolError", "attention",
+        "attention_backward", "attention_lse",
         "attention_ir", "compile_cpu", "compile_ptx", "attention_reference",
         "config_for", "load_plugin", "register_gate"}
 _PAGED = {"paged_attention", "paged_attention_reference"}

@@ -433,6 +433,57 @@ class CpuAttentionBackward:
         return tuple(dtypes.kernel_result(x, dt) for x in grads)
 
 
+class CpuAttentionLse:
+    """The op of `cfg` compiled for this CPU returning its log-sum-exp as
+    well (the optional second result), B, Sq and Skv dynamic, kept in the
+    disk cache."""
+
+    def __init__(self, cfg):
+        _check_config(cfg)
+        self.cfg = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
+        self.lib = kernel_cache.cpu_library(
+            "module {\n" + mlir.destination_function(
+                self.cfg, "attention_lse", lse=True) + "}\n",
+            f"{kernel_cache.variant(self.cfg)} with lse for the CPU")
+
+    def __call__(self, *operands):
+        """operands as CpuAttention takes them; returns (out, lse): the
+        result in the element type's numpy dtype and the float32
+        log-sum-exp [B, Hq, Sq] (+inf in a row that sees no key)."""
+        got, arrays = _operands(self.cfg, operands)
+        dt = self.cfg.dtype
+        out_type = dtypes.numpy_dtype(dt)
+        shape = tuple(got.shapes()["result"])
+        lse = np.full(shape[:3], np.inf, np.float32)
+        if any(n == 0 for n in shape):
+            return np.zeros(shape, out_type), lse
+        out = np.zeros(shape, dtypes.storage_type(dt))
+        ins = [np.ascontiguousarray(dtypes.kernel_operand(x, dt))
+               for x in arrays]
+        self.lib.call_into("attention_lse", ins + [out, lse])
+        return dtypes.kernel_result(out, dt), lse
+
+
+_COMPILED_LSE = {}
+
+
+def attention_lse(q, k, v, g=None, *, causal=False, gate=None, combine=None,
+                  scale=None, dtype="f32"):
+    """`attention` on the CPU that also returns the op's log-sum-exp:
+    (out, lse), lse float32 [B, Hq, Sq] with L = log sum_j exp(scale q.k_j)
+    over the keys each row sees, +inf for a row that sees none (what
+    `attention_backward` and merges of partial results read; see
+    docs/Backward.md). Arguments as `attention` takes them."""
+    cfg = config_for(q, k, v, g, causal=causal, gate=gate, combine=combine,
+                     scale=scale, dtype=dtype)
+    dtypes.numpy_dtype(cfg.dtype)  # fails early without ml_dtypes
+    key = _lengths(cfg)
+    if key not in _COMPILED_LSE:
+        _COMPILED_LSE[key] = CpuAttentionLse(cfg)
+    operands = (q, k, v) if g is None else (q, k, v, g)
+    return _COMPILED_LSE[key](*operands)
+
+
 _COMPILED_BACKWARD = {}
 
 
