@@ -39,7 +39,7 @@ later process loads them. :func:`warmup` compiles ahead of time.
 
 The dense op has a backward (autograd saves q, k, v, g and the gated
 output; ``torch.ops.gated_attention.attention_backward``, docs/Backward.md):
-on CPU tensors the reference lowering, not yet a fast one; on CUDA tensors
+on CPU tensors the tiled FlashAttention-2-shaped lowering; on CUDA tensors
 the sm_80 mma.sync backward kernels (sm_90 runs them too; bitwise
 reproducible run to run), for f16 / bf16, head dims up to 128 and the
 sigmoid / NS-sigmoid gates with ``combine="mul"`` (or no gate); other

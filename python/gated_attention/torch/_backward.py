@@ -6,7 +6,7 @@ one (docs/Backward.md). The backward is an op of its own, so that autograd
 tracing (torch.compile, opcheck's aot_dispatch) sees an op with a fake
 kernel rather than a call into a library. On the CPU it runs
 gated_attention.attention_backward compiled by --gated-attention-to-llvm
-(the reference lowering, materialized scores) through the disk cache, on
+(the tiled FlashAttention-2-shaped lowering) through the disk cache, on
 the tensors' memory as the forward's CPU kernel does. On CUDA it runs the
 sm_80 backward kernels (_cuda_backward), with the forward's log-sum-exp
 `lse` when given, else computing it.
