@@ -93,6 +93,16 @@ if (getattr(config, "cxx_compiler_id", "") == "GNU"
 # `fuzzer`: the libFuzzer target was built (scripts/check-sanitizers).
 if getattr(config, "fuzzer", "").upper() in ("ON", "TRUE", "1", "YES"):
     config.available_features.add("fuzzer")
+# `avx512bf16`: this CPU runs vdpbf16ps, so code of --gated-attention-to-llvm's
+# matrix-units=avx512-bf16 executes here (the kernel's flags, /proc/cpuinfo).
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu_flags = next((l.split(":", 1)[1].split() for l in f
+                          if l.startswith("flags")), [])
+except OSError:
+    cpu_flags = []
+if "avx512_bf16" in cpu_flags:
+    config.available_features.add("avx512bf16")
 # `ptxas`: PTX can be assembled on this machine. Its toolkit also provides
 # libdevice when no CUDA_HOME is set.
 ptxas = config.ptxas_executable

@@ -81,8 +81,8 @@ static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
 }
 
 /// What `matrix-units` selects. `host` takes this host's AVX512-BF16 when
-/// the target is 512 bits wide, and not AMX: the AMX path has been checked
-/// only structurally (never run), so AMX is taken when asked for by name.
+/// the target is 512 bits wide (AMX hosts have it too; the AMX path is not
+/// built yet).
 static StringRef
 resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
   StringRef units = options.matrixUnits;
@@ -415,6 +415,9 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     return error(llvm::formatv("option 'matrix-units': unknown value '{0}'; "
                                "expected host, fma, avx512-bf16 or amx",
                                units));
+  if (units == "amx")
+    return error("option 'matrix-units=amx': the AMX path is not built yet; "
+                 "matrix-units=avx512-bf16 multiplies bf16 pairs on AVX-512");
   // Both read 512-bit registers (AMX's pairs are packed by AVX-512 code).
   if (ok && units != "host" && units != "fma" &&
       targetVectorBits(options) != 512)

@@ -18,6 +18,17 @@ For output element (b, h, i, e), with softmax weights w_j of row i:
 - s_P V1 / l: an f16 weight below f16's normal range is off by up to half
   its smallest subnormal s_P absolutely; V1 = sum of |v_je| over the keys
   the row sees, l >= 1 the row's sum of exp(s - max). Negligible for bf16.
+- The CPU's bf16 products on AVX512-BF16 or AMX (vdpbf16ps, tdpbf16ps;
+  `flush_subnormals`) round P to bf16 (the u_P A term) and read bf16
+  subnormals as 0 and flush f32 sums below 2^-126 to 0. In P.V, whose
+  weights the tiled path scales by c <= 1 (a power of two below 1 only
+  when max|v| (Skv + Bk) exceeds 2^116: 1/c <= max(1, max|v| (Skv + Bk)
+  2^-116)), each key loses at most 2^-126 |v_je| (its weight), 2^-126 c
+  p_j (its value) and 2^-126 (its partial sum): after the division by c l,
+  f_P = 2^-126 ((V1 + n / l) / c + 1) with n the keys the row sees. In
+  Q.Kᵀ each of the D terms loses at most 2^-126 (|q_t| + |k_t|) and each
+  of the D additions 2^-126: the score moves by at most
+  |scale| 2^-126 (D + |q_i|_1 + max_j |k_j|_1), added to eps.
 - eps (A + |Y|): f32 arithmetic. A score off by delta moves its weight by
   about delta relative and Y by at most delta (A + |Y|); scores come from
   a D-term f32 dot product and an exp2 argument of up to twice the score
@@ -114,14 +125,15 @@ def lse_error_bound(cfg, inputs, key_block=None):
                 + 2 * F32_UNIT * np.where(np.isinf(lse), 0.0, np.abs(lse)))
 
 
-def error_bound(cfg, inputs, key_block=None):
+def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
     """Per-element bound on |out - reference| for `cfg` (an
     AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
     float64 arrays already representable in cfg.dtype); the shape of the
     result. `key_block`: the key block of a lowering that adds its key
     blocks with compensated summation (the tiled CPU path), or None for
-    one whose sums run over all Skv keys. See the module docstring for the
-    model."""
+    one whose sums run over all Skv keys. `flush_subnormals`: the tiled
+    path's bf16 products run on AVX512-BF16 or AMX. See the module
+    docstring for the model."""
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, k, v = (np.asarray(inputs[n], np.float64)
@@ -139,12 +151,23 @@ def error_bound(cfg, inputs, key_block=None):
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
     eps = softmax_error(d, skv, s_plus, key_block)
+    if flush_subnormals:
+        q1 = np.abs(q).sum(axis=-1, keepdims=True)
+        k1 = np.abs(kr).sum(axis=-1).max(axis=-1, initial=0.0)
+        eps = eps + np.abs(scale) * F32_FLUSH * (d + q1 + k1[..., None, None])
     dy = eps * (a_v + np.abs(y))
     if cfg.dtype != "f32":
         v1 = np.einsum("ij,bhje->bhie", mask.astype(np.float64), np.abs(vr))
         with np.errstate(invalid="ignore", divide="ignore"):
             v1 = np.where(l > 0, v1 / np.where(l > 0, l, 1.0), 0.0)
+            seen = np.where(l > 0, mask.sum(axis=-1)[:, None]
+                            / np.where(l > 0, l, 1.0), 0.0)
         dy = dy + u * a_v + dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2 * v1
+        if flush_subnormals:
+            block = key_block if key_block is not None else CPU_KEY_BLOCK
+            inv_c = max(1.0, np.abs(v).max(initial=0.0) * (skv + block)
+                        * 2.0**-116)
+            dy = dy + F32_FLUSH * ((v1 + seen) * inv_c + 1)
     u_out = u + PRINT_RELATIVE
     if cfg.gate == "none":
         return dy + u_out * np.abs(y) + half_subnormal
@@ -168,15 +191,17 @@ def legacy_bound(cfg, ref):
     return atol + rtol * np.abs(ref)
 
 
-def compare(cfg, out, ref, inputs=None, key_block=None):
+def compare(cfg, out, ref, inputs=None, key_block=None,
+            flush_subnormals=False):
     """Comparison of `out` with the reference `ref` for `cfg`, element by
-    element against error_bound(cfg, inputs, key_block) (fixed tolerances,
-    a weaker check, without `inputs`)."""
+    element against error_bound(cfg, inputs, key_block, flush_subnormals)
+    (fixed tolerances, a weaker check, without `inputs`)."""
     out = np.asarray(out, np.float64)
     ref = np.asarray(ref, np.float64)
     if out.shape != ref.shape:
         return Comparison(False, float("inf"), float("inf"), None)
-    bound = (error_bound(cfg, inputs, key_block) if inputs is not None
+    bound = (error_bound(cfg, inputs, key_block, flush_subnormals)
+             if inputs is not None
              else legacy_bound(cfg, ref))
     bound = np.broadcast_to(bound, ref.shape)
     with np.errstate(invalid="ignore"):

@@ -68,10 +68,9 @@ struct GatedAttentionToLLVMPipelineOptions
   PassOptions::Option<std::string> matrixUnits{
       *this, "matrix-units",
       llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
-                     "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
-                     "tiles; not yet run on AMX hardware, so never chosen "
-                     "by host) or host (avx512-bf16 on a host that has it, "
-                     "else fma); avx512-bf16 and amx need 512-bit vectors"),
+                     "x86-64), avx512-bf16 (vdpbf16ps; needs 512-bit "
+                     "vectors) or host (avx512-bf16 on a host that has it, "
+                     "else fma); amx (tdpbf16ps tiles) is not built yet"),
       llvm::cl::init("host")};
 };
 

@@ -13,7 +13,9 @@ Keys: b hq hkv sq skv d dv gate combine causal gh (per_head|shared)
 gw (elementwise|headwise) dtype (f32|f16|bf16) scale dyn (e.g. b+sq+skv).
 --paths runs every case through several lowerings of the CPU pipeline:
 'tiled' (the default online-softmax path), 'tiled:QxK' (query/key block
-sizes Q and K), 'reference' (materialized scores).
+sizes Q and K), 'reference' (materialized scores); --matrix-units picks
+what multiplies the tiled paths' bf16 tiles (host, fma, avx512-bf16, amx:
+the pipeline option).
 
 Prints one PASS/FAIL line per case and path with the worst ratio of an
 element's error to its bound (accuracy.error_bound: the error model of
@@ -30,12 +32,35 @@ import numpy as np
 from .. import accuracy, config, mlir, runner
 
 
-def compare(cfg, out, ref, inputs=None, key_block=None):
+def compare(cfg, out, ref, inputs=None, key_block=None,
+            flush_subnormals=False):
     """accuracy.Comparison (ok, max_abs_err, ratio, worst) of `out` against
     the reference `ref`, each element within the error model's bound for
     `inputs` (accuracy.error_bound; `key_block` for the tiled path's
-    compensated sums); NaN in `out` fails unless `ref` is NaN there too."""
-    return accuracy.compare(cfg, out, ref, inputs, key_block)
+    compensated sums, `flush_subnormals` for its bf16 matrix-unit
+    products); NaN in `out` fails unless `ref` is NaN there too."""
+    return accuracy.compare(cfg, out, ref, inputs, key_block,
+                            flush_subnormals)
+
+
+def host_has_avx512_bf16():
+    """Whether this CPU has AVX512-BF16 (what matrix-units=host takes)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and "avx512_bf16" in
+                       line.split() for line in f)
+    except OSError:
+        return False
+
+
+def runs_on_matrix_units(path, units, cfg):
+    """Whether `path` multiplies `cfg`'s tiles on AVX512-BF16 or AMX (bf16,
+    the tiled path), whose products flush subnormals."""
+    if cfg.dtype != "bf16" or not path.startswith("tiled"):
+        return False
+    if units in (None, "host"):
+        return host_has_avx512_bf16()
+    return units in ("avx512-bf16", "amx")
 
 
 def path_key_block(path):
@@ -48,16 +73,18 @@ def path_key_block(path):
     return None
 
 
-def path_pipeline(path):
-    """gated-attention-opt arguments for a --paths entry."""
+def path_pipeline(path, units=None):
+    """gated-attention-opt arguments for a --paths entry (`units`: the
+    tiled paths' matrix-units, None for the default)."""
+    tiled = f" matrix-units={units}" if units else ""
     if path == "tiled":
-        return ["--gated-attention-to-llvm"]
+        return ["--gated-attention-to-llvm" + (f"={tiled[1:]}" if units else "")]
     if path == "reference":
         return ["--gated-attention-to-llvm=reference=1"]
     if path.startswith("tiled:"):
         q, _, k = path[len("tiled:"):].partition("x")
         return [f"--gated-attention-to-llvm=query-block={int(q)} "
-                f"key-block={int(k)}"]
+                f"key-block={int(k)}{tiled}"]
     raise ValueError(f"unknown path {path!r}")
 
 
@@ -71,6 +98,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--paths", default="tiled",
                         help="comma-separated: tiled, tiled:QxK, reference")
+    parser.add_argument("--matrix-units",
+                        choices=("host", "fma", "avx512-bf16", "amx"),
+                        help="what multiplies the tiled paths' bf16 tiles "
+                             "(default: the pipeline's, host)")
     parser.add_argument("--pipeline",
                         help="explicit gated-attention-opt arguments that "
                              "lower to LLVM (instead of --paths)")
@@ -94,7 +125,8 @@ def main(argv=None):
         with open(args.emit, "w") as f:
             f.write(text)
     pipelines = ([("custom", shlex.split(args.pipeline))] if args.pipeline
-                 else [(p, path_pipeline(p)) for p in args.paths.split(",")])
+                 else [(p, path_pipeline(p, args.matrix_units))
+                       for p in args.paths.split(",")])
     refs = [cfg.reference(inputs) for cfg, inputs in cases]
     total = failed = 0
     for name, pipeline in pipelines:
@@ -110,8 +142,11 @@ def main(argv=None):
             return 1
         for i, ((cfg, inputs), out, ref) in enumerate(
                 zip(cases, outputs, refs)):
-            result = compare(cfg, out, ref, inputs,
-                             None if args.pipeline else path_key_block(name))
+            result = compare(
+                cfg, out, ref, inputs,
+                None if args.pipeline else path_key_block(name),
+                not args.pipeline and runs_on_matrix_units(
+                    name, args.matrix_units, cfg))
             total += 1
             failed += not result.ok
             print(f"{'PASS' if result.ok else 'FAIL'} [{name}] case{i} "

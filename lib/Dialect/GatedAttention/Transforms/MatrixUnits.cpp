@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -126,12 +127,15 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   auto [unscaled, scale] = matchScaledExtension(lhs);
   if (!isZeroFill(init))
     unscaled = scale = nullptr;
-  if (!unscaled)
+  PairContraction paired;
+  if (!unscaled) {
     unscaled = mapElements(rewriter, loc, lhs, {m, k}, bf16,
                            rewriter.getMultiDimIdentityMap(2),
                            [&](OpBuilder &b, Location l, Value x) -> Value {
                              return arith::TruncFOp::create(b, l, bf16, x);
                            });
+    paired.elementwise.push_back(unscaled.getDefiningOp<linalg::GenericOp>());
+  }
   Value lhsPairs = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({m, k / 2, 2}, bf16), unscaled,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}});
@@ -166,15 +170,18 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
             b, l, arith::AddFOp::create(b, l, args[2], product).getResult());
       });
   Value result = contraction.getResult(0);
-  if (scale)
+  if (scale) {
     result = mapElements(rewriter, loc, result, {m, n}, f32,
                          rewriter.getMultiDimIdentityMap(2),
                          [&](OpBuilder &b, Location l, Value s) -> Value {
                            return arith::MulFOp::create(b, l, s, scale);
                          });
+    paired.elementwise.push_back(result.getDefiningOp<linalg::GenericOp>());
+  }
   rewriter.replaceOp(op, result);
-  return PairContraction{contraction,
-                         rhsPairs.getDefiningOp<linalg::GenericOp>()};
+  paired.contraction = contraction;
+  paired.rhsPack = rhsPairs.getDefiningOp<linalg::GenericOp>();
+  return paired;
 }
 
 FailureOr<Value>
@@ -284,20 +291,22 @@ mlir::gated_attention::emitAVX512DotTile(RewriterBase &rewriter,
   return result;
 }
 
-void mlir::gated_attention::requireMatrixUnitFeatures(Operation *func,
+void mlir::gated_attention::requireMatrixUnitFeatures(Operation *root,
                                                       MatrixUnits units) {
-  bool used = false;
-  func->walk([&](Operation *op) {
-    auto contract = dyn_cast<vector::ContractionOp>(op);
-    used |= isa<x86vector::DotBF16Op>(op) ||
-            (contract && contract.getIteratorTypes().size() == 4 &&
-             contract.getLhsType().getElementType().isBF16());
-  });
-  if (!used)
-    return;
   SmallVector<StringRef> features = {"+avx512f", "+avx512bf16"};
   if (units == MatrixUnits::AMX)
     features.append({"+amx-tile", "+amx-bf16"});
-  func->setAttr("target_features",
-                LLVM::TargetFeaturesAttr::get(func->getContext(), features));
+  auto attr = LLVM::TargetFeaturesAttr::get(root->getContext(), features);
+  root->walk([&](FunctionOpInterface func) {
+    WalkResult used = func->walk([](Operation *op) {
+      auto contract = dyn_cast<vector::ContractionOp>(op);
+      return isa<x86vector::DotBF16Op>(op) ||
+                     (contract && contract.getIteratorTypes().size() == 4 &&
+                      contract.getLhsType().getElementType().isBF16())
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (used.wasInterrupted())
+      func->setAttr("target_features", attr);
+  });
 }

@@ -40,6 +40,9 @@ std::optional<MatrixUnits> parseMatrixUnits(StringRef name);
 struct PairContraction {
   linalg::GenericOp contraction;
   linalg::GenericOp rhsPack;
+  /// The elementwise ops around it (rounding the left operand, scaling the
+  /// scores), to be tiled by rows.
+  SmallVector<linalg::GenericOp> elementwise;
 };
 
 /// Rewrites a contraction of the tiles (loops (m, n, k), left operand f32
@@ -71,11 +74,11 @@ FailureOr<Value> vectorizePairContraction(RewriterBase &rewriter,
 /// 4.
 FailureOr<Value> emitAVX512DotTile(RewriterBase &rewriter, linalg::LinalgOp op);
 
-/// Marks `func` (when it holds pair contractions or their dot products) as
-/// needing the units' x86 features (`target_features`, which the LLVM
-/// lowering keeps): LLVM selects their intrinsics only with them, whatever
-/// CPU the code is compiled for.
-void requireMatrixUnitFeatures(Operation *func, MatrixUnits units);
+/// Marks each function in `root` that holds pair contractions or their dot
+/// products as needing the units' x86 features (`target_features`, which
+/// the LLVM lowering keeps): LLVM selects their intrinsics only with them,
+/// whatever CPU the code is compiled for.
+void requireMatrixUnitFeatures(Operation *root, MatrixUnits units);
 
 } // namespace mlir::gated_attention
 

@@ -179,6 +179,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       if (succeeded(paired)) {
         toTile.push_back({paired->rhsPack, true});
         toTile.push_back({paired->contraction, false});
+        for (linalg::GenericOp elementwise : paired->elementwise)
+          toTile.push_back({elementwise, false});
         continue;
       }
       if (linalg::GenericOp pack = packRhs(rewriter, generic))
@@ -244,7 +246,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       name.getCanonicalizationPatterns(toContract, ctx);
   if (failed(applyPatternsGreedily(root, std::move(toContract))))
     return signalPassFailure();
-  if (*units != MatrixUnits::FMA && isa<FunctionOpInterface>(root))
+  if (*units != MatrixUnits::FMA)
     requireMatrixUnitFeatures(root, *units);
 
   // 5. Lower the vector ops that LLVM would not lower well.

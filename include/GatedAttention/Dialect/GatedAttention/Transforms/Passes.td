@@ -352,9 +352,8 @@ def GatedAttentionVectorizeTilesPass
     Option<"registerDepth", "register-depth", "int64_t", /*default=*/"32",
            "Reduction steps per unrolled contraction (0: the whole reduction)">,
     Option<"matrixUnits", "matrix-units", "std::string", /*default=*/"\"fma\"",
-           "What multiplies bf16 tiles: fma (widened to f32), avx512-bf16 "
-           "(x86vector.avx512.dot on bf16 pairs) or amx (vector.contract in "
-           "the VNNI layout, left for convert-vector-to-amx)">
+           "What multiplies bf16 tiles: fma (widened to f32) or "
+           "avx512-bf16 (x86vector.avx512.dot on bf16 pairs)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

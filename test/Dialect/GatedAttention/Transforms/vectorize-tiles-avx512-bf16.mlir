@@ -1,0 +1,64 @@
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=32" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="matrix-units=avx512-bf16 register-rows=8 register-cols=32" \
+// RUN:   --canonicalize --cse | FileCheck %s
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=32" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="matrix-units=fma register-rows=8 register-cols=32" \
+// RUN:   | FileCheck %s --check-prefix=FMA
+
+// bf16 products on AVX512-BF16: both contractions of the key loop become
+// vdpbf16ps register tiles on bf16 pairs. S = Q Kᵀ multiplies the bf16
+// queries themselves (split into pairs, never widened) and scales the
+// scores after; P is rounded to bf16 before P V. The function is marked
+// with the features the instruction needs.
+// CHECK-LABEL: func.func @gqa_causal_bf16
+// CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
+// CHECK: scf.forall
+// CHECK: scf.for
+// The bf16 query tile as pairs, the K block packed to (D/2) x keys x 2.
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 32, 2] : tensor<32x64xbf16> into tensor<32x32x2xbf16>
+// CHECK: scf.for {{.+}} -> (tensor<32x32x2xbf16>)
+// 8 x 32 register tiles of S: 8 rows x 2 accumulators of 16 lanes per pair,
+// 16 pairs (32 reduction steps) per iteration of the depth loop.
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-NEXT: scf.for %{{.+}} = %c0 to %c32 step %c16
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2]] : tensor<8x16x2xbf16> into tensor<8x32xbf16>
+// CHECK-COUNT-256: x86vector.avx512.dot %{{.+}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: scf.yield
+// The scores scaled once, row by row.
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<1x32xf32>
+// P rounded to bf16, then P V on dot products as well.
+// CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
+// CHECK: x86vector.avx512.dot
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+
+// f32 attention stays on FMAs.
+// CHECK-LABEL: func.func @f32_stays_on_fma
+// CHECK-NOT: target_features
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+// CHECK-NOT: x86vector
+// CHECK: return
+
+// FMA-LABEL: func.func @gqa_causal_bf16
+// FMA-NOT: x86vector
+// FMA-NOT: target_features
+// FMA: vector.fma
+// FMA-NOT: x86vector
+// FMA-LABEL: func.func @f32_stays_on_fma
+func.func @gqa_causal_bf16(%q: tensor<1x4x64x64xbf16>, %k: tensor<1x2x64x64xbf16>,
+                           %v: tensor<1x2x64x32xbf16>) -> tensor<1x4x64x32xbf16> {
+  %o = gated_attention.attention %q, %k, %v {causal}
+      : (tensor<1x4x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x32xbf16>)
+      -> tensor<1x4x64x32xbf16>
+  return %o : tensor<1x4x64x32xbf16>
+}
+
+func.func @f32_stays_on_fma(%q: tensor<1x2x32x32xf32>, %k: tensor<1x2x32x32xf32>,
+                            %v: tensor<1x2x32x32xf32>) -> tensor<1x2x32x32xf32> {
+  %o = gated_attention.attention %q, %k, %v
+      : (tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>)
+      -> tensor<1x2x32x32xf32>
+  return %o : tensor<1x2x32x32xf32>
+}

@@ -1,0 +1,43 @@
+// The bf16 products of --gated-attention-to-llvm by matrix-units, checked in
+// the lowered IR and in the x86 assembly LLVM makes of it for a CPU without
+// AVX-512 (-mcpu=x86-64): the function's target_features, not the machine
+// compiling it, enable vdpbf16ps.
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=matrix-units=avx512-bf16 vector-bits=512" > %t.dot.mlir
+// RUN: FileCheck %s --check-prefix=DOT --input-file=%t.dot.mlir
+// RUN: mlir-translate --mlir-to-llvmir %t.dot.mlir | llc -O2 -mcpu=x86-64 -o - | FileCheck %s --check-prefix=ASM
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=matrix-units=fma vector-bits=512" | FileCheck %s --check-prefix=FMA
+// A 256-bit target (AVX2) never takes the dot products, host or not.
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=vector-bits=256" | FileCheck %s --check-prefix=FMA
+
+// DOT-LABEL: llvm.func @bf16_gqa_causal
+// DOT-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// DOT-LABEL: llvm.func @f32_attention
+// DOT-NOT: target_features
+// DOT-NOT: dpbf16ps
+// DOT: llvm.return
+
+// ASM-LABEL: bf16_gqa_causal:
+// ASM: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
+
+// FMA-NOT: dpbf16ps
+// FMA-NOT: target_features
+// FMA-LABEL: llvm.func @bf16_gqa_causal
+// FMA-NOT: dpbf16ps
+// FMA-NOT: target_features
+
+func.func @bf16_gqa_causal(%q: tensor<1x2x128x32xbf16>, %k: tensor<1x1x128x32xbf16>,
+                           %v: tensor<1x1x128x32xbf16>) -> tensor<1x2x128x32xbf16> {
+  %o = gated_attention.attention %q, %k, %v {causal}
+      : (tensor<1x2x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>)
+      -> tensor<1x2x128x32xbf16>
+  return %o : tensor<1x2x128x32xbf16>
+}
+
+func.func @f32_attention(%q: tensor<1x2x128x32xf32>, %k: tensor<1x1x128x32xf32>,
+                         %v: tensor<1x1x128x32xf32>) -> tensor<1x2x128x32xf32> {
+  %o = gated_attention.attention %q, %k, %v
+      : (tensor<1x2x128x32xf32>, tensor<1x1x128x32xf32>, tensor<1x1x128x32xf32>)
+      -> tensor<1x2x128x32xf32>
+  return %o : tensor<1x2x128x32xf32>
+}
