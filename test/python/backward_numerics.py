@@ -7,9 +7,11 @@ gradients, element by element within accuracy_backward.backward_error_bound:
 a random matrix over GQA 1/2/8, D 64/128/256 with Dv != D, causal or not,
 Sq != Skv (rows that see no key, Skv = 0), several query and key blocks
 with ragged tails (Sq, Skv not multiples of the 64-row blocks), every gate
-and combine, headwise/elementwise, shared/per-head gates, f32/f16/bf16. The hand-written float64 reference is itself checked
-against torch's float64 autograd of the unfused expression, and the bound
-rejects a wrong gate derivative and one element off by 5 bounds."""
+and combine, headwise/elementwise, shared/per-head gates, f32/f16/bf16;
+and the reference lowering (reference=1) on a few of its cases. The
+hand-written float64 reference is itself checked against torch's float64
+autograd of the unfused expression, and the bound rejects a wrong gate
+derivative and one element off by 5 bounds."""
 
 import itertools
 
@@ -17,6 +19,7 @@ import numpy as np
 import torch
 
 import gated_attention.torch  # noqa: F401 (registers the ops)
+from gated_attention.torch import _args, _backward
 from gated_attention import accuracy_backward, config, dtypes, reference
 
 TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -137,6 +140,24 @@ for n, base in enumerate(cases):
         print(f"PASS {cfg.describe()} " + " ".join(
             f"d{name[0]}:{r.ratio:.2g}" for name, r in result.items()))
 print(f"worst err/bound {worst:.3g}")
+
+# The reference lowering (--gated-attention-to-llvm=reference=1, the tiled
+# one's oracle) within the same bound, on a few of the matrix's cases.
+for n, base in enumerate(cases[:3]):
+    key = _args.compile_key(base)
+    _backward._kernels[key] = _backward.CpuBackwardKernel(
+        key, pipeline=("--gated-attention-to-llvm=reference=1",))
+    try:
+        cfg = config.AttentionConfig(**{
+            **{f: getattr(base, f) for f in base.__dataclass_fields__},
+            "sq": 70, "skv": 150})
+        x, dout, out = inputs_of(cfg, 100 + n)
+        result = accuracy_backward.compare_backward(cfg, run(cfg, x, dout, out),
+                                                    x, dout)
+        assert all(r.ok for r in result.values()), (cfg.describe(), result)
+    finally:
+        del _backward._kernels[key]
+print("PASS the reference lowering on 3 cases")
 
 # The bound can fail: one element off by 5 bounds, and the sigmoid
 # derivative where the gate is SiLU.

@@ -32,13 +32,15 @@ _lock = threading.Lock()
 
 class CpuBackwardKernel:
     """The backward of configuration `cfg` (B, Sq, Skv dynamic) for this
-    CPU, loaded from the disk cache or compiled into it."""
+    CPU, loaded from the disk cache or compiled into it by `pipeline` (the
+    tiled lowering; tests also build the reference one)."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, pipeline=("--gated-attention-to-llvm",)):
         text = "module {\n" + mlir.backward_function(
             cfg, "attention_backward") + "}\n"
         self._built = kernel_cache.cpu_library(
-            text, f"backward {kernel_cache.variant(cfg)} for the CPU")
+            text, f"backward {kernel_cache.variant(cfg)} for the CPU",
+            pipeline)
         self._fn = self._built.lib._mlir_ciface_attention_backward
         self._fn.restype = None
         # q, k, v, out, dout[, g] and a gradient per input.
