@@ -165,10 +165,23 @@ def cpu_name():
     return platform.processor() or platform.machine()
 
 
+def cpu_features():
+    """The x86 features that pick the CPU path."""
+    flags = native.cpu_flags()
+    return [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile",
+                        "amx_bf16") if f in flags]
+
+
+def bf16_matrix_units():
+    """What --gated-attention-to-llvm's matrix-units=host multiplies bf16
+    tiles with on this machine."""
+    return "avx512-bf16" if "avx512_bf16" in cpu_features() else "fma"
+
+
 def csv_cell(c):
     if c is None:
         return ""
-    return str(c) if isinstance(c, int) else f"{c:.4g}"
+    return str(c) if isinstance(c, (int, str)) else f"{c:.4g}"
 
 
 def gflops(cfg, seconds):
@@ -275,15 +288,36 @@ def qwen3next(args):
             "tiled_over_torch", "tiled_over_iree"], rows
 
 
+def bf16_units_seconds(cfg, units, repeat):
+    """Seconds per call of the function compiled with matrix-units=`units`
+    on bf16 numpy arrays (None where the host cannot run it)."""
+    import ml_dtypes
+    if units == "avx512-bf16" and "avx512_bf16" not in cpu_features():
+        return None
+    text = mlir.attention_function(cfg, "attn", c_interface=True)
+    lib = native.SharedLibrary(
+        text, [f"--gated-attention-to-llvm=matrix-units={units}"], openmp=True)
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal(cfg.shapes()[o]).astype(ml_dtypes.bfloat16)
+         for o in mlir.OPERANDS]
+    return time_calls(lambda: lib.call("attn", x, 4, ml_dtypes.bfloat16),
+                      repeat)
+
+
 def qwen3next_bf16(args):
     """Qwen3-Next's shape in bf16, causal: the torch op on bf16 tensors
-    (the kernel reads and writes them in place) vs torch and IREE."""
+    (the kernel reads and writes them in place; its products on the host's
+    matrix units, matrix-units=host) vs torch and IREE; then the compiled
+    function on numpy arrays with each matrix-units value, one after the
+    other on the same inputs."""
     import torch
     import gated_attention.torch as gat
+    units = bf16_matrix_units()
     print("Qwen3-Next shape in bf16: Hq 16, Hkv 2, D 256, causal "
-          "(GFLOP/s count the causal half)")
+          f"(GFLOP/s count the causal half); our bf16 products: {units}")
     print_header(["S", "ours GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
-                  "ours / torch", "ours / IREE"])
+                  "ours / torch", "ours / IREE", "fma GFLOP/s",
+                  "avx512-bf16 GFLOP/s"])
     rows = []
     for s in (int(x) for x in args.qwen_sizes.split(",") if x):
         cfg = attention_config(s, causal=True, **QWEN)
@@ -296,14 +330,22 @@ def qwen3next_bf16(args):
                             args.repeat)
         t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
                                 True, "bfloat16")
+        bf16_cfg = config.AttentionConfig(
+            b=1, hq=QWEN["hq"], hkv=QWEN["hkv"], sq=s, skv=s, d=QWEN["d"],
+            dv=QWEN["d"], causal=True, dtype="bf16")
+        t_fma, t_dot = (bf16_units_seconds(bf16_cfg, u, args.repeat)
+                        for u in ("fma", "avx512-bf16"))
         row = (s, gflops(cfg, t_ours), gflops(cfg, t_torch),
                gflops(cfg, t_iree), ratio(t_torch, t_ours),
-               ratio(t_iree, t_ours))
+               ratio(t_iree, t_ours), gflops(cfg, t_fma),
+               gflops(cfg, t_dot), units)
         rows.append(row)
         print_row([str(s)] + [fmt(c) for c in row[1:4]] +
-                  [fmt(c, "{:.2f}x") for c in row[4:]])
+                  [fmt(c, "{:.2f}x") for c in row[4:6]] +
+                  [fmt(c) for c in row[6:8]])
     return ["S", "ours_gflops", "torch_gflops", "iree_gflops",
-            "ours_over_torch", "ours_over_iree"], rows
+            "ours_over_torch", "ours_over_iree", "fma_gflops",
+            "avx512_bf16_gflops", "matrix_units"], rows
 
 
 def memory(args):
@@ -339,6 +381,9 @@ def main():
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--no-peers", action="store_true",
                    help="skip torch and IREE (they need the .venv's packages)")
+    p.add_argument("--tables",
+                   default="throughput,qwen3next,qwen3next-bf16,memory",
+                   help="which tables to run")
     p.add_argument("--threads", type=int, default=os.cpu_count(),
                    help="cores every implementation runs on (pinned: the "
                    "first N the process may use)")
@@ -351,7 +396,8 @@ def main():
         str(len(cpus))
 
     stamp = datetime.datetime.now().strftime("%Y-%m-%d")
-    machine = f"{cpu_name()}, {os.cpu_count()} cores"
+    machine = (f"{cpu_name()}, {os.cpu_count()} cores, "
+               f"{' '.join(cpu_features()) or 'no AVX2'}")
     os.makedirs(args.out, exist_ok=True)
     print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, "
           f"{len(cpus)} threads pinned, {stamp}")
@@ -359,12 +405,14 @@ def main():
     if not args.no_peers:
         tables.append(("qwen3next-bf16", qwen3next_bf16))
     tables.append(("memory", memory))
+    chosen = args.tables.split(",")
+    tables = [(n, t) for n, t in tables if n in chosen]
     for name, table in tables:
         header, rows = table(args)
         write_csv(os.path.join(args.out, f"cpu-{name}-{stamp}.csv"), machine,
                   header, rows)
         print()
-    if not args.no_peers:
+    if not args.no_peers and len(tables) == len(chosen) == 4:
         import cpu_report
         print(cpu_report.plot(args.out, stamp))
 

@@ -22,6 +22,19 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
 
+def cpu_flags():
+    """This CPU's feature flags as the kernel names them (/proc/cpuinfo:
+    avx2, avx512f, avx512_bf16, amx_bf16, ...); empty where unreadable.
+    --gated-attention-to-llvm's matrix-units=host picks by the same
+    features (LLVM's names)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return frozenset(next((line.split(":", 1)[1].split() for line in f
+                                   if line.startswith("flags")), []))
+    except OSError:
+        return frozenset()
+
+
 def memref_descriptor(rank):
     """ctypes struct of a ranked memref descriptor."""
     class Descriptor(ctypes.Structure):

@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from .. import accuracy, config, mlir, runner
+from .. import accuracy, config, mlir, native, runner
 
 
 def compare(cfg, out, ref, inputs=None, key_block=None,
@@ -43,23 +43,13 @@ def compare(cfg, out, ref, inputs=None, key_block=None,
                             flush_subnormals)
 
 
-def host_has_avx512_bf16():
-    """Whether this CPU has AVX512-BF16 (what matrix-units=host takes)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and "avx512_bf16" in
-                       line.split() for line in f)
-    except OSError:
-        return False
-
-
 def runs_on_matrix_units(path, units, cfg):
     """Whether `path` multiplies `cfg`'s tiles on AVX512-BF16 or AMX (bf16,
     the tiled path), whose products flush subnormals."""
     if cfg.dtype != "bf16" or not path.startswith("tiled"):
         return False
     if units in (None, "host"):
-        return host_has_avx512_bf16()
+        return "avx512_bf16" in native.cpu_flags()
     return units in ("avx512-bf16", "amx")
 
 
