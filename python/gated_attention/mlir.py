@@ -107,36 +107,45 @@ def lse_type(cfg):
     return "tensor<" + "x".join(dims) + "xf32>"
 
 
+def _buffer_function(cfg, name, op, ins, outs, types):
+    """func.func @name(ins..., outs...) on strided buffers (any strides but
+    a contiguous innermost dim): `op` (`gated_attention.attention` or
+    `attention_backward`, with the attributes of `cfg`) on the tensors of
+    `ins`, each of its results computed in the matching buffer of `outs`
+    (no result-sized buffer, no copy); C interface. `ins` and `outs` are
+    (name, key of `types`) pairs."""
+    args = ", ".join(f"%{n}: {strided_type(types[k])}" for n, k in ins + outs)
+    lines = [f"func.func @{name}({args}) attributes "
+             f"{{llvm.emit_c_interface}} {{\n"]
+    for n, k in ins:
+        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
+                     f"{strided_type(types[k])} to {types[k]}\n")
+    operands = ", ".join(f"%{n}t" for n, _ in ins)
+    in_types = ", ".join(types[k] for _, k in ins)
+    out_types = ", ".join(types[k] for _, k in outs)
+    lines.append(f"  %r:{len(outs)} = {op} {operands} "
+                 f"{attention_attributes(cfg)}\n"
+                 f"      : ({in_types}) -> ({out_types})\n")
+    for i, (n, k) in enumerate(outs):
+        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
+                     f"restrict writable %{n} : ({types[k]}, "
+                     f"{strided_type(types[k])}) -> ()\n")
+    lines.append("  return\n}\n")
+    return "".join(lines)
+
+
 def destination_function(cfg, name, lse=False):
     """func.func @name(q, k, v[, g], out[, lse]) on strided buffers (views
-    of other frameworks' tensors: any strides but a contiguous innermost
-    dim), computing the op into `out`, and with `lse` its log-sum-exp
-    (f32 [B, Hq, Sq]) into `lse`; C interface. With
-    --gated-attention-to-llvm the result is computed in `out` (no
-    result-sized buffer, no copy)."""
+    of other frameworks' tensors), computing the op into `out`, and with
+    `lse` its log-sum-exp (f32 [B, Hq, Sq]) into `lse`; C interface. With
+    --gated-attention-to-llvm the result is computed in `out`."""
     cfg.check_static_sizes()
     t = dict(cfg.types())
     t["lse"] = lse_type(cfg)
     outs = [("o", "result")] + ([("l", "lse")] if lse else [])
     ins = [(o[0], o) for o in cfg.operands]
-    args = ", ".join(f"%{n}: {strided_type(t[k])}" for n, k in ins + outs)
-    lines = [f"func.func @{name}({args}) attributes "
-             f"{{llvm.emit_c_interface}} {{\n"]
-    for n, k in ins:
-        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
-                     f"{strided_type(t[k])} to {t[k]}\n")
-    operands = ", ".join(f"%{n}t" for n, _ in ins)
-    in_types = ", ".join(t[k] for _, k in ins)
-    out_types = ", ".join(t[k] for _, k in outs)
-    lines.append(f"  %r:{len(outs)} = gated_attention.attention {operands} "
-                 f"{attention_attributes(cfg)}\n"
-                 f"      : ({in_types}) -> ({out_types})\n")
-    for i, (n, k) in enumerate(outs):
-        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
-                     f"restrict writable %{n} : ({t[k]}, "
-                     f"{strided_type(t[k])}) -> ()\n")
-    lines.append("  return\n}\n")
-    return "".join(lines)
+    return _buffer_function(cfg, name, "gated_attention.attention", ins, outs,
+                            t)
 
 
 def backward_function(cfg, name):
@@ -144,31 +153,13 @@ def backward_function(cfg, name):
     buffers (a contiguous innermost dim), computing the gradients of the op
     of `cfg` into the last ones; C interface."""
     cfg.check_static_sizes()
-    t = cfg.types()
     gated = cfg.gate != "none"
     ins = [("q", "query"), ("k", "key"), ("v", "value"), ("o", "result"),
            ("do", "result")] + ([("g", "gate")] if gated else [])
     outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
         [("dg", "gate")] if gated else [])
-    args = ", ".join(f"%{n}: {strided_type(t[k])}"
-                     for n, k in ins + outs)
-    lines = [f"func.func @{name}({args}) attributes "
-             f"{{llvm.emit_c_interface}} {{\n"]
-    for n, k in ins:
-        lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
-                     f"{strided_type(t[k])} to {t[k]}\n")
-    operands = ", ".join(f"%{n}t" for n, _ in ins)
-    in_types = ", ".join(t[k] for _, k in ins)
-    out_types = ", ".join(t[k] for _, k in outs)
-    lines.append(f"  %r:{len(outs)} = gated_attention.attention_backward "
-                 f"{operands} {attention_attributes(cfg)}\n"
-                 f"      : ({in_types}) -> ({out_types})\n")
-    for i, (n, k) in enumerate(outs):
-        lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
-                     f"restrict writable %{n} : ({t[k]}, "
-                     f"{strided_type(t[k])}) -> ()\n")
-    lines.append("  return\n}\n")
-    return "".join(lines)
+    return _buffer_function(cfg, name, "gated_attention.attention_backward",
+                            ins, outs, cfg.types())
 
 
 def backward_kernel_function(cfg, name, static=False):
