@@ -49,7 +49,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 import gated_attention.torch as gat  # noqa: E402
 from gated_attention.torch import _cuda_backward  # noqa: E402
@@ -81,17 +80,6 @@ def tensors(layout, b, s, hq, hkv, d, device, grad=True):
 
 def op(q, k, v, g, layout):
     return gat.attention(q, k, v, g, causal=True, layout=layout)
-
-
-def baseline(q, k, v, g, layout):
-    """SDPA + a separate gate, in the caller's layout."""
-    if layout == "bshd":
-        q, k, v = (x.transpose(1, 2) for x in (q, k, v))
-    y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                       enable_gqa=True)
-    if layout == "bshd":
-        y = y.transpose(1, 2)
-    return y * torch.sigmoid(g)
 
 
 def gradients(fn, args, leaves, dout, layout):
@@ -161,12 +149,12 @@ def run(out_dir):
         args = (q, k, v, g)
         dout = torch.randn_like(op(*args, layout))
         flops = 2.5 * forward_flops(b, s, hq, d)
-        base_f, base_s = _measure(baseline, args, leaves, dout, layout)
+        base_f, base_s = _measure(common.baseline, args, leaves, dout, layout)
         base_b = base_s - base_f
         row = [name, layout, b, s, hq, hkv, d]
         note, bitwise, lse = "", "", ""
         try:
-            ref = gradients(baseline, args, leaves, dout, layout)
+            ref = gradients(common.baseline, args, leaves, dout, layout)
             lse_calls.clear()
             ours = gradients(op, args, leaves, dout, layout)
             lse = "computed" if lse_calls else "saved"

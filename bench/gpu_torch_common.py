@@ -1,5 +1,5 @@
 """What the torch benchmarks on the GPU share (bench/gpu_torch_op.py,
-bench/gpu_paged.py): their two phases (prepare here, run on the GPU machine,
+bench/gpu_paged.py, bench/gpu_backward.py): their two phases (prepare here, run on the GPU machine,
 which has torch but no MLIR), CUDA-event timing, and the CSV they write."""
 
 import argparse
@@ -8,6 +8,19 @@ import os
 import re
 
 import torch
+import torch.nn.functional as F
+
+
+def baseline(q, k, v, g, layout):
+    """What serving and training stacks run: causal SDPA, then a separate
+    sigmoid gate, in the caller's layout."""
+    if layout == "bshd":
+        q, k, v = (x.transpose(1, 2) for x in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                       enable_gqa=True)
+    if layout == "bshd":
+        y = y.transpose(1, 2)
+    return y * torch.sigmoid(g)
 
 
 def timed(fn, reps=20):

@@ -30,7 +30,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 import gated_attention.torch as gat  # noqa: E402
 
@@ -52,17 +51,6 @@ def tensors(layout, b, s, hq, hkv, d, device):
             randn(b, hq, s, d))
 
 
-def baseline(q, k, v, g, layout):
-    """SDPA + a separate gate, in the caller's layout."""
-    if layout == "bshd":
-        q, k, v = (x.transpose(1, 2) for x in (q, k, v))
-    y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                       enable_gqa=True)
-    if layout == "bshd":
-        y = y.transpose(1, 2)
-    return y * torch.sigmoid(g)
-
-
 def prepare(directory):
     gat.set_cache_dir(directory)
     for _, layout, b, s, hq, hkv, d in SHAPES:
@@ -77,7 +65,7 @@ def run(out_dir):
     for name, layout, b, s, hq, hkv, d in SHAPES:
         q, k, v, g = tensors(layout, b, s, hq, hkv, d, "cuda")
         ours = gat.attention(q, k, v, g, causal=True, layout=layout)
-        ref = baseline(q, k, v, g, layout)
+        ref = common.baseline(q, k, v, g, layout)
         err = (ours.float() - ref.float()).abs().max().item()
         if not err < 3e-2 * (1 + ref.float().abs().max().item()):
             print(f"FAIL {name} B={b} S={s}: max error {err}")
@@ -85,7 +73,7 @@ def run(out_dir):
             continue
         op = common.timed(lambda: gat.attention(q, k, v, g, causal=True,
                                          layout=layout))
-        base = common.timed(lambda: baseline(q, k, v, g, layout))
+        base = common.timed(lambda: common.baseline(q, k, v, g, layout))
         rows.append(f"{name},{layout},{b},{s},{hq},{hkv},{d},{op:.4f},"
                     f"{base:.4f},{base / op:.3f}")
         print(rows[-1], flush=True)
