@@ -45,6 +45,8 @@ SKIP = [
     (r"bench/compile_time\.py", "benchmark (minutes)"),
     (r"bench/cpu_paged\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
+    (r"bench/cpu_backward\.py", "benchmark (writes bench/results)"),
+    (r"# on the GPU$", "runs on the GPU machine"),
     (r"bench/sass_report\.py",
      "writes bench/results; Pipelines/sass-report.test runs it"),
     (r"examples/train_qwen3_next\.py",
