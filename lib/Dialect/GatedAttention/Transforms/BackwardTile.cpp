@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardTile.h"
+#include "OnlineSoftmaxTile.h"
 
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
@@ -90,13 +91,8 @@ SmallVector<Value> BackwardTileBuilder::forall(
 SmallVector<Value> BackwardTileBuilder::forLoop(
     Value lb, Value ub, Value step, ValueRange inits,
     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> yielded =
-      body(loop.getInductionVar(), loop.getRegionIterArgs());
-  scf::YieldOp::create(b, loc, yielded);
-  return SmallVector<Value>(loop.getResults());
+  return SmallVector<Value>(
+      buildForLoop(b, loc, lb, ub, step, inits, body).getResults());
 }
 
 Value BackwardTileBuilder::rowsOf(Value source, Value batchIv, Value head,

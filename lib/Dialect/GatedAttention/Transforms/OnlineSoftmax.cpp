@@ -63,8 +63,9 @@ Value OnlineSoftmaxTile::padRows(Value slice, OpFoldResult paddedRows) {
                                  b);
 }
 
-scf::ForOp OnlineSoftmaxTile::forLoop(
-    Value lb, Value ub, Value step, ValueRange inits,
+scf::ForOp mlir::gated_attention::buildForLoop(
+    OpBuilder &b, Location loc, Value lb, Value ub, Value step,
+    ValueRange inits,
     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
   auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
   OpBuilder::InsertionGuard guard(b);

@@ -26,6 +26,14 @@
 
 namespace mlir::gated_attention {
 
+/// scf.for from `lb` to `ub` carrying `inits`; `body` builds at the
+/// builder's insertion point and returns the yielded values. (The tiled
+/// forward and backward loops both build theirs with it.)
+scf::ForOp
+buildForLoop(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
+             ValueRange inits,
+             function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
 /// How many query heads of a GQA group of `group` share one query tile: the
 /// whole group up to 16, else its largest divisor below. A tile's IR holds
 /// one slice per stacked head, and bufferizing it is superlinear in their
@@ -91,10 +99,10 @@ protected:
   Value empty(ArrayRef<OpFoldResult> sizes, Type t) {
     return tensor::EmptyOp::create(b, loc, sizes, t);
   }
-  /// scf.for from `lb` to `ub` carrying `inits`; `body` builds at the
-  /// rewriter's insertion point and returns the yielded values.
   scf::ForOp forLoop(Value lb, Value ub, Value step, ValueRange inits,
-                     function_ref<SmallVector<Value>(Value, ValueRange)> body);
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    return buildForLoop(b, loc, lb, ub, step, inits, body);
+  }
 
   RewriterBase &b;
   Location loc;
