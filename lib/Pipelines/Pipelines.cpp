@@ -181,7 +181,13 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   addGraphLevelPasses(funcPm, options.raiseAttention,
                       /*unpage=*/options.reference);
   // The backward: the FlashAttention-2-shaped tiles, or the reference form.
+  // f64 ops take the reference forms either way: the tiled lowerings
+  // accumulate in f32 by construction.
   if (!options.reference) {
+    ConvertGatedAttentionBackwardToLinalgPassOptions wideBackward;
+    wideBackward.wideOnly = true;
+    funcPm.addPass(
+        createConvertGatedAttentionBackwardToLinalgPass(wideBackward));
     GatedAttentionTileBackwardPassOptions backwardOptions;
     backwardOptions.queryBlock = options.queryBlock;
     backwardOptions.keyBlock = options.keyBlock;
@@ -191,6 +197,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   if (options.reference) {
     funcPm.addPass(createConvertGatedAttentionToLinalgPass());
   } else {
+    ConvertGatedAttentionToLinalgPassOptions wideForward;
+    wideForward.wideOnly = true;
+    funcPm.addPass(createConvertGatedAttentionToLinalgPass(wideForward));
     GatedAttentionTilePassOptions tileOptions;
     tileOptions.queryBlock = options.queryBlock;
     tileOptions.keyBlock = options.keyBlock;

@@ -7,6 +7,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_CONVERT_ATTENTION_OPS_H
 #define GATED_ATTENTION_CONVERSION_CONVERT_ATTENTION_OPS_H
 
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -17,11 +18,17 @@ namespace mlir::gated_attention {
 /// by default) under `root` and fails (with the conversion's diagnostic) if
 /// one is left: the driver of the passes that lower the ops, whatever they
 /// lower them to.
+/// With `wideOnly`, only the ops that accumulate wider than f32 (f64) are
+/// converted; the others are left as they are.
 template <typename OpT = AttentionOp>
 inline LogicalResult convertAttentionOps(Operation *root,
-                                         RewritePatternSet &&patterns) {
+                                         RewritePatternSet &&patterns,
+                                         bool wideOnly = false) {
   ConversionTarget target(*root->getContext());
-  target.addIllegalOp<OpT>();
+  target.addDynamicallyLegalOp<OpT>([=](OpT op) {
+    return wideOnly &&
+           !needsWideAccumulator(op.getQueryType().getElementType());
+  });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   return applyPartialConversion(root, target, std::move(patterns));
 }

@@ -24,9 +24,12 @@ def ConvertGatedAttentionToLinalgPass
     Query (and per-head gate) heads are split into `Hkv x R` with
     `tensor.expand_shape`, so key and value are read through indexing maps and
     never repeated for grouped-query attention. Scores, row max, exponentials,
-    row sums and `P * V` accumulate in f32; the epilogue divides by the row
-    sum (0 for a row without a visible key), applies the gate activation and
-    the combine, and converts to the element type once.
+    row sums and `P * V` accumulate in the accumulator type (f32, or f64
+    for f64 ops); the epilogue divides by the row sum (0 for a row without a
+    visible key), applies the gate activation and the combine, and converts
+    to the element type once. With `wide-only` it lowers only the f64 ops
+    (those the tiled lowerings, which accumulate in f32, do not take) and
+    leaves the others: what `--gated-attention-to-llvm` runs before tiling.
 
     ```mlir
     // Input
@@ -44,6 +47,10 @@ def ConvertGatedAttentionToLinalgPass
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
   ];
+  let options = [
+    Option<"wideOnly", "wide-only", "bool", /*default=*/"false",
+           "Lower only the ops that accumulate wider than f32 (f64)">
+  ];
 }
 
 def ConvertGatedAttentionBackwardToLinalgPass
@@ -58,7 +65,9 @@ def ConvertGatedAttentionBackwardToLinalgPass
     `dS = scale * P * (dP - D)`. Query, output and gradient heads are split
     into `Hkv x R`, so `dK = dS^T Q` and `dV = P^T dY` sum over each GQA
     group as reductions of one `linalg.generic`. Everything accumulates in
-    f32 and each gradient is rounded to the element type once. The
+    the accumulator type (f32, or f64 for f64 ops) and each gradient is
+    rounded to the element type once; `wide-only` lowers only the f64 ops,
+    which the tiled backward does not take. The
     ungated output is recomputed (`P V`) only for the gates whose gradient
     needs it (SiLU, `combine = add`; see docs/Backward.md); sigmoid and
     NS-sigmoid with `mul` read the saved output instead. It is the oracle
@@ -85,6 +94,10 @@ def ConvertGatedAttentionBackwardToLinalgPass
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"wideOnly", "wide-only", "bool", /*default=*/"false",
+           "Lower only the ops that accumulate wider than f32 (f64)">
   ];
 }
 

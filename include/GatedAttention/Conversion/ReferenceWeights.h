@@ -24,9 +24,10 @@ namespace mlir::gated_attention {
 Value splitQueryHeads(OpBuilder &b, Location loc, Value t, int64_t numKVHeads,
                       int64_t groupSize);
 
-/// The unnormalized softmax weights of the reference lowerings, f32
-/// [B, Hkv, R, Sq, Skv]: exp(s - m) with s = scale * Q K^T (f32
-/// accumulation; -inf where the bottom-right causal mask hides a key) and m
+/// The unnormalized softmax weights of the reference lowerings, in the
+/// accumulator type (getAccumulatorType: f32, or f64 for f64 inputs)
+/// [B, Hkv, R, Sq, Skv]: exp(s - m) with s = scale * Q K^T (accumulated in
+/// that type; -inf where the bottom-right causal mask hides a key) and m
 /// the row maximum (0 in a row that sees no key, whose weights are 0); and
 /// their row sums l and maxima m (-inf in a row that sees no key),
 /// [B, Hkv, R, Sq]; and the scores s themselves.

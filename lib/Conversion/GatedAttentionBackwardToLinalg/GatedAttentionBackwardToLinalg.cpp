@@ -51,26 +51,28 @@ void yield(OpBuilder &b, Location loc, Value value) {
 class BackwardBuilder {
 public:
   BackwardBuilder(AttentionBackwardOp op, PatternRewriter &b)
-      : op(op), b(b), loc(op.getLoc()), f32(b.getF32Type()),
-        elementType(op.getQueryType().getElementType()) {}
+      : op(op), b(b), loc(op.getLoc()),
+        elementType(op.getQueryType().getElementType()),
+        accumulator(getAccumulatorType(elementType)) {}
 
   SmallVector<Value> build();
 
 private:
-  Value toF32(OpBuilder &nb, Location nl, Value x) {
-    if (x.getType() == f32)
+  /// Extends a loaded element to the accumulator type.
+  Value toAcc(OpBuilder &nb, Location nl, Value x) {
+    if (x.getType() == accumulator)
       return x;
-    return arith::ExtFOp::create(nb, nl, f32, x);
+    return arith::ExtFOp::create(nb, nl, accumulator, x);
   }
-  Value f32Constant(OpBuilder &nb, Location nl, double v) {
-    return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
+  Value accConstant(OpBuilder &nb, Location nl, double v) {
+    return arith::ConstantOp::create(nb, nl, nb.getFloatAttr(accumulator, v));
   }
   Value empty(ArrayRef<OpFoldResult> sizes, Type type) {
     return tensor::EmptyOp::create(b, loc, sizes, type);
   }
   Value filled(ArrayRef<OpFoldResult> sizes, double init) {
-    return linalg::FillOp::create(b, loc, f32Constant(b, loc, init),
-                                  empty(sizes, f32))
+    return linalg::FillOp::create(b, loc, accConstant(b, loc, init),
+                                  empty(sizes, accumulator))
         .getResult(0);
   }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
@@ -103,25 +105,25 @@ private:
         b, loc, RankedTensorType::get(shape, type), dynamicSizes);
   }
   Value zeroGradient(ArrayRef<OpFoldResult> sizes) {
-    return linalg::FillOp::create(b, loc, f32Constant(b, loc, 0.0),
-                                  gradient(sizes, f32))
+    return linalg::FillOp::create(b, loc, accConstant(b, loc, 0.0),
+                                  gradient(sizes, accumulator))
         .getResult(0);
   }
-  /// sum_k a * b into a zero-filled f32 tensor of `sizes` (a gradient's
-  /// own, with `own`).
+  /// sum_k a * b into a zero-filled accumulator-type tensor of `sizes` (a
+  /// gradient's own, with `own`).
   Value contract(ArrayRef<OpFoldResult> sizes, Value lhs, Value rhs,
                  ArrayRef<AffineMap> maps, bool own = false) {
     return generic(
         own ? zeroGradient(sizes) : filled(sizes, 0.0), {lhs, rhs}, maps,
         [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                             toF32(nb, nl, args[1]));
+          Value prod = arith::MulFOp::create(nb, nl, toAcc(nb, nl, args[0]),
+                                             toAcc(nb, nl, args[1]));
           yield(nb, nl, arith::AddFOp::create(nb, nl, args[2], prod));
         });
   }
-  /// An f32 tensor rounded to the element type, once.
+  /// An accumulator-type tensor rounded to the element type, once.
   Value rounded(Value t, ArrayRef<OpFoldResult> sizes) {
-    if (elementType == f32)
+    if (elementType == accumulator)
       return t;
     unsigned rank = cast<RankedTensorType>(t.getType()).getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
@@ -147,13 +149,16 @@ private:
   AttentionBackwardOp op;
   PatternRewriter &b;
   Location loc;
-  Type f32, elementType;
+  Type elementType;
+  /// Sums, weights and score gradients: f32, or f64 for f64 inputs.
+  Type accumulator;
 };
 } // namespace
 
 /// dG: the elementwise gradient over (b, kh, r, i, e), summed into the
 /// gate's layout (over e for a headwise gate, over the heads kh, r for a
-/// shared one) in f32, rounded once and reshaped to the gate's type.
+/// shared one) in the accumulator type, rounded once and reshaped to the gate's
+/// type.
 Value BackwardBuilder::gateGrad(Value dout5, Value out5, Value y,
                                 AffineMap gateMap, Value gate) {
   MLIRContext *ctx = b.getContext();
@@ -188,8 +193,8 @@ Value BackwardBuilder::gateGrad(Value dout5, Value out5, Value y,
   Value sum =
       generic(zeroGradient(sizes), inputs, maps,
               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                Value dOut = toF32(nb, nl, args[0]), g = toF32(nb, nl, args[1]),
-                      z = toF32(nb, nl, args[2]);
+                Value dOut = toAcc(nb, nl, args[0]), g = toAcc(nb, nl, args[1]),
+                      z = toAcc(nb, nl, args[2]);
                 Value grad = buildGateGrad(nb, nl, derivative, combine, g, dOut,
                                            fromOutput ? Value() : z,
                                            fromOutput ? z : Value());
@@ -266,15 +271,16 @@ SmallVector<Value> BackwardBuilder::build() {
   Value probs;
   if (op.hasLse())
     probs = generic(
-        empty(scoreSizes, f32), {weights.logits, splitHeads(op.getLse())},
-        {id5, row5, id5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        empty(scoreSizes, accumulator),
+        {weights.logits, splitHeads(op.getLse())}, {id5, row5, id5},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
           yield(nb, nl,
                 math::ExpOp::create(
                     nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1])));
         });
   else
     probs = generic(
-        empty(scoreSizes, f32), {weights.exps, weights.rowSum},
+        empty(scoreSizes, accumulator), {weights.exps, weights.rowSum},
         {id5, row5, id5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
           yield(nb, nl,
                 arith::MulFOp::create(nb, nl, args[0],
@@ -306,13 +312,13 @@ SmallVector<Value> BackwardBuilder::build() {
   }
   dyMaps.push_back(id5);
   Value dy = generic(
-      empty(outSizes, f32), dyInputs, dyMaps,
+      empty(outSizes, accumulator), dyInputs, dyMaps,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value act;
         if (args.size() == 3)
-          act = activation.buildActivation(nb, nl, toF32(nb, nl, args[1]));
+          act = activation.buildActivation(nb, nl, toAcc(nb, nl, args[1]));
         yield(nb, nl,
-              buildAttentionOutputGrad(nb, nl, combine, toF32(nb, nl, args[0]),
+              buildAttentionOutputGrad(nb, nl, combine, toAcc(nb, nl, args[0]),
                                        act));
       });
 
@@ -334,7 +340,7 @@ SmallVector<Value> BackwardBuilder::build() {
       contract(scoreSizes, dy, value,
                {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d4, d5}), out6});
   Value ds = generic(
-      empty(scoreSizes, f32), {probs, dp, delta}, {id5, id5, row5, id5},
+      empty(scoreSizes, accumulator), {probs, dp, delta}, {id5, id5, row5, id5},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         yield(nb, nl, buildScoreGrad(nb, nl, args[0], args[1], args[2], scale));
       });
@@ -383,11 +389,13 @@ struct AttentionBackwardToLinalgPattern
 struct ConvertGatedAttentionBackwardToLinalgPass
     : gated_attention::impl::ConvertGatedAttentionBackwardToLinalgPassBase<
           ConvertGatedAttentionBackwardToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionBackwardToLinalgPatterns(patterns);
-    if (failed(convertAttentionOps<AttentionBackwardOp>(getOperation(),
-                                                        std::move(patterns))))
+    if (failed(convertAttentionOps<AttentionBackwardOp>(
+            getOperation(), std::move(patterns), wideOnly)))
       signalPassFailure();
   }
 };

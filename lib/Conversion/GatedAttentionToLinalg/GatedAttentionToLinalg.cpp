@@ -41,7 +41,8 @@ using utils::IteratorType;
 class ReferenceBuilder {
 public:
   ReferenceBuilder(AttentionOp op, PatternRewriter &b)
-      : op(op), b(b), loc(op.getLoc()), f32(b.getF32Type()) {}
+      : op(op), b(b), loc(op.getLoc()),
+        accumulator(getAccumulatorType(op.getQueryType().getElementType())) {}
 
   /// The op's replacements: the result, and the log-sum-exp if asked.
   SmallVector<Value, 2> build();
@@ -51,20 +52,19 @@ private:
   Value buildLse(const ReferenceWeights &weights,
                  ArrayRef<OpFoldResult> rowSizes);
 
-  /// Extends a loaded element to f32 (inputs may be f16 / bf16).
-  Value toF32(OpBuilder &nb, Location nl, Value x) {
-    if (x.getType() == f32)
+  /// Extends a loaded element to the accumulator type (inputs may be
+  /// f16 / bf16).
+  Value toAcc(OpBuilder &nb, Location nl, Value x) {
+    if (x.getType() == accumulator)
       return x;
-    return arith::ExtFOp::create(nb, nl, f32, x);
+    return arith::ExtFOp::create(nb, nl, accumulator, x);
   }
-  Value f32Constant(OpBuilder &nb, Location nl, double v) {
-    return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(v));
-  }
-  /// tensor.empty of `sizes` x f32 filled with `init`.
+  /// tensor.empty of `sizes` in the accumulator type filled with `init`.
   Value filled(ArrayRef<OpFoldResult> sizes, double init) {
-    Value empty = tensor::EmptyOp::create(b, loc, sizes, f32);
-    return linalg::FillOp::create(b, loc, f32Constant(b, loc, init), empty)
-        .getResult(0);
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, accumulator);
+    Value value =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(accumulator, init));
+    return linalg::FillOp::create(b, loc, value, empty).getResult(0);
   }
   /// (d0, ..., d{n-1}) -> (the listed dims / constants).
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
@@ -73,7 +73,8 @@ private:
   AttentionOp op;
   PatternRewriter &b;
   Location loc;
-  Type f32;
+  /// Sums, weights and the log-sum-exp: f32, or f64 for f64 inputs.
+  Type accumulator;
 };
 } // namespace
 
@@ -83,18 +84,19 @@ Value ReferenceBuilder::buildLse(const ReferenceWeights &weights,
   SmallVector<Value> dynamic;
   dispatchIndexOpFoldResults(rowSizes, dynamic, shape);
   AffineMap id4 = b.getMultiDimIdentityMap(4);
-  Value lse = linalg::GenericOp::create(
-                  b, loc, TypeRange{RankedTensorType::get(shape, f32)},
-                  ValueRange{weights.rowMax, weights.rowSum},
-                  ValueRange{tensor::EmptyOp::create(b, loc, rowSizes, f32)},
-                  ArrayRef<AffineMap>{id4, id4, id4},
-                  SmallVector<IteratorType>(4, IteratorType::parallel),
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value shift = buildSoftmaxShift(nb, nl, args[0]);
-                    linalg::YieldOp::create(
-                        nb, nl, buildLogSumExp(nb, nl, shift, args[1]));
-                  })
-                  .getResult(0);
+  Value lse =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{RankedTensorType::get(shape, accumulator)},
+          ValueRange{weights.rowMax, weights.rowSum},
+          ValueRange{tensor::EmptyOp::create(b, loc, rowSizes, accumulator)},
+          ArrayRef<AffineMap>{id4, id4, id4},
+          SmallVector<IteratorType>(4, IteratorType::parallel),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value shift = buildSoftmaxShift(nb, nl, args[0]);
+            linalg::YieldOp::create(nb, nl,
+                                    buildLogSumExp(nb, nl, shift, args[1]));
+          })
+          .getResult(0);
   SmallVector<ReassociationIndices> mergeHeads = {{0}, {1, 2}, {3}};
   Value collapsed = tensor::CollapseShapeOp::create(b, loc, lse, mergeHeads);
   if (collapsed.getType() != op.getLse().getType())
@@ -138,7 +140,7 @@ SmallVector<Value, 2> ReferenceBuilder::build() {
   AffineMap row5 = map(5, {d0, d1, d2, d3});
 
   // O[b, kh, r, i, e] = sum_j P[b, kh, r, i, j] * V[b, kh, j, e]
-  auto accType = RankedTensorType::get(outShape, f32);
+  auto accType = RankedTensorType::get(outShape, accumulator);
   Value acc = linalg::GenericOp::create(
                   b, loc, TypeRange{accType}, ValueRange{probs, value},
                   ValueRange{filled(outSizes, 0.0)},
@@ -148,7 +150,7 @@ SmallVector<Value, 2> ReferenceBuilder::build() {
                   ArrayRef<IteratorType>{par, par, par, par, par, red},
                   [&](OpBuilder &nb, Location nl, ValueRange args) {
                     Value prod = arith::MulFOp::create(nb, nl, args[0],
-                                                       toF32(nb, nl, args[1]));
+                                                       toAcc(nb, nl, args[1]));
                     Value sum = arith::AddFOp::create(nb, nl, args[2], prod);
                     linalg::YieldOp::create(nb, nl, sum);
                   })
@@ -182,7 +184,7 @@ SmallVector<Value, 2> ReferenceBuilder::build() {
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value y = arith::MulFOp::create(
                 nb, nl, args[0], buildInverseRowSum(nb, nl, args[1]));
-            Value g = hasGate ? toF32(nb, nl, args[2]) : Value();
+            Value g = hasGate ? toAcc(nb, nl, args[2]) : Value();
             linalg::YieldOp::create(
                 nb, nl,
                 buildGatedOutput(nb, nl, y, g, gateFn, combine, elementType));
@@ -212,10 +214,13 @@ struct AttentionToLinalgPattern : OpRewritePattern<AttentionOp> {
 struct ConvertGatedAttentionToLinalgPass
     : gated_attention::impl::ConvertGatedAttentionToLinalgPassBase<
           ConvertGatedAttentionToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionToLinalgPatterns(patterns);
-    if (failed(convertAttentionOps(getOperation(), std::move(patterns))))
+    if (failed(
+            convertAttentionOps(getOperation(), std::move(patterns), wideOnly)))
       signalPassFailure();
   }
 };

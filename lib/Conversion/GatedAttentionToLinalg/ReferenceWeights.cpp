@@ -40,13 +40,13 @@ Value mlir::gated_attention::splitQueryHeads(OpBuilder &b, Location loc,
 namespace {
 using utils::IteratorType;
 
-Value toF32(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type();
-  return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+/// `x` extended to the accumulator type `acc` (inputs may be narrower).
+Value extendTo(OpBuilder &b, Location loc, Type acc, Value x) {
+  return x.getType() == acc ? x : arith::ExtFOp::create(b, loc, acc, x);
 }
 
-Value f32Constant(OpBuilder &b, Location loc, double v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+Value constantOf(OpBuilder &b, Location loc, Type type, double v) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
 }
 
 /// A linalg.generic with one result into `init`; a loop dim is a reduction
@@ -65,9 +65,9 @@ Value generic(OpBuilder &b, Location loc, Value init, ValueRange inputs,
 }
 
 Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-             double init) {
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-  return linalg::FillOp::create(b, loc, f32Constant(b, loc, init), empty)
+             Type type, double init) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+  return linalg::FillOp::create(b, loc, constantOf(b, loc, type, init), empty)
       .getResult(0);
 }
 } // namespace
@@ -79,7 +79,9 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
   MLIRContext *ctx = b.getContext();
   SmallVector<OpFoldResult> scoreSizes = llvm::to_vector(rowSizes);
   scoreSizes.push_back(skv);
-  Type f32 = b.getF32Type();
+  // Scores, weights and sums in the accumulator type (f32, or f64 for f64).
+  Type acc = getAccumulatorType(
+      cast<RankedTensorType>(splitQuery.getType()).getElementType());
 
   AffineExpr d0, d1, d2, d3, d4, d5;
   bindDims(ctx, d0, d1, d2, d3, d4, d5);
@@ -92,12 +94,13 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
 
   // S[b, kh, r, i, j] = sum_d Q[b, kh, r, i, d] * K[b, kh, j, d]
   Value scores = generic(
-      b, loc, filled(b, loc, scoreSizes, 0.0), {splitQuery, key},
+      b, loc, filled(b, loc, scoreSizes, acc, 0.0), {splitQuery, key},
       {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d4, d5}),
        map(6, {d0, d1, d2, d3, d4})},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                           toF32(nb, nl, args[1]));
+        Value prod =
+            arith::MulFOp::create(nb, nl, extendTo(nb, nl, acc, args[0]),
+                                  extendTo(nb, nl, acc, args[1]));
         linalg::YieldOp::create(
             nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], prod)});
       });
@@ -110,23 +113,23 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
         buildCausalOffset(b, loc, getValueOrCreateConstantIndexOp(b, loc, skv),
                           getValueOrCreateConstantIndexOp(b, loc, rowSizes[3]));
   Value logits = generic(
-      b, loc, tensor::EmptyOp::create(b, loc, scoreSizes, f32), {scores},
+      b, loc, tensor::EmptyOp::create(b, loc, scoreSizes, acc), {scores},
       {id5, id5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value s =
-            arith::MulFOp::create(nb, nl, args[0], f32Constant(nb, nl, scale));
+        Value s = arith::MulFOp::create(nb, nl, args[0],
+                                        constantOf(nb, nl, acc, scale));
         if (offset) {
           Value i = linalg::IndexOp::create(nb, nl, 3);
           Value j = linalg::IndexOp::create(nb, nl, 4);
           s = arith::SelectOp::create(nb, nl,
                                       buildCausalVisible(nb, nl, j, i, offset),
-                                      s, f32Constant(nb, nl, negInf));
+                                      s, constantOf(nb, nl, acc, negInf));
         }
         linalg::YieldOp::create(nb, nl, ValueRange{s});
       });
 
   // m[b, kh, r, i] = max_j logits
   Value rowMax = generic(
-      b, loc, filled(b, loc, rowSizes, negInf), {logits}, {id5, row5},
+      b, loc, filled(b, loc, rowSizes, acc, negInf), {logits}, {id5, row5},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(
             nb, nl,
@@ -136,7 +139,7 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
   // P = exp(logits - m). A row without a visible key has m = -inf; it
   // subtracts 0 instead so that P = exp(-inf) = 0 rather than NaN.
   Value exps =
-      generic(b, loc, tensor::EmptyOp::create(b, loc, scoreSizes, f32),
+      generic(b, loc, tensor::EmptyOp::create(b, loc, scoreSizes, acc),
               {logits, rowMax}, {id5, row5, id5},
               [&](OpBuilder &nb, Location nl, ValueRange args) {
                 Value diff = arith::SubFOp::create(
@@ -147,7 +150,7 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
 
   // l[b, kh, r, i] = sum_j P
   Value rowSum = generic(
-      b, loc, filled(b, loc, rowSizes, 0.0), {exps}, {id5, row5},
+      b, loc, filled(b, loc, rowSizes, acc, 0.0), {exps}, {id5, row5},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(
             nb, nl,

@@ -28,7 +28,8 @@ using namespace mlir::gated_attention::flash;
 std::string flash::backwardUnsupportedReason(AttentionBackwardOp op) {
   Type element = op.getQueryType().getElementType();
   if (!element.isF16() && !element.isBF16())
-    return "the backward kernels take f16 or bf16, not f32";
+    return std::string("the backward kernels take f16 or bf16, not ") +
+           (element.isF64() ? "f64" : "f32");
   int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
   // (Above 128 two warps split the columns, 16 each at least.)
   int64_t width = std::max(d, dv);

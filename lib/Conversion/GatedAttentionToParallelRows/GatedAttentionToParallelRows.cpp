@@ -269,6 +269,18 @@ struct ConvertGatedAttentionToParallelRowsPass
       getOperation()->emitError("rows-per-block must be positive");
       return signalPassFailure();
     }
+    // The row kernel computes in f32: f64 inputs would silently lose their
+    // precision.
+    WalkResult wide = getOperation()->walk([](AttentionOp op) {
+      if (!needsWideAccumulator(op.getQueryType().getElementType()))
+        return WalkResult::advance();
+      op.emitError("no GPU lowering of f64 attention: the GPU kernels "
+                   "compute in f32; f64 lowers on the CPU "
+                   "(--gated-attention-to-llvm, the reference lowering)");
+      return WalkResult::interrupt();
+    });
+    if (wide.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateGatedAttentionToParallelRowsPatterns(patterns, rowsPerBlock);
     if (failed(convertAttentionOps(getOperation(), std::move(patterns))))

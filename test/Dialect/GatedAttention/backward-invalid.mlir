@@ -93,9 +93,10 @@ func.func @unknown_attribute(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32
 
 // -----
 
-// Rule: lse is the forward's f32 log-sum-exp, whatever the query's type.
+// Rule: lse is the forward's log-sum-exp, in the accumulator type (f32
+// for f16).
 func.func @lse_type(%q: tensor<1x8x64x32xf16>, %k: tensor<1x2x64x32xf16>, %v: tensor<1x2x64x32xf16>, %o: tensor<1x8x64x32xf16>, %do: tensor<1x8x64x32xf16>, %lse: tensor<1x8x64xf16>) {
-  // expected-error @+1 {{lse element type must be f32 (the log-sum-exp is kept in f32 whatever the query's type), got 'f16'}}
+  // expected-error @+1 {{lse element type must be 'f32' (the log-sum-exp is kept in the accumulator type, the wider of f32 and the query's 'f16'), got 'f16'}}
   %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse) : (tensor<1x8x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64xf16>) -> (tensor<1x8x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>)
   return
 }

@@ -20,11 +20,11 @@ func.func @rule1(%q: tensor<1x8x64x32xf32>, %k: tensor<1x8x64x32xf32>, %v: tenso
 
 // -----
 
-// Rule: element type must be f32, f16 or bf16.
-func.func @rule2(%q: tensor<1x8x64x32xf64>, %k: tensor<1x8x64x32xf64>, %v: tensor<1x8x64x32xf64>, %g: tensor<1x8x64x32xf64>) -> tensor<1x8x64x32xf64> {
-  // expected-error @+1 {{query element type must be f32, f16 or bf16, got 'f64'}}
-  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>) -> tensor<1x8x64x32xf64>
-  return %0 : tensor<1x8x64x32xf64>
+// Rule: element type must be f32, f16, bf16 or f64.
+func.func @rule2(%q: tensor<1x8x64x32xf8E4M3FN>, %k: tensor<1x8x64x32xf8E4M3FN>, %v: tensor<1x8x64x32xf8E4M3FN>, %g: tensor<1x8x64x32xf8E4M3FN>) -> tensor<1x8x64x32xf8E4M3FN> {
+  // expected-error @+1 {{query element type must be f32, f16, bf16 or f64, got 'f8E4M3FN'}}
+  %0 = gated_attention.attention %q, %k, %v, %g : (tensor<1x8x64x32xf8E4M3FN>, tensor<1x8x64x32xf8E4M3FN>, tensor<1x8x64x32xf8E4M3FN>, tensor<1x8x64x32xf8E4M3FN>) -> tensor<1x8x64x32xf8E4M3FN>
+  return %0 : tensor<1x8x64x32xf8E4M3FN>
 }
 
 // -----
@@ -228,10 +228,20 @@ func.func @encoded_result(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32, "row
 
 // -----
 
-// Rule: the log-sum-exp result is f32, whatever the element type.
+// Rule: the log-sum-exp result has the accumulator type: f32 for f16,
+// bf16 and f32 ops.
 func.func @lse_type(%q: tensor<1x8x64x32xf16>, %k: tensor<1x8x64x32xf16>, %v: tensor<1x8x64x32xf16>) {
-  // expected-error @+1 {{lse element type must be f32 (the log-sum-exp is kept in f32 whatever the query's type), got 'f16'}}
+  // expected-error @+1 {{lse element type must be 'f32' (the log-sum-exp is kept in the accumulator type, the wider of f32 and the query's 'f16'), got 'f16'}}
   %0:2 = gated_attention.attention %q, %k, %v : (tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>, tensor<1x8x64x32xf16>) -> (tensor<1x8x64x32xf16>, tensor<1x8x64xf16>)
+  return
+}
+
+// -----
+
+// Rule: ... and f64 for f64 ops.
+func.func @lse_type_f64(%q: tensor<1x8x64x32xf64>, %k: tensor<1x8x64x32xf64>, %v: tensor<1x8x64x32xf64>) {
+  // expected-error @+1 {{lse element type must be 'f64' (the log-sum-exp is kept in the accumulator type, the wider of f32 and the query's 'f64'), got 'f32'}}
+  %0:2 = gated_attention.attention %q, %k, %v : (tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>, tensor<1x8x64x32xf64>) -> (tensor<1x8x64x32xf64>, tensor<1x8x64xf32>)
   return
 }
 

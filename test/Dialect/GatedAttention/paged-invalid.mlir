@@ -104,3 +104,12 @@ func.func @encoded_table(%q: tensor<5x4x64xf32>, %kc: tensor<8x16x2x64xf32>, %vc
   %0 = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<5x4x64xf32>, tensor<8x16x2x64xf32>, tensor<8x16x2x64xf32>, tensor<2x4xi32, "pages">, tensor<2xi32>, tensor<3xi32>) -> tensor<5x4x64xf32>
   return %0 : tensor<5x4x64xf32>
 }
+
+// -----
+
+// The paged op is inference-only: no f64 form.
+func.func @element_type_f64(%q: tensor<5x4x64xf64>, %kc: tensor<8x16x2x64xf64>, %vc: tensor<8x16x2x64xf64>, %t: tensor<2x4xi32>, %l: tensor<2xi32>, %cu: tensor<3xi32>) -> tensor<5x4x64xf64> {
+  // expected-error @+1 {{query element type must be f32, f16 or bf16 (this op has no f64 form), got f64}}
+  %0 = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<5x4x64xf64>, tensor<8x16x2x64xf64>, tensor<8x16x2x64xf64>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<5x4x64xf64>
+  return %0 : tensor<5x4x64xf64>
+}

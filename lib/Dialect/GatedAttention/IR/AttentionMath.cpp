@@ -17,16 +17,24 @@
 using namespace mlir;
 using namespace mlir::gated_attention;
 
-static Value f32Constant(OpBuilder &b, Location loc, double value) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-}
-
-/// An f32 constant shaped like `like` (a scalar or a vector).
-static Value f32Like(OpBuilder &b, Location loc, Value like, double value) {
-  Attribute attr = b.getF32FloatAttr(value);
+/// A float constant of `like`'s type (a scalar or a vector; f32 in the
+/// tiled lowerings, the accumulator type in the reference ones).
+static Value constantLike(OpBuilder &b, Location loc, Value like,
+                          double value) {
+  Attribute attr = b.getFloatAttr(getElementTypeOrSelf(like.getType()), value);
   if (auto vector = dyn_cast<VectorType>(like.getType()))
     attr = DenseElementsAttr::get(vector, attr);
   return arith::ConstantOp::create(b, loc, cast<TypedAttr>(attr));
+}
+
+FloatType mlir::gated_attention::getAccumulatorType(Type elementType) {
+  auto type = cast<FloatType>(elementType);
+  Builder b(type.getContext());
+  return type.getWidth() > 32 ? type : b.getF32Type();
+}
+
+bool mlir::gated_attention::needsWideAccumulator(Type elementType) {
+  return getAccumulatorType(elementType).getWidth() > 32;
 }
 
 Value mlir::gated_attention::buildCausalOffset(OpBuilder &b, Location loc,
@@ -109,8 +117,8 @@ Value mlir::gated_attention::buildVarlenTileSequenceSearch(
 
 Value mlir::gated_attention::buildRunningMax(OpBuilder &b, Location loc,
                                              Value m, Value blockMax) {
-  Value bound =
-      arith::AddFOp::create(b, loc, m, f32Like(b, loc, m, kRescaleThreshold));
+  Value bound = arith::AddFOp::create(
+      b, loc, m, constantLike(b, loc, m, kRescaleThreshold));
   Value moves =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, blockMax, bound);
   return arith::SelectOp::create(b, loc, moves, blockMax, m);
@@ -127,9 +135,9 @@ std::pair<Value, Value> mlir::gated_attention::buildCompensatedAdd(OpBuilder &b,
   // a plain sum does, rather than turning into NaN.
   Value infinite = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, loc, t),
-      f32Like(b, loc, t, std::numeric_limits<double>::infinity()));
-  return {t, arith::SelectOp::create(b, loc, infinite, f32Like(b, loc, t, 0.0),
-                                     comp)};
+      constantLike(b, loc, t, std::numeric_limits<double>::infinity()));
+  return {t, arith::SelectOp::create(b, loc, infinite,
+                                     constantLike(b, loc, t, 0.0), comp)};
 }
 
 Value mlir::gated_attention::buildOverflowScale(OpBuilder &b, Location loc,
@@ -171,16 +179,18 @@ bool mlir::gated_attention::needsOverflowScale(Type valueType) {
 
 Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,
                                                Value m) {
-  Value negInf = f32Constant(b, loc, -std::numeric_limits<double>::infinity());
+  Value negInf =
+      constantLike(b, loc, m, -std::numeric_limits<double>::infinity());
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-  return arith::SelectOp::create(b, loc, empty, f32Constant(b, loc, 0.0), m);
+  return arith::SelectOp::create(b, loc, empty, constantLike(b, loc, m, 0.0),
+                                 m);
 }
 
 Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
                                                 Value l) {
-  Value zero = f32Constant(b, loc, 0.0);
-  Value one = f32Constant(b, loc, 1.0);
+  Value zero = constantLike(b, loc, l, 0.0);
+  Value one = constantLike(b, loc, l, 1.0);
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
   return arith::SelectOp::create(b, loc, empty, zero,
@@ -189,8 +199,8 @@ Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
 
 Value mlir::gated_attention::buildLogSumExp(OpBuilder &b, Location loc,
                                             Value shift, Value l) {
-  Value zero = f32Like(b, loc, l, 0.0);
-  Value inf = f32Like(b, loc, l, std::numeric_limits<double>::infinity());
+  Value zero = constantLike(b, loc, l, 0.0);
+  Value inf = constantLike(b, loc, l, std::numeric_limits<double>::infinity());
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
   Value lse =

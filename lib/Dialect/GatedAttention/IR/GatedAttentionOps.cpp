@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "VerifierSupport.h"
 
 #include "mlir/IR/Builders.h"
@@ -79,12 +80,16 @@ LogicalResult ShapeDiagnostics::dividesHeads(StringRef operand, unsigned dim,
 
 LogicalResult ShapeDiagnostics::sameFloatType(
     RankedTensorType query,
-    ArrayRef<std::pair<StringRef, RankedTensorType>> others) {
+    ArrayRef<std::pair<StringRef, RankedTensorType>> others, bool allowF64) {
   Type elementType = query.getElementType();
-  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16())
+  if (elementType.isF64() && !allowF64)
+    return op->emitOpError() << "query element type must be f32, f16 or bf16 "
+                                "(this op has no f64 form), got f64";
+  if (!elementType.isF32() && !elementType.isF16() && !elementType.isBF16() &&
+      !elementType.isF64())
     return op->emitOpError()
-           << "query element type must be f32, f16 or bf16, got "
-           << elementType;
+           << "query element type must be f32, f16, bf16"
+           << (allowF64 ? " or f64" : "") << ", got " << elementType;
   for (auto [name, type] : others)
     if (type.getElementType() != elementType)
       return op->emitOpError()
@@ -111,10 +116,13 @@ LogicalResult ShapeDiagnostics::logSumExp(StringRef name, RankedTensorType lse,
                                           RankedTensorType query) {
   if (failed(hasRank(name, lse, 3, "B x Hq x Sq")))
     return failure();
-  if (!lse.getElementType().isF32())
+  Type accumulator = getAccumulatorType(query.getElementType());
+  if (lse.getElementType() != accumulator)
     return op->emitOpError()
-           << name << " element type must be f32 (the log-sum-exp is kept in "
-           << "f32 whatever the query's type), got " << lse.getElementType();
+           << name << " element type must be " << accumulator
+           << " (the log-sum-exp is kept in the accumulator type, the wider "
+           << "of f32 and the query's " << query.getElementType() << "), got "
+           << lse.getElementType();
   if (failed(isStatic(name, lse, 1, "Hq")) ||
       failed(matches(name, lse, 0, "B", query.getDimSize(0))) ||
       failed(matches(name, lse, 1, "Hq", query.getDimSize(1))) ||
@@ -143,7 +151,7 @@ LogicalResult DenseShapeContract::verify() {
   SmallVector<std::pair<StringRef, RankedTensorType>> others;
   for (const Operand &o : ArrayRef(operands).drop_front())
     others.push_back({o.name, o.type});
-  if (failed(sameFloatType(q, others)))
+  if (failed(sameFloatType(q, others, /*allowF64=*/true)))
     return failure();
 
   if (failed(isStatic("query", q, 1, "Hq")) ||

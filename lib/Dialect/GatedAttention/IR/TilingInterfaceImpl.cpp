@@ -153,8 +153,9 @@ AttentionOp::getTiledImplementation(OpBuilder &b,
   // The log-sum-exp's tile is the domain's: B x Hq x Sq.
   Type lseType;
   if (hasLse())
-    lseType = RankedTensorType::get(ArrayRef(resultShape).drop_back(),
-                                    Float32Type::get(ctx));
+    lseType = RankedTensorType::get(
+        ArrayRef(resultShape).drop_back(),
+        cast<RankedTensorType>(getLse().getType()).getElementType());
   auto tiled = AttentionOp::create(b, loc, resultType, lseType, query, key,
                                    value, gate, getScaleAttr(), getCausalAttr(),
                                    getGateAttr(), getCombineAttr());

@@ -82,17 +82,21 @@ public:
   /// Dim `dim` (Hkv) of `operand` divides the query head count `hq`.
   LogicalResult dividesHeads(StringRef operand, unsigned dim, int64_t hkv,
                              int64_t hq);
-  /// The query's element type is f32, f16 or bf16 and `others` have it.
+  /// The query's element type is f32, f16 or bf16 (or f64, with
+  /// `allowF64`: the dense ops, whose reference lowerings accumulate in it)
+  /// and `others` have it.
   LogicalResult
   sameFloatType(RankedTensorType query,
-                ArrayRef<std::pair<StringRef, RankedTensorType>> others);
+                ArrayRef<std::pair<StringRef, RankedTensorType>> others,
+                bool allowF64 = false);
   /// A gate of `hg` heads of width `dg` (dims `headDim`, `widthDim` of the
   /// gate operand) fits Hq = `hq`, Dv = `dv`: per head or shared,
   /// elementwise or headwise.
   LogicalResult gateLayout(int64_t hg, int64_t dg, int64_t hq, int64_t dv,
                            unsigned headDim, unsigned widthDim);
   /// A log-sum-exp tensor named `name` (the forward's result, the
-  /// backward's operand) is an f32 `B x Hq x Sq` tensor matching `query`.
+  /// backward's operand) is a `B x Hq x Sq` tensor of the query's
+  /// accumulator type (f32; f64 for f64) matching `query`.
   LogicalResult logSumExp(StringRef name, RankedTensorType lse,
                           RankedTensorType query);
 

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
@@ -92,6 +93,17 @@ struct GatedAttentionTilePass
     });
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
+      // The online softmax is f32 by construction (its overflow scale reads
+      // f32 exponent bits, its register tiles hold f32 lanes).
+      auto dense = dyn_cast<AttentionOp>(op);
+      if (dense &&
+          needsWideAccumulator(dense.getQueryType().getElementType())) {
+        op->emitError("the tiled online softmax accumulates in f32 and does "
+                      "not take f64 ops: lower them with "
+                      "convert-gated-attention-to-linalg first "
+                      "(--gated-attention-to-llvm does)");
+        return signalPassFailure();
+      }
       FailureOr<Value> tiled =
           isa<AttentionOp>(op)
               ? tileToOnlineSoftmax(rewriter, cast<AttentionOp>(op), options)

@@ -20,6 +20,16 @@
 
 namespace mlir::gated_attention {
 
+/// The type the op's sums are accumulated in and its log-sum-exp is kept
+/// in for inputs of `elementType`: the wider of f32 and the element type
+/// (f32 for f16, bf16 and f32; f64 for f64).
+FloatType getAccumulatorType(Type elementType);
+
+/// Whether ops on `elementType` accumulate wider than f32 (f64): the tiled
+/// and GPU lowerings, whose arithmetic is f32 by construction, refuse them
+/// and the reference lowerings take them.
+bool needsWideAccumulator(Type elementType);
+
 /// Skv - Sq (index values): the offset of the bottom-right aligned causal
 /// mask, under which key j is visible from query row i iff j <= i + offset.
 Value buildCausalOffset(OpBuilder &b, Location loc, Value numKeys,
@@ -102,20 +112,22 @@ Value buildOverflowScale(OpBuilder &b, Location loc, Value maxAbsValue,
 bool needsOverflowScale(Type valueType);
 
 /// The shift that exp() subtracts from a row's scores: the running maximum
-/// `m` (f32), or 0 while the row has seen no visible key (m = -inf), so
-/// that the masked scores give exp(-inf) = 0 rather than exp(NaN).
+/// `m` (of the accumulator type), or 0 while the row has seen no visible
+/// key (m = -inf), so that the masked scores give exp(-inf) = 0 rather than
+/// exp(NaN).
 Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
 
-/// The softmax normalizer of a row from its sum of weights `l` (an f32
-/// scalar): 1 / l, or 0 for a row that saw no key (l == 0: its output is 0,
-/// not NaN). A NaN `l` stays NaN, so NaN inputs are never turned into 0.
+/// The softmax normalizer of a row from its sum of weights `l` (a scalar of
+/// the accumulator type): 1 / l, or 0 for a row that saw no key (l == 0:
+/// its output is 0, not NaN). A NaN `l` stays NaN, so NaN inputs are never
+/// turned into 0.
 Value buildInverseRowSum(OpBuilder &b, Location loc, Value l);
 
 /// The log-sum-exp L of a row (the op's `lse` result) from the shift
 /// `shift` its weights exp(s - shift) were taken with and their sum `l`
-/// (f32 scalars or vectors): shift + log(l), or +inf for a row that saw no
-/// key (l == 0), so that exp(s - L) = 0 for every key of it. A NaN `l`
-/// stays NaN.
+/// (scalars or vectors of the accumulator type): shift + log(l), or +inf
+/// for a row that saw no key (l == 0), so that exp(s - L) = 0 for every key
+/// of it. A NaN `l` stays NaN.
 Value buildLogSumExp(OpBuilder &b, Location loc, Value shift, Value l);
 
 /// The op's combine of the attention output `y` and the activated gate
