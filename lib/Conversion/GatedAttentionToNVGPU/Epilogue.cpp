@@ -74,17 +74,18 @@ public:
              cfg.combine == CombineKind::mul;
   }
 
-  /// Starts row half `half`: its sum l reduced over the quad.
-  void startRow(SoftmaxState state, int64_t half) {
+  /// Starts row half `half`: returns its sum l reduced over the quad.
+  Value startRow(SoftmaxState state, int64_t half) {
     Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
     if (!fast) {
       inv = buildInverseRowSum(kb.builder(), kb.location(), l);
-      return;
+      return l;
     }
     // A row that saw no key (l = 0) has O = 0: any finite l gives 0.
     norm = kb.select(isZero(l), kb.f32c(1.0), l);
     if (!folded)
       inv = fastReciprocal(kb, norm);
+    return l;
   }
 
   /// A gate that is one value per row (headwise): activated once.
@@ -146,6 +147,18 @@ private:
 };
 } // namespace
 
+/// Stores `value` at `index` of `buffer` from the lane where `firstOfQuad`
+/// holds: after the quad's reduction its four lanes hold the same row
+/// values, and one store a row suffices.
+static void storeFromQuad(const KernelBuilder &kb, Value firstOfQuad,
+                          Value value, Value buffer, Value index) {
+  OpBuilder &b = kb.builder();
+  OpBuilder::InsertionGuard guard(b);
+  auto store = scf::IfOp::create(b, kb.location(), firstOfQuad);
+  b.setInsertionPointToStart(store.thenBlock());
+  memref::StoreOp::create(b, kb.location(), value, buffer, index);
+}
+
 void mlir::gated_attention::flash::emitGatedEpilogue(
     const KernelBuilder &kb, const FlashKernelConfig &cfg,
     const LaneLayout &lanes, SoftmaxState state, Value row0,
@@ -159,8 +172,9 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
   AccumulatorTile out = state.out();
   Value g = operands.gate;
   OutputMath math(kb, cfg, fast);
+  Value firstOfQuad = operands.lse ? kb.eq(lanes.quadCol, kb.idx(0)) : Value();
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
-    math.startRow(state, half);
+    Value l = math.startRow(state, half);
     EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);
     auto gateRow = [&] {
       return row.start(kb, operands.gateBase, operands.gateRowStride,
@@ -173,6 +187,10 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
     auto ifOp = scf::IfOp::create(b, loc, kb.lt(row.row, operands.numRows));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    if (operands.lse)
+      storeFromQuad(
+          kb, firstOfQuad, rowLogSumExp(kb, state.max(half), l), operands.lse,
+          row.start(kb, operands.lseBase, kb.idx(1), operands.lseGroupStride));
     if (headwise) {
       Value x = memref::LoadOp::create(b, loc, g, gateRow());
       math.setRowGate(arith::ExtFOp::create(b, loc, f32, x));
@@ -249,11 +267,8 @@ void mlir::gated_attention::flash::emitPartialEpilogue(
                               ValueRange{kb.add(outRow, col)},
                               /*nontemporal=*/false, llvm::Align(8));
     }
-    auto store = scf::IfOp::create(b, loc, firstOfQuad);
-    b.setInsertionPointToStart(store.thenBlock());
-    memref::StoreOp::create(b, loc, lse, operands.lse,
-                            row.start(kb, operands.lseBase,
-                                      operands.lseRowStride,
-                                      operands.lseGroupStride));
+    storeFromQuad(kb, firstOfQuad, lse, operands.lse,
+                  row.start(kb, operands.lseBase, operands.lseRowStride,
+                            operands.lseGroupStride));
   }
 }

@@ -30,11 +30,16 @@ struct EpilogueOperands {
   /// these strides (null: 0, a gate shared by the heads) from the bases.
   int64_t rowGroup = 1;
   Value gateGroupStride = {}, outGroupStride = {};
+  /// The op's log-sum-exp, when it returns it (null: not written): f32 rows
+  /// of the tile's [Sq] slab from lseBase, packed heads lseGroupStride
+  /// apart.
+  Value lse = {}, lseBase = {}, lseGroupStride = {};
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below
-/// Sq: the final step of the kernel for `state`. `fast`: 1 / l and the
-/// built-in gates' sigmoid on the MUFU unit (ex2.approx, rcp.approx; the
+/// Sq, and their log-sum-exp where `operands.lse` is set (by the first lane
+/// of each quad): the final step of the kernel for `state`. `fast`: 1 / l and
+/// the built-in gates' sigmoid on the MUFU unit (ex2.approx, rcp.approx; the
 /// sm_90a kernel), rather than by IEEE division and the accurate exp.
 void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                        const LaneLayout &lanes, SoftmaxState state, Value row0,

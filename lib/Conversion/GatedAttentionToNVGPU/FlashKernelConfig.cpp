@@ -59,6 +59,7 @@ FlashKernelConfig FlashKernelConfig::get(Operation *op, FlashKernelKind kind,
   cfg.gateWidth = dense.hasGate() ? dense.getGateType().getDimSize(3) : 1;
   cfg.rowStrides = dense.getRowStrides();
   cfg.singleQuery = dense.getQueryType().getDimSize(2) == 1;
+  cfg.lse = dense.hasLse();
   return cfg;
 }
 
@@ -90,7 +91,8 @@ std::string FlashKernelConfig::baseName() const {
                        : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
                        : role == KernelRole::BackwardQuery      ? "_bwd_q"
                                                                 : "")
-      .str();
+             .str() +
+         (lse ? "_lse" : "");
 }
 
 std::string FlashKernelConfig::uniqueKey() const {
@@ -106,6 +108,8 @@ std::string FlashKernelConfig::uniqueKey() const {
     os << " paged " << pageSize;
   if (singleQuery)
     os << " sq1";
+  if (lse)
+    os << " lse";
   if (role != KernelRole::Direct)
     os << " role " << static_cast<int>(role);
   if (columnSplit != 1)
@@ -146,6 +150,9 @@ int64_t FlashKernelConfig::rowAlignment(StringRef operand) const {
 FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
   FlashKernelConfig cfg = *this;
   cfg.role = role;
+  // The split kernel's partials carry their own LSE; the merge writes L.
+  if (role == KernelRole::Split)
+    cfg.lse = false;
   if (role != KernelRole::Direct && isWgmma()) {
     cfg.kind = FlashKernelKind::MmaSync;
     std::tie(cfg.warps, cfg.keyBlock) = defaultTiles(

@@ -70,6 +70,10 @@ struct FlashKernelConfig {
   int64_t pageSize = 0;
   /// A dense op of static Sq = 1 (a decode step): its CTAs pack heads.
   bool singleQuery = false;
+  /// The op returns its log-sum-exp (AttentionOp::hasLse): the direct
+  /// kernel, or split-KV's merge, writes one f32 per query row into an
+  /// "lse" argument. (The split kernel writes its partials' anyway.)
+  bool lse = false;
   KernelRole role = KernelRole::Direct;
   /// Warps that share each 16-row tile, each accumulating its part of the
   /// columns (the backward's kernels above D = 128, whose accumulators do

@@ -67,7 +67,10 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(1));
     TmaPipeline::declareSharedMemory(b, loc, gpuModule);
-    buildWgmmaFlashKernel(b, loc, cfg, func);
+    if (cfg.role == KernelRole::BackwardKeyValue)
+      buildBackwardKeyValueWgmmaKernel(b, loc, cfg, func);
+    else
+      buildWgmmaFlashKernel(b, loc, cfg, func);
   } else if (cfg.isMerge()) {
     buildSplitMergeKernel(b, loc, cfg, func);
   } else if (cfg.role == KernelRole::BackwardPreprocess) {
@@ -200,6 +203,8 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                            {"lse_partial", partialLse},
                            {"T", numTokens},
                            {"splits", splits}};
+  if (Value lse = values.lookup("lse"))
+    mergeValues["lse"] = lse;
   launchWhen(b, loc, split, mergeKernel, mergeCfg, mergeValues);
   b.setInsertionPointToStart(ifSplit.elseBlock());
   launchWhen(b, loc, nonEmpty, kernel, cfg, values);

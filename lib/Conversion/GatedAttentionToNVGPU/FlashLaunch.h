@@ -69,7 +69,8 @@ Value buildSplitCount(OpBuilder &b, Location loc, Value ctas, Value capacity);
 /// `splits` > 1 as well, split-KV: the split kernel of `cfg` with
 /// `splitValues` and the f32 partials (allocated here for `splits` x T rows
 /// of Hq heads, T = splitValues["T"]), then the merge kernel writing the
-/// gated rows of "out" ([T, Hq, Dv], "gate" [T, Hg, Dg]), and frees the
+/// gated rows of "out" ([T, Hq, Dv], "gate" [T, Hg, Dg]) and, where
+/// `values` has one, the log-sum-exp "lse" [T, Hq], and frees the
 /// partials. (`splitValues` differ from `values` where the split kernel is
 /// mma.sync's and the direct one is not.)
 void launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,

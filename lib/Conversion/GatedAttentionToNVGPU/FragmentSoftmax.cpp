@@ -130,6 +130,14 @@ SmallVector<Value, 2> mlir::gated_attention::flash::softmaxStep(
                        state, rescaleOut);
 }
 
+Value mlir::gated_attention::flash::rowLogSumExp(const KernelBuilder &kb,
+                                                 Value max, Value sum) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value shift = kb.fmul(buildSoftmaxShift(b, loc, max), kb.f32c(M_LN2));
+  return buildLogSumExp(b, loc, shift, sum);
+}
+
 Value mlir::gated_attention::flash::rowNormalizer(const KernelBuilder &kb,
                                                   SoftmaxState state,
                                                   int64_t half) {

@@ -51,12 +51,16 @@ private:
 /// 2^x on the MUFU unit with denormal results flushed to zero
 /// (ex2.approx.ftz.f32): one instruction, where math.exp2 (libdevice's
 /// exp2f, exact on denormals) takes four. A weight below 2^-126 of the
-/// row's largest is far below the resolution of the row's f32 sum.
+/// row's largest is far below the resolution of the row's f32 sum. Within
+/// 2 ulp of the correctly rounded result (PTX ISA 9.1, section 9.7.3.21,
+/// ex2): 2.5 ulp of 2^x, as gated_attention.accuracy counts it.
 Value fastExp2(const KernelBuilder &kb, Value x);
 
 /// 1 / x on the MUFU unit with denormal results flushed to zero
-/// (rcp.approx.ftz.f32, within 1 ulp): one instruction, where the IEEE
-/// division takes about eight and a slow-path call.
+/// (rcp.approx.ftz.f32, within 1 ulp: the PTX ISA's rcp, which
+/// gated_attention.accuracy reads as 1 ulp from the correctly rounded
+/// result, 1.5 of 1 / x): one instruction, where the IEEE division takes
+/// about eight and a slow-path call.
 Value fastReciprocal(const KernelBuilder &kb, Value x);
 
 /// Scores S (raw Q K^T) to the log2 domain, S * scale * log2(e), with
@@ -94,6 +98,15 @@ softmaxStep(const KernelBuilder &kb, const LaneLayout &lanes,
             const KeyBlockRange &range, Value warpRow, Value block,
             int64_t keyBlock, double scale, bool masked, AccumulatorTile scores,
             SoftmaxState state, bool fast, bool rescaleOut = true);
+
+/// The op's log-sum-exp L of a row (natural log, +inf for a row that saw
+/// no key) from the kernels' log2-domain state: its maximum `max` (log2
+/// units, the scale folded in) and `sum`, the sum of exp2(s - shift(max))
+/// over its keys (reduced over the quad). The kernels keep scores in log2
+/// units because exp2 is what the MUFU unit computes (exp would cost a
+/// multiply per score); L = ln 2 * shift + log(sum) converts once per row.
+/// The split-KV merge gives its combined log2 LSEs and their sum.
+Value rowLogSumExp(const KernelBuilder &kb, Value max, Value sum);
 
 /// The normalizer 1 / l of row half `half` (0 for a row that saw no key):
 /// reduces the quad's partial sums.

@@ -145,6 +145,14 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
     Value numKeys = dim(op.getKey(), 2);
     RankedTensorType resultType = op.getResultType();
     Value outBuffer = allocateResultBuffer(rewriter, op, numBatches, numRows);
+    // The log-sum-exp, [B, Hq, Sq]-contiguous, where the op returns it.
+    Value lseBuffer, lseFlat;
+    if (op.hasLse()) {
+      lseBuffer = allocateResultBuffer(
+          rewriter, loc, cast<RankedTensorType>(op.getLse().getType()),
+          numBatches, numRows);
+      lseFlat = flatView(rewriter, loc, lseBuffer);
+    }
     // A TMA map of a [B, H, S, width] operand viewed as (B x H, S, width),
     // boxes of `rows` x 64 elements, made on the host (the runtime's
     // cuTensorMapEncodeTiled) and passed as a pointer to the map.
@@ -211,6 +219,8 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       LaunchValues &named = *to;
       named["gate"] = gate;
       named["out"] = out.first;
+      if (lseBuffer)
+        named["lse"] = lseFlat;
       named["Sq"] = numRows;
       named["Skv"] = numKeys;
       named["B"] = numBatches;
@@ -245,9 +255,14 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);
-    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
-                               rewriter, loc, resultType, outBuffer,
-                               /*restrict=*/true, /*writable=*/true));
+    SmallVector<Value, 2> results = {bufferization::ToTensorOp::create(
+        rewriter, loc, resultType, outBuffer, /*restrict=*/true,
+        /*writable=*/true)};
+    if (lseBuffer)
+      results.push_back(bufferization::ToTensorOp::create(
+          rewriter, loc, op.getLse().getType(), lseBuffer, /*restrict=*/true,
+          /*writable=*/true));
+    rewriter.replaceOp(op, results);
   }
 };
 
@@ -353,5 +368,5 @@ void mlir::gated_attention::populateGatedAttentionToNVGPUPatterns(
     RewritePatternSet &patterns, const NVGPUKernelOptions &options) {
   patterns.add<AttentionToNVGPU>(patterns.getContext(), options);
   flash::populatePagedAttentionToNVGPUPatterns(patterns, options);
-  flash::populateBackwardToNVGPUPatterns(patterns);
+  flash::populateBackwardToNVGPUPatterns(patterns, options.wgmma);
 }

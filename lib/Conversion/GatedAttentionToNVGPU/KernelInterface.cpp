@@ -88,11 +88,12 @@ struct ArgumentList {
     args.push_back(
         {"lse_partial", ArgumentKind::Buffer, f32, "splits x T x Hq"});
   }
-  /// An f32 buffer of one value per query row (the backward's L and D).
-  void rowBuffer(StringRef name) {
+  /// An f32 buffer of one value per query row (the forward's and the
+  /// backward's L, the backward's D), [B, Hq, Sq]-contiguous.
+  void rowBuffer(StringRef name, StringRef shape = "B x Hq x Sq") {
     args.push_back({name.str(), ArgumentKind::Buffer,
                     Float32Type::get(cfg.elementType.getContext()),
-                    "B x Hq x Sq"});
+                    shape.str()});
   }
   StringRef gateShape(bool dense) const {
     if (dense)
@@ -154,6 +155,8 @@ KernelInterface KernelInterface::get(const FlashKernelConfig &cfg) {
     // One CTA per (token, head) row, a thread per column pair.
     list.buffer("gate", list.gateShape(/*dense=*/false));
     list.buffer("out", "T x Hq x Dv");
+    if (cfg.lse)
+      list.rowBuffer("lse", "T x Hq");
     list.partials();
     list.indices({"T", "splits"});
     iface.grid = {GridDimension{"T"}, GridDimension{"Hq"},
@@ -193,6 +196,9 @@ KernelInterface KernelInterface::get(const FlashKernelConfig &cfg) {
   }
   list.buffer("gate", list.gateShape(/*dense=*/true));
   list.buffer("out", "B x Hq x Sq x Dv");
+  // Only where the op returns it: other kernels keep their parameters.
+  if (cfg.lse)
+    list.rowBuffer("lse");
   list.indices({"Sq", "Skv"});
   list.strides();
   // A dense decode step's split kernel (Sq = 1): one CTA per (split,

@@ -85,9 +85,6 @@ std::pair<int64_t, int64_t> flash::chooseTiles(Operation *op,
 /// (The op's verifier already guarantees one element type and static head
 /// counts and dims.)
 std::string flash::unsupportedReason(Operation *op, FlashKernelKind kind) {
-  // The SIMT row kernel (GatedAttentionToParallelRows) writes it.
-  if (auto dense = dyn_cast<AttentionOp>(op); dense && dense.hasLse())
-    return "the tensor-core kernels do not write the log-sum-exp result";
   FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
   Type t = shape.elementType;
   if (!t.isF16() && !t.isBF16())

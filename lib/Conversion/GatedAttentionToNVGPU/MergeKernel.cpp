@@ -9,11 +9,13 @@
 // log2 of its sum of exp2(scaled scores), LSE_s. This kernel combines a
 // row's parts, O = sum_s 2^(LSE_s - M) O_s / sum_s 2^(LSE_s - M), in one
 // online pass over the splits, then applies the gate once: the gate
-// belongs to the combined row, not to each part.
+// belongs to the combined row, not to each part. An op that returns its
+// log-sum-exp gets it here, from the combined LSEs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FlashKernel.h"
+#include "FragmentSoftmax.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -61,9 +63,8 @@ void mlir::gated_attention::flash::buildSplitMergeKernel(
     Value lse = memref::LoadOp::create(b, loc, partialLse, partRow);
     // maximumf, not maxnumf: a NaN part makes the row NaN.
     Value m = arith::MaximumFOp::create(b, loc, state[0], lse);
-    Value shift = buildSoftmaxShift(b, loc, m);
-    Value alpha = math::Exp2Op::create(b, loc, kb.fsub(state[0], shift));
-    Value weight = math::Exp2Op::create(b, loc, kb.fsub(lse, shift));
+    Value alpha = buildMergeWeight(b, loc, state[0], m, /*base2=*/true);
+    Value weight = buildMergeWeight(b, loc, lse, m, /*base2=*/true);
     Value pair =
         vector::LoadOp::create(b, loc, f32Pair, partialOut,
                                ValueRange{kb.add(kb.mul(partRow, dv), col)});
@@ -76,6 +77,16 @@ void mlir::gated_attention::flash::buildSplitMergeKernel(
     scf::YieldOp::create(b, loc, next);
   }
   Value inv = buildInverseRowSum(b, loc, loop.getResult(3));
+  // The op's log-sum-exp of the row, from the combined log2 LSEs (+inf when
+  // no split saw a key): one thread writes it.
+  if (cfg.lse) {
+    auto first = scf::IfOp::create(b, loc, kb.eq(thread, kb.idx(0)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(
+        b, loc, rowLogSumExp(kb, loop.getResult(0), loop.getResult(3)),
+        args["lse"], row);
+  }
 
   // The gate of the combined row: element pairs, or one per head.
   auto gateFn = cast<GateFunctionAttrInterface>(cfg.gate);

@@ -223,6 +223,14 @@ void MmaSyncFlashKernel::buildDense(Block &entry) {
         operands.gateGroupStride = args.strides(*this, "gate").head;
       operands.outGroupStride = args.strides(*this, "out").head;
     }
+    if (cfg.lse) {
+      // [B, Hq, Sq]-contiguous: a packed head's rows are Sq further on.
+      operands.lse = args["lse"];
+      operands.lseBase =
+          mul(tile.slab(*this, tile.head, cfg.numQueryHeads), numRows);
+      if (cfg.rowGroup() > 1)
+        operands.lseGroupStride = numRows;
+    }
     emitGatedEpilogue(*this, cfg, lanes, state, warpRow, operands);
   });
 }

@@ -315,13 +315,19 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
   auto epilogue = [&] {
     OperandStrides gateStrides = args.strides(*this, "gate");
     OperandStrides outStrides = args.strides(*this, "out");
-    return EpilogueOperands{args["gate"],
-                            args["out"],
-                            tile.slabOffset(*this, gateHead, gateStrides),
-                            tile.slabOffset(*this, tile.head, outStrides),
-                            numRows,
-                            gateStrides.row,
-                            outStrides.row};
+    EpilogueOperands operands{args["gate"],
+                              args["out"],
+                              tile.slabOffset(*this, gateHead, gateStrides),
+                              tile.slabOffset(*this, tile.head, outStrides),
+                              numRows,
+                              gateStrides.row,
+                              outStrides.row};
+    if (cfg.lse) {
+      operands.lse = args["lse"];
+      operands.lseBase =
+          mul(tile.slab(*this, tile.head, cfg.numQueryHeads), numRows);
+    }
+    return operands;
   };
 
   pipeline.emplace(
