@@ -104,13 +104,22 @@ def softmax_error(d, skv, s_plus, key_block=None):
                        + np.sqrt(min(skv, key_block)) + 10)
 
 
-def lse_error_bound(cfg, inputs, key_block=None):
+def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
     """Bound on |lse - reference.log_sum_exp| per row [B, Hq, Sq] (`cfg`,
     `inputs` and `key_block` as error_bound takes them). L = m + log(l)
     moves by at most the largest error of the row's scores (dL/ds_j = P_j
     sums to 1) plus the relative error of l: eps; the f32 log and the sum
     m + log(l) round by one unit of |L| each. A row that sees no key is
-    +inf exactly."""
+    +inf exactly.
+
+    `log2_domain`: the tensor-core kernels, whose m is in log2 units and
+    whose weights are exp2's (FragmentSoftmax.h), L = ln 2 * m + log(l).
+    Converting m rounds twice (ln 2 as an f32, the product): 2 units of
+    |m| <= S+. Their exp2 (libdevice's exp2f, or ex2.approx.ftz) is within
+    2 ulp of the correctly rounded result, 2.5 of the exact one: each
+    weight, so l, is off by 5 units relative more, and so is log(l);
+    ex2.approx.ftz flushes weights below 2^-126 (the row's largest is 1):
+    l >= 1 loses at most Skv 2^-126."""
     q, k = (np.asarray(inputs[n], np.float64) for n in ("query", "key"))
     d, skv = q.shape[3], k.shape[2]
     scale = cfg.scale if cfg.scale is not None else 1.0 / np.sqrt(d)
@@ -121,8 +130,12 @@ def lse_error_bound(cfg, inputs, key_block=None):
                                                           initial=0.0)
     lse = reference.log_sum_exp(q, k, scale, cfg.causal)
     with np.errstate(invalid="ignore"):
-        return (softmax_error(d, skv, s_plus, key_block)
-                + 2 * F32_UNIT * np.where(np.isinf(lse), 0.0, np.abs(lse)))
+        bound = (softmax_error(d, skv, s_plus, key_block)
+                 + 2 * F32_UNIT * np.where(np.isinf(lse), 0.0, np.abs(lse)))
+    if log2_domain:
+        bound = bound + 2 * F32_UNIT * s_plus + 5 * F32_UNIT + \
+            skv * F32_FLUSH
+    return bound
 
 
 def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
@@ -203,6 +216,26 @@ def compare(cfg, out, ref, inputs=None, key_block=None,
     bound = (error_bound(cfg, inputs, key_block, flush_subnormals)
              if inputs is not None
              else legacy_bound(cfg, ref))
+    return _within(out, ref, bound)
+
+
+def compare_lse(cfg, lse, inputs, key_block=None, log2_domain=False):
+    """Comparison of a lowering's log-sum-exp `lse` [B, Hq, Sq] with
+    reference.log_sum_exp of `inputs` within lse_error_bound (the
+    arguments as it takes them): +inf exactly where a row sees no key, a
+    NaN (a row left unwritten) fails."""
+    q, k = inputs["query"], inputs["key"]
+    ref = reference.log_sum_exp(q, k, cfg.scale, cfg.causal)
+    lse = np.asarray(lse, np.float64)
+    if lse.shape != ref.shape:
+        return Comparison(False, float("inf"), float("inf"), None)
+    return _within(lse, ref, lse_error_bound(cfg, inputs, key_block,
+                                             log2_domain))
+
+
+def _within(out, ref, bound):
+    """Comparison of `out` with `ref` (same shapes) element by element
+    against `bound`."""
     bound = np.broadcast_to(bound, ref.shape)
     with np.errstate(invalid="ignore"):
         # Non-finite results agree only with the same non-finite value.

@@ -285,14 +285,16 @@ def _write_cache(stem, ptx, desc, tool):
 
 
 def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
-                   cache=None, row_strides=None):
+                   cache=None, row_strides=None, lse=False):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
     runner.load_plugin; `opt` overrides the tool; `kernel` is the
     pipeline's kernel option: auto, mma-sync, or wgmma with chip sm_90a;
     `warps` its warps option, 0 for the default; `row_strides` the
     elements between rows of the buffers it will be given, {name: n} for
-    some of q, k, v, gate, out: mlir.attention_attributes). Raises ValueError when
+    some of q, k, v, gate, out: mlir.attention_attributes; `lse`: the
+    kernel of the op that returns its log-sum-exp too, which takes an f32
+    "lse" [B, Hq, Sq] argument after "out"). Raises ValueError when
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
@@ -308,28 +310,38 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     if isinstance(warps, bool) or not isinstance(warps, int) or warps < 0:
         raise ValueError(f"warps must be a non-negative int (0: the "
                          f"default), got {warps!r}")
-    text = mlir.attention_function(cfg, "case", row_strides=row_strides)
-    rows = "" if not row_strides else " rows " + ",".join(
-        f"{n}={s}" for n, s in sorted(row_strides.items()))
+    text = mlir.attention_function(cfg, "case", row_strides=row_strides,
+                                   lse=lse)
+    rows = _rows_label(row_strides, lse)
     return _compile_cached(
         text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,
         cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())[0]
 
 
+def _rows_label(row_strides, lse):
+    """What the compile log adds to a kernel's variant for `row_strides`
+    and `lse`."""
+    rows = "" if not row_strides else " rows " + ",".join(
+        f"{n}={s}" for n, s in sorted(row_strides.items()))
+    return rows + (" lse" if lse else "")
+
+
 def compile_decode_kernels(cfg, opt=None, chip="sm_90", warps=0,
-                           cache=None, row_strides=None, kernel="auto"):
+                           cache=None, row_strides=None, kernel="auto",
+                           lse=False):
     """{layout: (kernel name, PTX text, launch description)} of the dense
     op's kernels for a decode step of `cfg` (Sq = 1) at every B and Skv:
     "dense", and split-KV's "dense-split" and "split-merge"; `row_strides`
-    as for compile_kernel. `kernel` as for compile_kernel: with "wgmma"
+    and `lse` as for compile_kernel (with `lse` the direct kernel and the
+    merge write it). `kernel` as for compile_kernel: with "wgmma"
     (chip sm_90a) the direct kernel is the warp-specialized one, split-KV's
     stay mma.sync. Cached as compile_kernel."""
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1, dynamic=("b", "skv"))
-    text = mlir.attention_function(cfg, "case", row_strides=row_strides)
-    rows = "" if not row_strides else " rows " + ",".join(
-        f"{n}={s}" for n, s in sorted(row_strides.items()))
+    text = mlir.attention_function(cfg, "case", row_strides=row_strides,
+                                   lse=lse)
+    rows = _rows_label(row_strides, lse)
     layouts = ("dense", "dense-split", "split-merge")
     kernels = _compile_cached(
         text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,

@@ -222,14 +222,27 @@ def launch_op(kernels, buffers, splits=1, strides=None, stream=None,
             splits=splits, **sizes)
 
 
-def run(kernels, arrays, splits=1, strides=None, **sizes):
+def lse_elements(kernels, splits=1, **sizes):
+    """The f32 elements of the log-sum-exp [B, Hq, Sq] that an op's launch
+    writes (its direct kernel, or split-KV's merge, has an "lse"
+    argument), or None where its kernels do not write one."""
+    desc = kernels[layouts(kernels, splits)[-1]].desc
+    arg = next((a for a in desc["arguments"] if a["name"] == "lse"), None)
+    if arg is None:
+        return None
+    return _count(desc, arg["shape"], sizes_of(desc, splits=splits, **sizes))
+
+
+def run(kernels, arrays, splits=1, strides=None, lse=False, **sizes):
     """Runs an op on host arrays through its kernels' backend and returns
-    the output's storage (flat numpy). `kernels`: {layout: Kernel}, or one
-    Kernel; `arrays`: {name: flat numpy array of the storage of the
-    argument's element type} (uint16 bits of f16 / bf16, int32 tables);
-    an op without a gate reads none, and the output is passed in its
-    place. `splits`, `strides`, `sizes` as for launch_op; "out" in
-    `strides` lays the output out (the result is its storage)."""
+    the output's storage (flat numpy), and with `lse` also its log-sum-exp
+    (flat f32 [B, Hq, Sq]; the kernels must write one). `kernels`:
+    {layout: Kernel}, or one Kernel; `arrays`: {name: flat numpy array of
+    the storage of the argument's element type} (uint16 bits of f16 /
+    bf16, int32 tables); an op without a gate reads none, and the output
+    is passed in its place. `splits`, `strides`, `sizes` as for
+    launch_op; "out" in `strides` lays the output out (the result is its
+    storage)."""
     if isinstance(kernels, Kernel):
         kernels = {kernels.desc["layout"]: kernels}
     order = layouts(kernels, splits)
@@ -263,9 +276,19 @@ def run(kernels, arrays, splits=1, strides=None, **sizes):
             buffers[name] = (backend.empty(count, element_type), count)
             owned.append(buffers[name][0])
         buffers.setdefault("gate", buffers["out"])
+        n_lse = lse_elements(kernels, splits, **sizes)
+        if lse and n_lse is None:
+            raise ValueError(f"{desc['kernel']}: the kernels do not write "
+                             "the log-sum-exp (compile them with lse)")
+        if n_lse is not None:
+            buffers["lse"] = (backend.empty(n_lse, "f32"), n_lse)
+            owned.append(buffers["lse"][0])
         launch_op(kernels, buffers, splits, strides, **sizes)
         backend.synchronize()
-        return backend.read(buffers["out"][0], n, out_type)
+        out = backend.read(buffers["out"][0], n, out_type)
+        if lse:
+            return out, backend.read(buffers["lse"][0], n_lse, "f32")
+        return out
     finally:
         for buffer in owned:
             backend.free(buffer)

@@ -71,10 +71,12 @@ def attention_attributes(cfg, row_strides=None):
     return "{" + ", ".join(attrs) + "}" if attrs else ""
 
 
-def attention_function(cfg, name, c_interface=False, row_strides=None):
+def attention_function(cfg, name, c_interface=False, row_strides=None,
+                       lse=False):
     """func.func @name(q, k, v, g) -> result holding one attention op;
     `c_interface` adds `llvm.emit_c_interface` for calls from C / ctypes;
-    `row_strides` as for attention_attributes."""
+    `row_strides` as for attention_attributes; with `lse` the op (and the
+    function) also returns its log-sum-exp (f32 [B, Hq, Sq])."""
     cfg.check_static_sizes()
     t = cfg.types()
     args = ", ".join(f"%{o[0]}: {t[o]}" for o in cfg.operands)
@@ -82,11 +84,18 @@ def attention_function(cfg, name, c_interface=False, row_strides=None):
     operands = ", ".join(f"%{o[0]}" for o in cfg.operands)
     attrs = attention_attributes(cfg, row_strides)
     fattrs = " attributes {llvm.emit_c_interface}" if c_interface else ""
+    results = [t["result"]] + ([lse_type(cfg)] if lse else [])
+    types = ", ".join(results)
+    if lse:
+        types = f"({types})"
+    values = ", ".join(f"%r#{i}" for i in range(len(results))) if lse \
+        else "%r"
+    count = f":{len(results)}" if lse else ""
     return (
-        f"func.func @{name}({args}) -> {t['result']}{fattrs} {{\n"
-        f"  %r = gated_attention.attention {operands} {attrs}\n"
-        f"      : ({in_types}) -> {t['result']}\n"
-        f"  return %r : {t['result']}\n"
+        f"func.func @{name}({args}) -> {types}{fattrs} {{\n"
+        f"  %r{count} = gated_attention.attention {operands} {attrs}\n"
+        f"      : ({in_types}) -> {types}\n"
+        f"  return {values} : {', '.join(results)}\n"
         f"}}\n")
 
 

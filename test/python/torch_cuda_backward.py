@@ -12,7 +12,6 @@ autograd branch (_backward._cuda_gradients) in both layouts; the
 NotImplementedError of configurations the kernels do not take; warm-up
 compiling the backward kernels ahead of time into the disk cache."""
 
-import ctypes
 import dataclasses
 import os
 import tempfile
@@ -22,8 +21,8 @@ import torch
 
 import gated_attention.torch as gat
 from gated_attention import accuracy_backward, config, cuda, launcher
-from gated_attention.testing import emulate, emulate_backward
-from gated_attention.testing.cta import Memory
+from gated_attention.testing import emulate_backward
+from gated_attention.testing.emulate import HostMemoryEmulator
 from gated_attention.torch import _args, _backward, _cuda_backward
 
 
@@ -41,34 +40,6 @@ class Recorder:
 
     def launch(self, handle, planned, stream):
         self.launches.append((handle, planned, stream))
-
-
-_NUMPY = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32}
-
-
-class HostMemoryEmulator(emulate.Emulator):
-    """The emulator on buffers given by host addresses (CPU tensors'
-    data_ptr): each memref argument becomes a Memory viewing that memory,
-    so the kernels read and write the tensors themselves."""
-
-    def address(self, buffer):
-        return buffer
-
-    def launch(self, op, planned, stream=None):
-        types = {a["name"]: a["element_type"]
-                 for a in planned.desc["arguments"] if a["kind"] == "memref"}
-
-        def memory(arg):
-            element = _NUMPY[types[arg.name]]
-            raw = (ctypes.c_byte * (arg.elements * np.dtype(element).itemsize)
-                   ).from_address(arg.buffer)
-            return Memory(np.frombuffer(raw, element), types[arg.name])
-        arguments = tuple(
-            dataclasses.replace(a, buffer=memory(a))
-            if isinstance(a, launcher.Memref) else a
-            for a in planned.arguments)
-        super().launch(op, dataclasses.replace(planned, arguments=arguments),
-                       stream)
 
 
 TORCH = {"bf16": torch.bfloat16, "f16": torch.float16}

@@ -253,9 +253,10 @@ class CTA:
             return self.mma(op, x)
         if n == "arith.index_cast":
             return x[0].astype(np.int64)
-        if n == "math.log2":
+        if n in ("math.log2", "math.log"):
+            f = np.log2 if n == "math.log2" else np.log
             with np.errstate(divide="ignore", invalid="ignore"):
-                return np.log2(x[0]).astype(np.float32)
+                return f(x[0]).astype(np.float32)
         if n in ("memref.load", "vector.load") and x[0].elem == "f32":
             mem = x[0]
             width = 2 if n == "vector.load" else 1

@@ -30,6 +30,8 @@ lowering, ptxas, the hardware): the device check does.
 """
 
 import argparse
+import ctypes
+import dataclasses
 import sys
 
 import numpy as np
@@ -114,6 +116,34 @@ class Emulator:
         pass
 
 
+class HostMemoryEmulator(Emulator):
+    """The emulator on buffers given by host addresses (CPU tensors'
+    data_ptr): each memref argument becomes a Memory viewing that memory,
+    so the kernels read and write the tensors themselves (the torch op's
+    CUDA launches, run on CPU tensors)."""
+
+    _STORAGE = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32}
+
+    def address(self, buffer):
+        return buffer
+
+    def launch(self, op, planned, stream=None):
+        types = {a["name"]: a["element_type"]
+                 for a in planned.desc["arguments"] if a["kind"] == "memref"}
+
+        def memory(arg):
+            element = self._STORAGE[types[arg.name]]
+            raw = (ctypes.c_byte * (arg.elements * np.dtype(element).itemsize)
+                   ).from_address(arg.buffer)
+            return Memory(np.frombuffer(raw, element), types[arg.name])
+        arguments = tuple(
+            dataclasses.replace(a, buffer=memory(a))
+            if isinstance(a, launcher.Memref) else a
+            for a in planned.arguments)
+        super().launch(op, dataclasses.replace(planned, arguments=arguments),
+                       stream)
+
+
 def compile_paged(cfg, page, opt=None, options=""):
     """{layout: (kernel op, launch description)} of the paged op's kernels
     (paged, paged-split, split-merge) for the heads, head dims and variant
@@ -169,12 +199,14 @@ def paged_inputs(arrays, dtype):
     return inputs, {"b": b, "mb": mb, "t": len(arrays["q"])}
 
 
-def compile_case(cfg, opt=None, options="", row_strides=None):
+def compile_case(cfg, opt=None, options="", row_strides=None, lse=False):
     """(kernel op, launch description) of the tensor-core kernel of `cfg`;
     `options` are those of convert-gated-attention-to-nvgpu, `row_strides`
-    those of mlir.attention_attributes. The tool loads the plugins of
-    runner.load_plugin; `opt` overrides it."""
-    module = mlir.attention_function(cfg, "case", row_strides=row_strides)
+    those of mlir.attention_attributes; `lse`: of the op that returns its
+    log-sum-exp too. The tool loads the plugins of runner.load_plugin;
+    `opt` overrides it."""
+    module = mlir.attention_function(cfg, "case", row_strides=row_strides,
+                                     lse=lse)
     out = runner.compile_module(
         module, [f"--convert-gated-attention-to-nvgpu={options}",
                  "--canonicalize", "--cse", "--mlir-print-op-generic"],
@@ -189,12 +221,13 @@ def compile_case(cfg, opt=None, options="", row_strides=None):
     return find_kernel(out, name), desc
 
 
-def compile_decode(cfg, opt=None, options="", row_strides=None):
+def compile_decode(cfg, opt=None, options="", row_strides=None, lse=False):
     """{layout: (kernel op, launch description)} of the dense op's kernels
     for `cfg` at Sq = 1: dense, and split-KV's dense-split and
-    split-merge; `row_strides` as for compile_case."""
+    split-merge; `row_strides` and `lse` as for compile_case."""
     return _kernels_by_layout(
-        mlir.attention_function(cfg, "case", row_strides=row_strides), opt,
+        mlir.attention_function(cfg, "case", row_strides=row_strides,
+                                lse=lse), opt,
         options, ("dense", "dense-split", "split-merge"),
         f"{cfg.describe()}: no split-KV decode kernels")
 
@@ -249,6 +282,44 @@ def run_case(cfg, seed, opt=None, options="", schedule=None):
     return result, cfg.reference(inputs), desc["kernel"]
 
 
+def run_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
+    """(result, log-sum-exp, kernel name) of the op of `cfg` that returns
+    its log-sum-exp, on cfg.inputs(seed): its direct kernel, or for a
+    decode step (Sq = 1) with `splits` its keys in that many parts and the
+    merge writing L. `schedule` as for Emulator."""
+    inputs = cfg.inputs(seed)
+    bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
+            for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
+                            ("gate", "gate"))}
+    if splits is None:
+        kernels = {"dense": compile_case(cfg, opt, options, lse=True)}
+        splits = 1
+    else:
+        kernels = compile_decode(cfg, opt, options, lse=True)
+    out, lse = launcher.run(Emulator(schedule).kernels(kernels), bits,
+                            splits, lse=True, b=cfg.b, sq=cfg.sq,
+                            skv=cfg.skv)
+    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
+        cfg.shapes()["result"])
+    name = kernels["dense-split" if splits > 1 else "dense"][1]["kernel"]
+    return result, lse.reshape(cfg.b, cfg.hq, cfg.sq), name
+
+
+def check_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
+    """(passed, line) of run_lse's output and log-sum-exp against the
+    float64 reference within the error model (accuracy.compare and
+    compare_lse in the kernels' log2 domain)."""
+    out, lse, name = run_lse(cfg, seed, opt, options, schedule, splits)
+    inputs = cfg.inputs(seed)
+    result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
+    lse_result = accuracy.compare_lse(cfg, lse, inputs, log2_domain=True)
+    ok = result.ok and lse_result.ok
+    where = f"{name}" + (f" splits={splits}" if splits else "")
+    return ok, (f"{'PASS' if ok else 'FAIL'} {cfg.describe()} [{where}] "
+                f"{accuracy.describe(result)} lse "
+                f"{accuracy.describe(lse_result)}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -261,16 +332,32 @@ def main(argv=None):
     p.add_argument("--schedule", type=int, metavar="SEED",
                    help="sm_90a kernel: interleave the warpgroups at random "
                    "(seeded) instead of running each as far as it can")
+    p.add_argument("--lse", action="store_true",
+                   help="the op returns its log-sum-exp too: check both")
+    p.add_argument("--splits", type=int, metavar="N",
+                   help="with --lse, decode steps (sq=1): split-KV in N "
+                   "parts and the merge")
     args = p.parse_args(argv)
+    if args.splits is not None and not args.lse:
+        p.error("--splits needs --lse")
     try:
         cfgs = [c for s in args.case for c in config.parse_cases(s)]
     except ValueError as e:
         p.error(str(e))
     if not cfgs:
         p.error("no cases")
+    if args.splits is not None and (args.splits < 1 or
+                                    any(c.sq != 1 for c in cfgs)):
+        p.error("--splits takes a positive count and decode steps (sq=1)")
     failures = 0
     for i, cfg in enumerate(cfgs):
         seed = args.seed * 1000 + i
+        if args.lse:
+            ok, line = check_lse(cfg, seed, args.opt, args.options,
+                                 args.schedule, args.splits)
+            failures += not ok
+            print(line, flush=True)
+            continue
         out, ref, name = run_case(cfg, seed, args.opt, args.options,
                                   args.schedule)
         result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))

@@ -28,6 +28,11 @@ merge reads and writes packed [B x H, W] rows: a gate or output that is
 not (q's gate half of a projection) keeps the one-kernel launch. The
 partials come from torch's caching allocator, on the stream: graph
 capture still works.
+
+Given an f32 `lse` [B, Hq, Sq] (contiguous), a call also writes the op's
+log-sum-exp into it (what the backward reads): the kernels of the op that
+returns it, compiled apart (their own cache entries; the kernels without
+it are unchanged), write it in their epilogue, or split-KV's merge does.
 """
 
 import threading
@@ -123,20 +128,21 @@ def _check_supported(cfg):
                          f"kernel: {reason}")
 
 
-def ahead_of_time(cfg, chip, q, k, v, g, out):
+def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False):
     """Compiles into the disk cache the kernels a launch on these [B, H, S,
     D] views (meta tensors too) needs on `chip`: the row-major one and the
-    one for their rows."""
+    one for their rows; with `lse` those that write the log-sum-exp."""
     if chip not in _CHIPS.values():
         raise ValueError(f"chip must be one of {', '.join(_CHIPS.values())} "
                          f"(the torch op's CUDA kernels), got {chip!r}")
     _check_supported(cfg)
-    _, _, desc = cuda.compile_kernel(cfg, chip=chip)
+    _, _, desc = cuda.compile_kernel(cfg, chip=chip, lse=lse)
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
     if rows:
-        cuda.compile_kernel(cfg, chip=chip, row_strides=rows)
+        cuda.compile_kernel(cfg, chip=chip, row_strides=rows, lse=lse)
     if q.shape[2] == 1:
-        cuda.compile_decode_kernels(cfg, chip=chip, row_strides=rows or None)
+        cuda.compile_decode_kernels(cfg, chip=chip, row_strides=rows or None,
+                                    lse=lse)
 
 
 class CudaKernel:
@@ -173,40 +179,62 @@ class CudaKernel:
                     self._kernels[key] = kernels
         return kernels
 
-    def _kernel(self, rows):
-        """The kernel for `rows` ({operand: row stride}, others row-major)."""
-        key = tuple(sorted(rows.items()))
+    def _kernel(self, rows, lse=False):
+        """The kernel for `rows` ({operand: row stride}, others row-major);
+        with `lse` the one that writes the log-sum-exp."""
+        key = (lse,) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: {"dense": cuda.compile_kernel(
-            self.cfg, chip=self._chip, row_strides=dict(key) or None)})[
-            "dense"]
+            self.cfg, chip=self._chip, row_strides=dict(key[1:]) or None,
+            lse=lse)})["dense"]
 
-    def _decode(self, rows):
+    def _decode(self, rows, lse=False):
         """The kernels of a decode step whose K/V rows are `rows`: its own
         (dense, packing the query heads of a K/V head) and split-KV's
-        (dense-split, split-merge)."""
-        key = ("decode",) + tuple(sorted(rows.items()))
+        (dense-split, split-merge); `lse` as for _kernel."""
+        key = ("decode", lse) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: cuda.compile_decode_kernels(
-            self.cfg, chip=self._chip, row_strides=dict(key[1:]) or None))
+            self.cfg, chip=self._chip, row_strides=dict(key[2:]) or None,
+            lse=lse))
 
-    def prepare(self, q, k, v, g, out):
-        """Compiles (or loads) the kernel for these views' rows."""
-        self._kernel(plan(self._desc, self.cfg, q, k, v, g, out)[2])
+    def prepare(self, q, k, v, g, out, lse=False):
+        """Compiles (or loads) the kernel for these views' rows (`lse`: the
+        one that writes the log-sum-exp)."""
+        self._kernel(plan(self._desc, self.cfg, q, k, v, g, out)[2], lse)
 
-    def __call__(self, q, k, v, g, out):
+    def _check_lse(self, lse, q):
+        """Raises ValueError unless `lse` is what the kernels write the
+        log-sum-exp of [B, Hq, Sq, D] `q` into."""
+        shape = tuple(q.shape[:3])
+        if (lse.dtype != torch.float32 or tuple(lse.shape) != shape
+                or not lse.is_contiguous() or lse.device != q.device
+                or lse.data_ptr() % 4):
+            raise ValueError(
+                f"gated_attention: lse must be a contiguous float32 tensor "
+                f"of shape {list(shape)} ([B, Hq, Sq]) on {q.device}, got "
+                f"{lse.dtype} {list(lse.shape)} on {lse.device}"
+                + ("" if lse.is_contiguous() else " (not contiguous)"))
+
+    def __call__(self, q, k, v, g, out, lse=None):
         """[B, H, S, D] views; `out` one the kernel can write (new_output:
-        contiguous in the caller's layout)."""
+        contiguous in the caller's layout); `lse`, when given, the f32
+        [B, Hq, Sq] contiguous tensor the log-sum-exp is written into."""
+        if lse is not None:
+            self._check_lse(lse, q)
+        with_lse = lse is not None
         buffers, strides, rows = plan(self._desc, self.cfg, q, k, v, g, out)
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", out)
+        if with_lse:
+            buffers["lse"] = lse
         b, _, sq, _ = buffers["q"].shape
         skv = buffers["k"].shape[2]
-        kernels, splits = {"dense": self._kernel(rows)}, 1
+        kernels, splits = {"dense": self._kernel(rows, with_lse)}, 1
         with torch.cuda.device(self.device):
             stream = torch.cuda.current_stream(self.device).cuda_stream
             if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
                 # The decode step's kernels: split-KV's where it pays, else
                 # its own, whose CTAs pack the query heads of a K/V head.
-                kernels = self._decode(rows)
+                kernels = self._decode(rows, with_lse)
                 splits = launch.decode_split_count(
                     kernels["dense-split"].desc, b, skv, self._sm_count)
             # The f32 partials of split-KV, from torch's allocator.

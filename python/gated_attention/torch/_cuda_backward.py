@@ -11,10 +11,10 @@ runs the sm_80 kernels compiled for it. dQ has its own kernel and no
 atomics: the gradients are bitwise identical run to run, always (there is
 no non-deterministic mode to choose).
 
-The kernels read the forward's f32 log-sum-exp L [B, Hq, Sq]. The forward's
-tensor-core kernels do not write it yet, so without a saved one it is
-computed here (`log_sum_exp`: one Q K^T in f32 by torch, in blocks of
-query rows; about half a forward's work). They take [B, H, S, W]-contiguous
+The kernels read the forward's f32 log-sum-exp L [B, Hq, Sq], which the
+forward's kernels write when asked (_cuda.CudaKernel with `lse`); without
+a saved one it is computed here (`log_sum_exp`: one Q K^T in f32 by torch,
+in blocks of query rows; about half a forward's work). They take [B, H, S, W]-contiguous
 buffers: inputs in another layout are copied first, and gradients written
 to a contiguous buffer then copied into the caller's layout. Scratch (D,
 dY) comes from torch's caching allocator; nothing synchronizes with the
