@@ -68,6 +68,12 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
                          (dense) or B or MB (paged, whose block_table,
                          seq_lens and cu_seqlens_q are i32 memrefs), and
                          splits and T for the split and merge kernels.
+                         A "dense" kernel (or "split-merge") of an op
+                         that returns its log-sum-exp has an f32 memref
+                         "lse" after "out", [B, Hq, Sq] (the merge's
+                         [T, Hq]), contiguous, that it writes L into
+                         (natural log, +inf for a row without keys);
+                         other kernels have none.
                          A stride argument (one i64) has "of", the memref
                          arguments it lays out (several share it: K and V
                          when D = Dv), and "dim", "B" or "H"; such a memref
