@@ -373,13 +373,14 @@ def attention(q, k, v, g=None, *, causal=False, gate=None, combine=None,
     q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], g [B, Hg,
     Sq, Dg] (Hg in {Hq, 1}, Dg in {Dv, 1}) or None: real arrays (any
     float or integer dtype, ml_dtypes.bfloat16 too, any strides), rounded
-    to `dtype` (f32, f16, bf16). `gate` (sigmoid, silu, ns_sigmoid or a
+    to `dtype` (f32, f16, bf16; f64 on the CPU, accumulated in f64 by
+    the reference lowering). `gate` (sigmoid, silu, ns_sigmoid or a
     plugin's attribute; default sigmoid) and `combine` (mul or add; default
     mul) say how g is applied. `device`: cpu or cuda (the tensor-core
     kernel: f16/bf16, head dims multiples of 16 up to 256).
 
-    Returns the result in `dtype`'s numpy type: float32, float16 or
-    ml_dtypes.bfloat16 (`pip install ml_dtypes`; only bf16 needs it).
+    Returns the result in `dtype`'s numpy type: float32, float64, float16
+    or ml_dtypes.bfloat16 (`pip install ml_dtypes`; only bf16 needs it).
     Compiled once per configuration and device (B, Sq, Skv are runtime
     values). See the module docstring for NaN, inf and overflow; bad
     arguments raise ValueError before anything is compiled."""
@@ -448,13 +449,15 @@ class CpuAttentionLse:
 
     def __call__(self, *operands):
         """operands as CpuAttention takes them; returns (out, lse): the
-        result in the element type's numpy dtype and the float32
-        log-sum-exp [B, Hq, Sq] (+inf in a row that sees no key)."""
+        result in the element type's numpy dtype and the log-sum-exp
+        [B, Hq, Sq] in the accumulator type (float32; float64 for f64),
+        +inf in a row that sees no key."""
         got, arrays = _operands(self.cfg, operands)
         dt = self.cfg.dtype
         out_type = dtypes.numpy_dtype(dt)
         shape = tuple(got.shapes()["result"])
-        lse = np.full(shape[:3], np.inf, np.float32)
+        lse = np.full(shape[:3], np.inf,
+                      dtypes.numpy_dtype(dtypes.ACCUMULATOR[dt]))
         if any(n == 0 for n in shape):
             return np.zeros(shape, out_type), lse
         out = np.zeros(shape, dtypes.storage_type(dt))
@@ -470,7 +473,7 @@ _COMPILED_LSE = {}
 def attention_lse(q, k, v, g=None, *, causal=False, gate=None, combine=None,
                   scale=None, dtype="f32"):
     """`attention` on the CPU that also returns the op's log-sum-exp:
-    (out, lse), lse float32 [B, Hq, Sq] with L = log sum_j exp(scale q.k_j)
+    (out, lse), lse float32 (float64 for f64) [B, Hq, Sq] with L = log sum_j exp(scale q.k_j)
     over the keys each row sees, +inf for a row that sees none (what
     `attention_backward` and merges of partial results read; see
     docs/Backward.md). Arguments as `attention` takes them."""
@@ -495,7 +498,7 @@ def attention_backward(q, k, v, dout, g=None, *, out=None, causal=False,
     Takes `attention`'s arguments; `out` is the forward's result (the
     gated output, as `attention` returned it for these arguments; computed
     here when None). Inputs are rounded to `dtype`, the gradients
-    computed in f32 and returned in `dtype`'s numpy type, each in its
+    computed in f32 (f64 for f64) and returned in `dtype`'s numpy type, each in its
     input's shape (a shared or headwise gate's dg summed over the heads or
     the head dim it spans). CPU only: device="cuda" raises
     NotImplementedError (no GPU backward kernels yet)."""

@@ -366,6 +366,7 @@ def random_config(rng):
         combine="mul" if gate == "none" else combine, causal=causal,
         gate_heads=str(rng.choice(["per_head", "shared"])),
         gate_width=str(rng.choice(["elementwise", "headwise"])),
-        dtype=str(rng.choice(dtypes.DTYPES)),
+        # (The GPU-capable types: f64 is the CPU reference lowering's.)
+        dtype=str(rng.choice(dtypes.DTYPES[:3])),
         scale=None if rng.integers(2) else float(rng.uniform(0.05, 0.5)),
         dynamic=dyn)

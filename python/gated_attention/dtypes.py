@@ -1,17 +1,25 @@
 """Element types of the op: rounding from float64, raw little-endian bits,
 the numpy types results come back in, and each type's floating-point
-parameters."""
+parameters. f64 is the CPU's reference-precision type: the op accumulates
+in f64 there (the wider of f32 and the element type, ACCUMULATOR), which
+is what gradient checks by finite differences need."""
 
 import numpy as np
 
-DTYPES = ("f32", "f16", "bf16")
+DTYPES = ("f32", "f16", "bf16", "f64")
+# The type each element type's sums are accumulated in and the
+# log-sum-exp is kept in (the dialect's getAccumulatorType).
+ACCUMULATOR = {"f32": "f32", "f16": "f32", "bf16": "f32", "f64": "f64"}
 
 # Unit roundoff (half an ulp of 1: round to nearest), the smallest positive
 # (subnormal) value and the largest finite value of each element type.
-UNIT_ROUNDOFF = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8}
-SMALLEST_SUBNORMAL = {"f32": 2.0**-149, "f16": 2.0**-24, "bf16": 2.0**-133}
+UNIT_ROUNDOFF = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8,
+                 "f64": 2.0**-53}
+SMALLEST_SUBNORMAL = {"f32": 2.0**-149, "f16": 2.0**-24, "bf16": 2.0**-133,
+                      "f64": 2.0**-1074}
 LARGEST = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0,
-           "bf16": (2.0 - 2.0**-7) * 2.0**127}
+           "bf16": (2.0 - 2.0**-7) * 2.0**127,
+           "f64": float(np.finfo(np.float64).max)}
 
 # Tolerances of a result against the float64 reference when the inputs are
 # unknown (|out - ref| <= atol + rtol * |ref|); with them, comparisons use
@@ -20,6 +28,7 @@ TOLERANCES = {
     "f32": (2e-5, 2e-5),
     "f16": (1e-3, 1e-3),
     "bf16": (8e-3, 8e-3),
+    "f64": (1e-12, 1e-12),
 }
 
 
@@ -31,13 +40,21 @@ def check_dtype(dtype):
     return dtype
 
 
+def arithmetic_unit(dtype):
+    """The unit roundoff of the arithmetic inside the op for element type
+    `dtype`: its accumulator type's (2^-24; 2^-53 for f64)."""
+    return UNIT_ROUNDOFF[ACCUMULATOR[check_dtype(dtype)]]
+
+
 def numpy_dtype(dtype):
     """The numpy dtype of results in element type `dtype`: float32,
-    float16, or ml_dtypes.bfloat16 (PyPI's ml_dtypes, imported here on first
+    float64, float16, or ml_dtypes.bfloat16 (PyPI's ml_dtypes, imported here on first
     use so that the rest of the package works without it)."""
     check_dtype(dtype)
     if dtype == "f32":
         return np.dtype(np.float32)
+    if dtype == "f64":
+        return np.dtype(np.float64)
     if dtype == "f16":
         return np.dtype(np.float16)
     try:
@@ -70,6 +87,8 @@ def _bf16_bits(x):
 def round_to(x, dtype):
     """Rounds float64 values to `dtype`; returns them as float64."""
     x = np.asarray(x, dtype=np.float64)
+    if dtype == "f64":
+        return x.copy()
     if dtype == "f32":
         return x.astype(np.float32).astype(np.float64)
     if dtype == "f16":
@@ -97,21 +116,21 @@ def to_bits(x, dtype):
 
 def storage_type(dtype):
     """The numpy type a compiled CPU kernel's buffers hold for `dtype`:
-    float32, or the raw uint16 bits of f16 / bf16."""
-    return np.float32 if dtype == "f32" else np.uint16
+    float32, float64, or the raw uint16 bits of f16 / bf16."""
+    return {"f32": np.float32, "f64": np.float64}.get(dtype, np.uint16)
 
 
 def kernel_operand(x, dtype):
     """`x` as a compiled CPU kernel takes it (storage_type(dtype))."""
-    if dtype == "f32":
-        return np.asarray(x, np.float32)
+    if dtype in ("f32", "f64"):
+        return np.asarray(x, storage_type(dtype))
     return to_bits(x, dtype)
 
 
 def kernel_result(raw, dtype):
     """A compiled CPU kernel's result (storage_type(dtype)) as an array of
     numpy_dtype(dtype)."""
-    return raw if dtype == "f32" else from_bits_as(raw, dtype)
+    return raw if dtype in ("f32", "f64") else from_bits_as(raw, dtype)
 
 
 def from_bits(bits, dtype):
@@ -126,8 +145,8 @@ def from_bits(bits, dtype):
 
 def from_bytes(raw, dtype, shape):
     """float64 values of little-endian raw bytes in `dtype`."""
-    if dtype == "f32":
-        values = np.frombuffer(raw, "<f4")
+    if dtype in ("f32", "f64"):
+        values = np.frombuffer(raw, "<f4" if dtype == "f32" else "<f8")
     else:
         values = from_bits(np.frombuffer(raw, "<u2"), dtype)
     return values.astype(np.float64).reshape(shape)
@@ -136,8 +155,8 @@ def from_bytes(raw, dtype, shape):
 def to_bytes(x, dtype):
     """Little-endian raw bytes of `x` (already representable) in `dtype`."""
     x = np.asarray(x, dtype=np.float64)
-    if dtype == "f32":
-        return x.astype("<f4").tobytes()
+    if dtype in ("f32", "f64"):
+        return x.astype("<f4" if dtype == "f32" else "<f8").tobytes()
     if dtype in ("f16", "bf16"):
         return to_bits(x, dtype).astype("<u2").tobytes()
     raise ValueError(f"unknown element type {dtype!r}")

@@ -62,8 +62,8 @@ for name in ("attention", "attention_reference", "compile_ptx", "compile_cpu",
 print(f"PASS version {ga.__version__} (CMake's too), dir()")
 
 # 2. Unknown names list the valid values.
-raises(lambda: ga.attention(q, k, v, g, dtype="f64"),
-       "unknown dtype 'f64'", "f32, f16, bf16")
+raises(lambda: ga.attention(q, k, v, g, dtype="f8"),
+       "unknown dtype 'f8'", "f32, f16, bf16, f64")
 raises(lambda: ga.attention(q, k, v, g, gate="relu"),
        "unknown gate 'relu'", "sigmoid, silu, ns_sigmoid, none")
 raises(lambda: ga.attention(q, k, v, g, combine="sub"),

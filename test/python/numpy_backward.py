@@ -81,7 +81,7 @@ for kwargs, args, kind, words in (
          "device"),
         ({"device": "cuda"}, (q, k, k, np.zeros((1, 2, 3, 16))),
          NotImplementedError, "CPU only"),
-        ({"dtype": "f64"}, (q, k, k, np.zeros((1, 2, 3, 16))), ValueError,
+        ({"dtype": "f8"}, (q, k, k, np.zeros((1, 2, 3, 16))), ValueError,
          "dtype")):
     try:
         ga.attention_backward(*args, **kwargs)

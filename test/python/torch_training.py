@@ -70,9 +70,9 @@ calls = {"forward": 0, "backward": 0}
 
 
 def counting(name, kernel_for):
-    def wrapped(*args):
+    def wrapped(*args, **kwargs):
         calls[name] += 1
-        return kernel_for(*args)
+        return kernel_for(*args, **kwargs)
     return wrapped
 
 

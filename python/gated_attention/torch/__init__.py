@@ -10,7 +10,10 @@
 q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], g [B, Hg, Sq, Dg]
 (Hg in {Hq, 1}, Dg in {Dv, 1}) or None, in "bhsd" (above) or "bshd"
 ([B, S, H, D]; FlashAttention's) layout; float32, float16 or bfloat16, one
-dtype for all, on the CPU or a CUDA GPU (f16 / bf16 there). The result has
+dtype for all, on the CPU or a CUDA GPU (f16 / bf16 there); float64 on the
+CPU (computed in f64 by the reference lowering: for gradcheck, not
+speed). The scale is an f32 attribute: float64 runs multiply by its f32
+rounding. The result has
 q's dtype, device and layout: ``SDPA(q, k, v) * act(g)`` (``combine="mul"``)
 or ``+ act(g)`` (``"add"``), act one of sigmoid, silu, ns_sigmoid or a
 plugin's gate attribute; grouped-query when Hkv < Hq; ``scale`` defaults to
@@ -37,9 +40,16 @@ variant; not B or the lengths), logged on the ``gated_attention`` logger,
 and kept on disk (:func:`set_cache_dir`, ``GATED_ATTENTION_CACHE_DIR``); a
 later process loads them. :func:`warmup` compiles ahead of time.
 
-The dense op has a backward (autograd saves q, k, v, g and the gated
-output; ``torch.ops.gated_attention.attention_backward``, docs/Backward.md):
-on CPU tensors the tiled FlashAttention-2-shaped lowering; on CUDA tensors
+The dense op has a backward (``torch.ops.gated_attention.attention_backward``,
+docs/Backward.md). :func:`attention` under autograd (grad mode on and an
+input that requires grad) runs ``torch.ops.gated_attention.attention_with_lse``,
+which returns the log-sum-exp [B, Hq, Sq] too: its autograd saves q, k, v,
+g, the gated output and L, and the backward reads L. Called directly,
+``torch.ops.gated_attention.attention`` saves q, k, v, g and the gated
+output, and its backward recomputes L (one more Q Kᵀ). Neither saves the
+ungated output. The backward runs on CPU tensors the tiled
+FlashAttention-2-shaped lowering (the reference one for float64); on CUDA
+tensors
 the sm_80 mma.sync backward kernels (sm_90 runs them too; bitwise
 reproducible run to run), for f16 / bf16, head dims up to 128 and the
 sigmoid / NS-sigmoid gates with ``combine="mul"`` (or no gate); other
@@ -60,15 +70,22 @@ LAYOUTS = _args.LAYOUTS
 
 def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
               combine="mul", layout="bhsd"):
-    """torch.ops.gated_attention.attention (see the module docstring)."""
+    """torch.ops.gated_attention.attention (see the module docstring); under
+    autograd attention_with_lse, so that the backward reads the forward's
+    log-sum-exp instead of recomputing it."""
     # Here too: a nested tensor never reaches the op's kernel (torch's
     # dispatcher refuses it first, with its own message).
-    for name, x in zip(_args.NAMES, (q, k, v, g)):
-        if name != "g" or x is not None:
-            _args.check_tensor("gated_attention", name, x)
-    return torch.ops.gated_attention.attention(
-        q, k, v, g, causal=causal, scale=scale, gate=gate, combine=combine,
-        layout=layout)
+    tensors = [x for name, x in zip(_args.NAMES, (q, k, v, g))
+               if name != "g" or x is not None]
+    for name, x in zip(_args.NAMES, tensors):
+        _args.check_tensor("gated_attention", name, x)
+    kw = dict(causal=causal, scale=scale, gate=gate, combine=combine,
+              layout=layout)
+    if torch.is_grad_enabled() and any(x.requires_grad for x in tensors):
+        out, _ = torch.ops.gated_attention.attention_with_lse(q, k, v, g,
+                                                              **kw)
+        return out
+    return torch.ops.gated_attention.attention(q, k, v, g, **kw)
 
 
 def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
@@ -99,8 +116,9 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     lengths do not): pass `device` ("cpu", "cuda", "cuda:1") for them.
 
     `backward` (default: when any of q, k, v, g requires grad) compiles the
-    backward's kernels too, so that the first training step compiles
-    nothing; on CUDA (and with `chip`) it raises NotImplementedError for a
+    training path's kernels instead (the forward that writes the
+    log-sum-exp and the backward that reads it), so that the first
+    training step compiles nothing; on CUDA (and with `chip`) it raises NotImplementedError for a
     configuration the CUDA backward kernels do not take.
 
     With `chip` ("sm_80", "sm_86", "sm_89", "sm_90") the CUDA kernels are
@@ -131,14 +149,14 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
         return
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
-    kernel = _op.kernel_for(cfg, device)
+    kernel = _op.kernel_for(cfg, device, lse=backward)
     if device.type == "cuda":
         kernel.prepare(*views, out)
     if backward and device.type == "cuda":
         from . import _cuda_backward
         _cuda_backward.kernel_for(_args.compile_key(cfg), device)
     elif backward:
-        _backward.kernel_for(cfg)
+        _backward.kernel_for(cfg, lse=True)
 
 
 def set_cache_dir(path):

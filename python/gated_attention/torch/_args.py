@@ -13,7 +13,8 @@ import torch
 from .. import compiler
 
 LAYOUTS = ("bhsd", "bshd")
-DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+          torch.float64: "f64"}
 NAMES = ("q", "k", "v", "g")
 
 
@@ -63,8 +64,13 @@ def check(q, k, v, g, causal, scale, gate, combine, layout):
     for name, x in tensors:
         if x.dtype not in DTYPES:
             raise ValueError(f"gated_attention: {name} is {x.dtype}; the op "
-                             f"takes float32, float16 or bfloat16")
+                             f"takes float32, float16, bfloat16 or float64 "
+                             f"(CPU)")
     dtype, device = q.dtype, q.device
+    if dtype == torch.float64 and device.type == "cuda":
+        raise ValueError(f"gated_attention: float64 tensors run on the CPU "
+                         f"only (the GPU kernels compute in f32), got q on "
+                         f"{device}")
     for name, x in tensors[1:]:
         if x.dtype != dtype:
             raise ValueError(f"gated_attention: {name} is {x.dtype} but q is "
@@ -124,3 +130,17 @@ def new_output(q, v, layout):
     """The result tensor in `layout`, contiguous in it (the kernels write
     through its strides)."""
     return q.new_empty(output_shape(q, v, layout))
+
+
+def lse_dtype(dtype):
+    """The log-sum-exp's dtype for inputs of `dtype`: the accumulator
+    type, float32 (float64 for float64)."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def new_lse(q, layout):
+    """The log-sum-exp tensor [B, Hq, Sq] of the op on `q` (whatever the
+    layout; FlashAttention's softmax_lse has this shape too), contiguous,
+    in lse_dtype."""
+    b, hq, sq = as_bhsd(q, layout).shape[:3]
+    return q.new_empty((b, hq, sq), dtype=lse_dtype(q.dtype))

@@ -5,23 +5,29 @@ values), compiled by --gated-attention-to-llvm from
 mlir.destination_function: it reads q, k, v, g through their strides and
 computes the result in the output tensor, so a call copies nothing. The only
 requirement is a contiguous innermost dim (FlashAttention's too); a tensor
-without one is copied first (`.contiguous()`: one pass over it).
+without one is copied first (`.contiguous()`: one pass over it). With
+`lse`, the function also writes the op's log-sum-exp into a [B, Hq, Sq]
+tensor (the training path's forward, which autograd saves it from).
 """
 
 import ctypes
+import functools
 
 from .. import kernel_cache, mlir
 
-_MAX_RANK = 4
 
-
-class _Descriptor(ctypes.Structure):
-    """A rank-4 memref descriptor (allocated, aligned, offset, sizes,
+@functools.cache
+def descriptor_type(rank):
+    """The memref descriptor of `rank` (allocated, aligned, offset, sizes,
     strides), the C interface's argument."""
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-                ("offset", ctypes.c_int64),
-                ("sizes", ctypes.c_int64 * _MAX_RANK),
-                ("strides", ctypes.c_int64 * _MAX_RANK)]
+    return type(f"_Descriptor{rank}", (ctypes.Structure,), {"_fields_": [
+        ("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
+        ("strides", ctypes.c_int64 * rank)]})
+
+
+# The tensors' descriptor ([B, H, S, D]).
+_Descriptor = descriptor_type(4)
 
 
 def innermost_contiguous(x):
@@ -30,7 +36,7 @@ def innermost_contiguous(x):
 
 
 def _descriptor(x):
-    d = _Descriptor()
+    d = descriptor_type(x.dim())()
     d.allocated = d.aligned = x.data_ptr()
     d.offset = 0
     for i, (n, s) in enumerate(zip(x.shape, x.stride())):
@@ -42,24 +48,27 @@ def _descriptor(x):
 
 
 class CpuKernel:
-    """The configuration `cfg`'s function, loaded from the disk cache or
-    compiled into it."""
+    """The configuration `cfg`'s function (with `lse`, the one that also
+    writes the log-sum-exp), loaded from the disk cache or compiled into
+    it."""
 
-    def __init__(self, cfg):
-        text = "module {\n" + mlir.destination_function(cfg, "attention") + \
-            "}\n"
+    def __init__(self, cfg, lse=False):
+        text = "module {\n" + mlir.destination_function(
+            cfg, "attention", lse=lse) + "}\n"
+        what = " with lse" if lse else ""
         # (Keeps the library, and its directory when not cached, alive.)
         self._built = kernel_cache.cpu_library(
-            text, f"{kernel_cache.variant(cfg)} for the CPU")
+            text, f"{kernel_cache.variant(cfg)}{what} for the CPU")
         self.path = self._built.path
         self._lib = self._built.lib
         self._fn = self._lib._mlir_ciface_attention
         self._fn.restype = None
         self._fn.argtypes = [ctypes.POINTER(_Descriptor)] * (
-            len(cfg.operands) + 1)
+            len(cfg.operands) + 1) + (
+            [ctypes.POINTER(descriptor_type(3))] if lse else [])
 
     def __call__(self, *tensors):
         """tensors: [B, H, S, D] views of q, k, v[, g] and the output (whose
-        innermost dims are contiguous)."""
+        innermost dims are contiguous)[, and the [B, Hq, Sq] lse]."""
         descs = [_descriptor(x) for x in tensors]
         self._fn(*[ctypes.byref(d) for d in descs])

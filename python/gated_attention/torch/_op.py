@@ -11,11 +11,14 @@ _kernels = {}
 _lock = threading.Lock()
 
 
-def kernel_for(cfg, device):
+def kernel_for(cfg, device, lse=False):
     """The compiled kernel of `cfg` on `device` (compiled or loaded from the
-    disk cache on first use, then kept for the process)."""
+    disk cache on first use, then kept for the process); on the CPU with
+    `lse`, the one that writes the log-sum-exp too (CUDA kernels take it
+    as an argument)."""
     cfg = _args.compile_key(cfg)
-    key = (cfg, device.type, device.index)
+    lse = lse and device.type == "cpu"
+    key = (cfg, device.type, device.index, lse)
     kernel = _kernels.get(key)
     if kernel is None:
         with _lock:   # one compile per configuration, not one per thread
@@ -23,7 +26,7 @@ def kernel_for(cfg, device):
             if kernel is None:
                 if device.type == "cpu":
                     from ._cpu import CpuKernel
-                    kernel = CpuKernel(cfg)
+                    kernel = CpuKernel(cfg, lse)
                 elif device.type == "cuda":
                     from ._cuda import CudaKernel
                     kernel = CudaKernel(cfg, device)
@@ -35,25 +38,38 @@ def kernel_for(cfg, device):
     return kernel
 
 
+def _forward(q, k, v, g, causal, scale, gate, combine, layout, lse=None):
+    """Runs the op into a new output (and into `lse`, [B, Hq, Sq], when
+    given); returns the output."""
+    cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+    out = _args.new_output(q, v, layout)
+    if out.numel() == 0:
+        return out
+    want_lse = lse is not None
+    kernel = kernel_for(cfg, q.device, lse=want_lse)
+    views = [None if x is None else _args.as_bhsd(x, layout)
+             for x in (q, k, v, g)]
+    if q.device.type == "cuda":
+        kernel(*views, _args.as_bhsd(out, layout))
+        if want_lse:
+            # The forward kernels do not write L yet: the backward's
+            # helper computes it (f32, from Q and K).
+            from ._cuda_backward import log_sum_exp
+            lse.copy_(log_sum_exp(views[0], views[1], cfg.scale, cfg.causal))
+    else:
+        from ._cpu import innermost_contiguous
+        inputs = [innermost_contiguous(x) for x in views if x is not None]
+        kernel(*inputs, _args.as_bhsd(out, layout),
+               *([lse] if want_lse else []))
+    return out
+
+
 @torch.library.custom_op("gated_attention::attention", mutates_args=())
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor] = None, *, causal: bool = False,
               scale: Optional[float] = None, gate: str = "sigmoid",
               combine: str = "mul", layout: str = "bhsd") -> torch.Tensor:
-    cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
-    out = _args.new_output(q, v, layout)
-    if out.numel() == 0:
-        return out
-    kernel = kernel_for(cfg, q.device)
-    views = [None if x is None else _args.as_bhsd(x, layout)
-             for x in (q, k, v, g)]
-    if q.device.type == "cuda":
-        kernel(*views, _args.as_bhsd(out, layout))
-    else:
-        from ._cpu import innermost_contiguous
-        inputs = [innermost_contiguous(x) for x in views if x is not None]
-        kernel(*inputs, _args.as_bhsd(out, layout))
-    return out
+    return _forward(q, k, v, g, causal, scale, gate, combine, layout)
 
 
 @attention.register_fake
@@ -63,7 +79,35 @@ def _(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     return _args.new_output(q, v, layout)
 
 
-# The backward (CPU; CUDA kernels are a later step) saves the gated output,
-# not the ungated one: see _backward and docs/Backward.md.
+@torch.library.custom_op("gated_attention::attention_with_lse",
+                         mutates_args=())
+def attention_with_lse(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+        g: Optional[torch.Tensor] = None, *, causal: bool = False,
+        scale: Optional[float] = None, gate: str = "sigmoid",
+        combine: str = "mul",
+        layout: str = "bhsd") -> tuple[torch.Tensor, torch.Tensor]:
+    """attention(...) and its log-sum-exp [B, Hq, Sq] (float32; float64 for
+    float64 inputs; +inf for a row that sees no key): the training path's
+    forward, whose autograd saves L for the backward."""
+    lse = _args.new_lse(q, layout)
+    out = _forward(q, k, v, g, causal, scale, gate, combine, layout, lse)
+    if out.numel() == 0:
+        lse.fill_(float("inf"))
+    return out, lse
+
+
+@attention_with_lse.register_fake
+def _(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
+      combine="mul", layout="bhsd"):
+    _args.check_symbolic(q, k, v, g, layout)
+    return _args.new_output(q, v, layout), _args.new_lse(q, layout)
+
+
+# Both backwards save the gated output, not the ungated one (_backward,
+# docs/Backward.md); attention_with_lse's saves its log-sum-exp too, which
+# the backward reads instead of recomputing.
 attention.register_autograd(_backward.backward,
                             setup_context=_backward.setup_context)
+attention_with_lse.register_autograd(
+    _backward.backward_with_lse, setup_context=_backward.setup_context_lse)
