@@ -65,6 +65,11 @@ and a folded scale below it drops an output of at most |o| = l A times it
 (l the row's sum of exp(s - max), A below): f_a = 2^-126 (1 + |g|). The gate multiplies the P rounding term: an unbounded gate
 (SiLU(g) ~ g) amplifies it, which fixed atol/rtol tolerances missed.
 
+f64 runs the same model with the f64 arithmetic of the reference
+lowering: every 2^-24 of f32 arithmetic above becomes 2^-53
+(dtypes.arithmetic_unit), u = 2^-53 and no printing term (f64 results are
+read from memory, never printed through f32).
+
 A result passes when every element is within its bound (or is NaN where
 the reference is NaN, or the same infinity); `compare` reports the worst
 ratio |out - ref| / bound, so 1.0 is the limit and a healthy kernel sits
@@ -92,16 +97,17 @@ largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
 shape mismatch); worst: the index of that element (None if none)."""
 
 
-def softmax_error(d, skv, s_plus, key_block=None):
+def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT):
     """eps of the module docstring: the relative error of a row's softmax
     weights (and the absolute error of its scores and of log l) from the
-    f32 arithmetic, for head dim `d`, `skv` keys, the rows' score
-    magnitude `s_plus`, and the key block of a lowering with compensated
-    sums (None: plain sums over all keys)."""
+    arithmetic of unit roundoff `unit` (f32's; f64's for f64), for head dim
+    `d`, `skv` keys, the rows' score magnitude `s_plus`, and the key block
+    of a lowering with compensated sums (None: plain sums over all
+    keys)."""
     if key_block is None:
-        return F32_UNIT * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
-    return F32_UNIT * ((np.sqrt(d) + 3) * s_plus
-                       + np.sqrt(min(skv, key_block)) + 10)
+        return unit * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
+    return unit * ((np.sqrt(d) + 3) * s_plus
+                   + np.sqrt(min(skv, key_block)) + 10)
 
 
 def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
@@ -129,9 +135,10 @@ def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
     s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(axis=-1,
                                                           initial=0.0)
     lse = reference.log_sum_exp(q, k, scale, cfg.causal)
+    unit = dtypes.arithmetic_unit(cfg.dtype)
     with np.errstate(invalid="ignore"):
-        bound = (softmax_error(d, skv, s_plus, key_block)
-                 + 2 * F32_UNIT * np.where(np.isinf(lse), 0.0, np.abs(lse)))
+        bound = (softmax_error(d, skv, s_plus, key_block, unit)
+                 + 2 * unit * np.where(np.isinf(lse), 0.0, np.abs(lse)))
     if log2_domain:
         bound = bound + 2 * F32_UNIT * s_plus + 5 * F32_UNIT + \
             skv * F32_FLUSH
@@ -163,13 +170,14 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
         mag = np.einsum("bhid,bhjd->bhij", np.abs(q), np.abs(kr))
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
-    eps = softmax_error(d, skv, s_plus, key_block)
+    unit = dtypes.arithmetic_unit(cfg.dtype)
+    eps = softmax_error(d, skv, s_plus, key_block, unit)
     if flush_subnormals:
         q1 = np.abs(q).sum(axis=-1, keepdims=True)
         k1 = np.abs(kr).sum(axis=-1).max(axis=-1, initial=0.0)
         eps = eps + np.abs(scale) * F32_FLUSH * (d + q1 + k1[..., None, None])
     dy = eps * (a_v + np.abs(y))
-    if cfg.dtype != "f32":
+    if cfg.dtype not in ("f32", "f64"):
         v1 = np.einsum("ij,bhje->bhie", mask.astype(np.float64), np.abs(vr))
         with np.errstate(invalid="ignore", divide="ignore"):
             v1 = np.where(l > 0, v1 / np.where(l > 0, l, 1.0), 0.0)
@@ -181,12 +189,12 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
             inv_c = max(1.0, np.abs(v).max(initial=0.0) * (skv + block)
                         * 2.0**-116)
             dy = dy + F32_FLUSH * ((v1 + seen) * inv_c + 1)
-    u_out = u + PRINT_RELATIVE
+    u_out = u + (PRINT_RELATIVE if cfg.dtype != "f64" else 0.0)
     if cfg.gate == "none":
         return dy + u_out * np.abs(y) + half_subnormal
     g = np.asarray(inputs["gate"], np.float64)
     a = reference.activation(g, cfg.gate)
-    eps_a = F32_UNIT * (8 + np.abs(g))
+    eps_a = unit * (8 + np.abs(g))
     flush = F32_FLUSH * (1 + np.abs(g))
     if cfg.combine == "mul":
         with np.errstate(invalid="ignore"):
@@ -242,7 +250,9 @@ def _within(out, ref, bound):
         same = (np.isnan(out) & np.isnan(ref)) | (np.isinf(ref) & (out == ref))
         err = np.where(same, 0.0, np.abs(out - ref))
         err = np.where(np.isnan(err), np.inf, err)
-        ratio = np.where(same, 0.0, np.where(
+        # (An exact element is within any bound, 0 too: f64's half
+        # smallest subnormal is 0 in float64.)
+        ratio = np.where(same | (err == 0), 0.0, np.where(
             np.isfinite(err) & np.isfinite(bound), err / bound, np.inf))
     if not ratio.size:
         return Comparison(True, 0.0, 0.0, None)

@@ -110,27 +110,32 @@ def strided_type(tensor_type):
 
 
 def lse_type(cfg):
-    """The MLIR type of the op's log-sum-exp result: f32 [B, Hq, Sq], as
-    dynamic as the result."""
+    """The MLIR type of the op's log-sum-exp result: [B, Hq, Sq] in the
+    accumulator type (f32; f64 for f64), as dynamic as the result."""
     dims = cfg.types()["result"][len("tensor<"):-1].split("x")[:3]
-    return "tensor<" + "x".join(dims) + "xf32>"
+    return ("tensor<" + "x".join(dims) + "x" + dtypes.ACCUMULATOR[cfg.dtype]
+            + ">")
 
 
-def _buffer_function(cfg, name, op, ins, outs, types):
-    """func.func @name(ins..., outs...) on strided buffers (any strides but
-    a contiguous innermost dim): `op` (`gated_attention.attention` or
-    `attention_backward`, with the attributes of `cfg`) on the tensors of
-    `ins`, each of its results computed in the matching buffer of `outs`
-    (no result-sized buffer, no copy); C interface. `ins` and `outs` are
-    (name, key of `types`) pairs."""
-    args = ", ".join(f"%{n}: {strided_type(types[k])}" for n, k in ins + outs)
+def _buffer_function(cfg, name, op, ins, outs, types, lse=None):
+    """func.func @name(ins...[, lse], outs...) on strided buffers (any
+    strides but a contiguous innermost dim): `op` (`gated_attention.attention`
+    or `attention_backward`, with the attributes of `cfg`) on the tensors of
+    `ins` (and the backward's `lse(...)` operand), each of its results
+    computed in the matching buffer of `outs` (no result-sized buffer, no
+    copy); C interface. `ins`, `outs` and `lse` are (name, key of `types`)
+    pairs."""
+    read = ins + ([lse] if lse else [])
+    args = ", ".join(f"%{n}: {strided_type(types[k])}" for n, k in read + outs)
     lines = [f"func.func @{name}({args}) attributes "
              f"{{llvm.emit_c_interface}} {{\n"]
-    for n, k in ins:
+    for n, k in read:
         lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
                      f"{strided_type(types[k])} to {types[k]}\n")
     operands = ", ".join(f"%{n}t" for n, _ in ins)
-    in_types = ", ".join(types[k] for _, k in ins)
+    if lse:
+        operands += f" lse(%{lse[0]}t)"
+    in_types = ", ".join(types[k] for _, k in read)
     out_types = ", ".join(types[k] for _, k in outs)
     lines.append(f"  %r:{len(outs)} = {op} {operands} "
                  f"{attention_attributes(cfg)}\n"
@@ -146,7 +151,8 @@ def _buffer_function(cfg, name, op, ins, outs, types):
 def destination_function(cfg, name, lse=False):
     """func.func @name(q, k, v[, g], out[, lse]) on strided buffers (views
     of other frameworks' tensors), computing the op into `out`, and with
-    `lse` its log-sum-exp (f32 [B, Hq, Sq]) into `lse`; C interface. With
+    `lse` its log-sum-exp (lse_type: f32 [B, Hq, Sq], f64 for f64) into
+    `lse`; C interface. With
     --gated-attention-to-llvm the result is computed in `out`."""
     cfg.check_static_sizes()
     t = dict(cfg.types())
@@ -157,18 +163,23 @@ def destination_function(cfg, name, lse=False):
                             t)
 
 
-def backward_function(cfg, name):
-    """func.func @name(q, k, v, out, dout[, g], dq, dk, dv[, dg]) on strided
-    buffers (a contiguous innermost dim), computing the gradients of the op
-    of `cfg` into the last ones; C interface."""
+def backward_function(cfg, name, lse=False):
+    """func.func @name(q, k, v, out, dout[, g][, lse], dq, dk, dv[, dg]) on
+    strided buffers (a contiguous innermost dim), computing the gradients
+    of the op of `cfg` into the last ones; C interface. With `lse` the op
+    reads the forward's log-sum-exp (lse_type) rather than recomputing
+    it."""
     cfg.check_static_sizes()
     gated = cfg.gate != "none"
+    types = dict(cfg.types())
+    types["lse"] = lse_type(cfg)
     ins = [("q", "query"), ("k", "key"), ("v", "value"), ("o", "result"),
            ("do", "result")] + ([("g", "gate")] if gated else [])
     outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
         [("dg", "gate")] if gated else [])
     return _buffer_function(cfg, name, "gated_attention.attention_backward",
-                            ins, outs, cfg.types())
+                            ins, outs, types,
+                            lse=("l", "lse") if lse else None)
 
 
 def backward_kernel_function(cfg, name, static=False):
