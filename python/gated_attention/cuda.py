@@ -11,7 +11,8 @@ device pointers from either can be passed to a launch.
     python3 -m gated_attention.cuda --case 'dtype=bf16,d=128,sq=300,skv=300,causal=0|1'
 
 compiles each case with gated-attention-opt, runs it on the GPU and compares
-with the float64 reference (what the `REQUIRES: cuda-gpu` tests run).
+with the float64 reference (what the `REQUIRES: cuda-gpu` tests run); with
+--lse the op also returns its log-sum-exp, compared with its own bound.
 """
 
 import argparse
@@ -447,6 +448,8 @@ def main(argv=None):
     p.add_argument("--kernel", default="auto",
                    help="auto, mma-sync, or wgmma (with --chip sm_90a)")
     p.add_argument("--opt", help="gated-attention-opt to use")
+    p.add_argument("--lse", action="store_true",
+                   help="the op returns its log-sum-exp too: check both")
     args = p.parse_args(argv)
     try:
         cfgs = [c for spec in args.case for c in config.parse_cases(spec)]
@@ -460,19 +463,27 @@ def main(argv=None):
     # compile each alone so that its kernel is unambiguous.
     for i, cfg in enumerate(cfgs):
         name, ptx, desc = compile_kernel(cfg, args.opt, args.chip,
-                                         args.kernel)
+                                         args.kernel, lse=args.lse)
         inputs = cfg.inputs(seed=args.seed * 1000 + i)
         arrays = {arg: dtypes.to_bits(inputs[op], cfg.dtype).ravel()
                   for op, arg in (("query", "q"), ("key", "k"),
                                   ("value", "v"), ("gate", "gate"))}
-        bits = launcher.run(backend.kernel(ptx, desc), arrays, b=cfg.b,
-                            sq=cfg.sq, skv=cfg.skv)
+        bits = launcher.run(backend.kernel(ptx, desc), arrays, lse=args.lse,
+                            b=cfg.b, sq=cfg.sq, skv=cfg.skv)
+        line = ""
+        if args.lse:
+            bits, lse = bits
+            lse_result = accuracy.compare_lse(
+                cfg, lse.reshape(cfg.b, cfg.hq, cfg.sq), inputs,
+                log2_domain=True)
+            line = f" lse {accuracy.describe(lse_result)}"
         out = dtypes.from_bits(bits, cfg.dtype).astype(np.float64).reshape(
             cfg.shapes()["result"])
         result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
-        failures += not result.ok
-        print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} "
-              f"[{name}] {accuracy.describe(result)}", flush=True)
+        ok = result.ok and (not args.lse or lse_result.ok)
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "
+              f"[{name}] {accuracy.describe(result)}{line}", flush=True)
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
