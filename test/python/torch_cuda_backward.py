@@ -213,8 +213,14 @@ with tempfile.TemporaryDirectory() as tmp:
                    backward=True)
         added = set(os.listdir(tmp)) - before
         assert sorted(n.split("-", 1)[1] for n in added
-                      if n.endswith(".json")) == sorted(
+                      if n.endswith(".json") and "-" in n) == sorted(
             f"{layout}.json" for layout in launcher.BACKWARD_LAYOUTS), added
+        # ... and the training path's forward, the kernels that write the
+        # log-sum-exp (the row layouts' kernels of backward=False did not).
+        forward = [n for n in added if n.endswith(".json") and "-" not in n]
+        assert forward and all(
+            "lse" in open(os.path.join(tmp, n)).read() for n in forward), \
+            added
         try:
             gat.warmup(q, kv, kv, q, layout="bshd", chip="sm_90",
                        gate="silu", backward=True)

@@ -142,7 +142,8 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
             raise ValueError("gated_attention.warmup(chip=...) compiles into "
                              "the disk cache: set_cache_dir() or "
                              "GATED_ATTENTION_CACHE_DIR first")
-        _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out)
+        _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out,
+                            lse=backward)
         if backward:
             from . import _cuda_backward
             _cuda_backward.compile_kernels(_args.compile_key(cfg), chip)
@@ -151,7 +152,7 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
         device = torch.device("cuda", torch.cuda.current_device())
     kernel = _op.kernel_for(cfg, device, lse=backward)
     if device.type == "cuda":
-        kernel.prepare(*views, out)
+        kernel.prepare(*views, out, lse=backward)
     if backward and device.type == "cuda":
         from . import _cuda_backward
         _cuda_backward.kernel_for(_args.compile_key(cfg), device)

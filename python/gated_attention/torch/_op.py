@@ -14,8 +14,8 @@ _lock = threading.Lock()
 def kernel_for(cfg, device, lse=False):
     """The compiled kernel of `cfg` on `device` (compiled or loaded from the
     disk cache on first use, then kept for the process); on the CPU with
-    `lse`, the one that writes the log-sum-exp too (CUDA kernels take it
-    as an argument)."""
+    `lse`, the one that writes the log-sum-exp too (a CUDA kernel writes
+    it when a call passes one)."""
     cfg = _args.compile_key(cfg)
     lse = lse and device.type == "cpu"
     key = (cfg, device.type, device.index, lse)
@@ -50,12 +50,7 @@ def _forward(q, k, v, g, causal, scale, gate, combine, layout, lse=None):
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
     if q.device.type == "cuda":
-        kernel(*views, _args.as_bhsd(out, layout))
-        if want_lse:
-            # The forward kernels do not write L yet: the backward's
-            # helper computes it (f32, from Q and K).
-            from ._cuda_backward import log_sum_exp
-            lse.copy_(log_sum_exp(views[0], views[1], cfg.scale, cfg.causal))
+        kernel(*views, _args.as_bhsd(out, layout), lse=lse)
     else:
         from ._cpu import innermost_contiguous
         inputs = [innermost_contiguous(x) for x in views if x is not None]
