@@ -43,8 +43,10 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     ```
 
     Shape contract (all four operands and the result are ranked tensors with
-    one element type: `f32`, `f16` or `bf16`; every lowering accumulates in
-    `f32`):
+    one element type: `f32`, `f16`, `bf16` or `f64`; lowerings accumulate in
+    the accumulator type, the wider of `f32` and the element type: `f32`,
+    or `f64` for `f64`, which only the reference lowerings take, on the
+    CPU):
 
     | operand  | shape              | notes                                   |
     |----------|--------------------|-----------------------------------------|
@@ -53,7 +55,7 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     | `value`  | `B x Hkv x Skv x Dv`|                                        |
     | `gate_input` (the gate) | `B x Hg x Sq x Dg` | `Hg` is `Hq` (per head) or 1 (shared); `Dg` is `Dv` (elementwise) or 1 (headwise) |
     | result   | `B x Hq x Sq x Dv` |                                         |
-    | `lse` (optional result) | `B x Hq x Sq`, f32 | the softmax's log-sum-exp |
+    | `lse` (optional result) | `B x Hq x Sq`, accumulator type | the softmax's log-sum-exp |
 
     `B`, `Sq` and `Skv` may be dynamic; `Hq`, `Hkv`, `D`, `Dv`, `Hg` and `Dg`
     are static. Query head `h` reads key/value head `h / (Hq / Hkv)`. The
@@ -68,7 +70,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     types) is the natural log-sum-exp of each row's scaled, masked scores,
     `L[b, h, i] = log(sum_j exp(scale * Q_i . K_j))` over the keys `j` row
     `i` sees, computed as `m + log(l)` (row max `m`, sum `l` of
-    `exp(scale * s - m)`), in f32 whatever the element type. The softmax
+    `exp(scale * s - m)`), in the accumulator type (`f32`; `f64` for
+    `f64`). The softmax
     weights are then `P_ij = exp(scale * Q_i . K_j - L_i)`: what a backward
     (`gated_attention.attention_backward`'s `lse` operand) and a merge of
     partial results over key ranges need. A row that sees no key (causal
@@ -78,7 +81,8 @@ def GatedAttention_AttentionOp : GatedAttention_Op<"attention", [
     it.
 
     Attributes:
-    - `scale` (f32, optional): defaults to `1/sqrt(D)`.
+    - `scale` (f32, optional): defaults to `1/sqrt(D)` (rounded to f32: an
+      `f64` op multiplies by the f32 value).
     - `causal` (unit): bottom-right aligned mask, query row `i` sees key `j`
       iff `j <= i + (Skv - Sq)`. A row that sees no key (`Sq > Skv`) has
       `Y = 0`, never NaN.
@@ -243,8 +247,8 @@ def GatedAttention_AttentionBackwardOp
     derives this and the error bounds.
 
     Shape contract (operands and results are ranked tensors with the
-    query's element type, `f32`, `f16` or `bf16`; lowerings accumulate in
-    `f32`):
+    query's element type, `f32`, `f16`, `bf16` or `f64`; lowerings
+    accumulate in the accumulator type, `f32`, or `f64` for `f64`):
 
     | operand / result | shape               | notes                          |
     |------------------|---------------------|--------------------------------|
@@ -254,7 +258,7 @@ def GatedAttention_AttentionBackwardOp
     | `output`         | `B x Hq x Sq x Dv`  | the forward's result           |
     | `output_grad`    | `B x Hq x Sq x Dv`  | its gradient                   |
     | `gate_input`     | `B x Hg x Sq x Dg`  | optional, as in the forward    |
-    | `lse`            | `B x Hq x Sq`, f32  | optional, the forward's `lse`  |
+    | `lse`            | `B x Hq x Sq`, acc. | optional, the forward's `lse`  |
     | `query_grad`     | the query's type    |                                |
     | `key_grad`       | the key's type      | summed over each GQA group     |
     | `value_grad`     | the value's type    | summed over each GQA group     |
