@@ -2,8 +2,8 @@
 counted instruction by instruction, beside FlashAttention-3's.
 
     .venv/bin/python bench/sass_report.py [--out bench/results/sass-DATE.md]
-        [--max-per-key CASE=BOUND ...] [--max-epilogue CASE=BOUND ...]
-        [--keep DIR]
+        [--max-per-key CASE=BOUND ...] [--max-tail CASE=BOUND ...]
+        [--max-epilogue CASE=BOUND ...] [--keep DIR]
 
 For each headline configuration (bf16, elementwise sigmoid gate, S = 16k:
 the Qwen3-Next shape Hq 16 over Hkv 2 at D 256, causal and not; D 128 with
@@ -43,9 +43,10 @@ with cluster size 1. Its tile per consumer warpgroup is 64 x 80 at D 256 and
 64 x 128 (causal) or 64 x 176 at D 128.
 
 --max-per-key CASE=BOUND exits 1 when a case's instructions per key exceed
-the bound, --max-epilogue CASE=BOUND when its epilogue per warp does (the
-regression test, test/Pipelines/sass-report.test, sets them); --keep DIR
-keeps the PTX, cubin and SASS.
+the bound, --max-tail CASE=BOUND when its serial tail does,
+--max-epilogue CASE=BOUND when its epilogue per warp does (the regression
+test, test/Pipelines/sass-report.test, sets them); --keep DIR keeps the
+PTX, cubin and SASS.
 """
 
 import argparse
@@ -521,6 +522,9 @@ def main(argv=None):
     p.add_argument("--max-per-key", metavar="CASE=BOUND", action="append",
                    default=[], help="fail when CASE's instructions per key "
                    "exceed BOUND")
+    p.add_argument("--max-tail", metavar="CASE=BOUND", action="append",
+                   default=[], help="fail when CASE's serial tail exceeds "
+                   "BOUND instructions")
     p.add_argument("--max-epilogue", metavar="CASE=BOUND", action="append",
                    default=[], help="fail when CASE's epilogue per warp "
                    "exceeds BOUND instructions")
@@ -536,6 +540,8 @@ def main(argv=None):
         return bounds
     checks = [("instructions per key", per_key,
                parse_bounds(args.max_per_key, "--max-per-key")),
+             ("serial tail", lambda r: r["tail"],
+              parse_bounds(args.max_tail, "--max-tail")),
               ("epilogue", lambda r: r["epilogue"],
                parse_bounds(args.max_epilogue, "--max-epilogue"))]
     given = dict(s.split("=", 1) for s in args.sass)
@@ -575,8 +581,9 @@ def main(argv=None):
             value = figure(results[case])
             ok = value is not None and value <= bound
             failed += not ok
+            shown = "none" if value is None else f"{round(value, 2):g}"
             print(f"{'PASS' if ok else 'FAIL'}: {case} {what} "
-                  f"{round(value, 2):g} {'<=' if ok else '>'} {bound:g}")
+                  f"{shown} {'<=' if ok else '>'} {bound:g}")
     return 1 if failed else 0
 
 

@@ -15,16 +15,17 @@
 // overlapping the softmax with the tensor cores as FlashAttention-3 does:
 // iteration j issues S_j = Q K_j^T (SS wgmma) and O += P_{j-1} V_{j-1}
 // (RS wgmma, P in registers; WgmmaAtom.h) back to back, waits for S_j
-// alone, runs the softmax of block j while P V runs, then waits for P V
-// and rescales O. Block 0's S is peeled before the loop and the last P V
-// after it. K_j is released as soon as S_j completes, V_{j-1} once P V
-// has. The online softmax, the mask and the gated epilogue are the
-// mma.sync kernel's (FragmentSoftmax.h, Epilogue.h), on the same
-// accumulator layout. With two consumers and D <= 128 they take turns
-// issuing their GEMMs (Pingpong.h). The paged kernel is the same loop over
-// one sequence's packed queries (PagedTile.h), its producer warpgroup
-// copying rows through the block table (TmaPipeline.h).
-// Not yet: GQA packing for the dense kernel, persistent scheduling.
+// alone, runs the softmax of block j while P V runs, then waits for P V.
+// O's rescale by block j's factor waits for the next iteration, between
+// its two issues (rescaleFirst(); with pingpong it follows the P V wait).
+// Block 0's S is peeled before the loop and the last P V after it. K_j is
+// released as soon as S_j completes, V_{j-1} once P V has. The online softmax,
+// the mask and the gated epilogue are the mma.sync kernel's (FragmentSoftmax.h,
+// Epilogue.h), on the same accumulator layout. With two consumers and D <= 128
+// they take turns issuing their GEMMs (Pingpong.h). The paged kernel is the
+// same loop over one sequence's packed queries (PagedTile.h), its producer
+// warpgroup copying rows through the block table (TmaPipeline.h). Not yet: GQA
+// packing for the dense kernel, persistent scheduling.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,20 +73,34 @@ private:
                function_ref<EpilogueOperands()> epilogue);
   /// Issues S = Q K^T of key block `block`.
   Value issueScores(Value block);
-  /// Waits for V of key block `block`, issues O += P V with the O and P of
-  /// loop state `values`; returns the new O (pending).
+  /// Waits for V of key block `block`, rescales O by the pending factors
+  /// (rescaleFirst()), issues O += P V with the O and P of loop state
+  /// `values`; returns the new O (pending).
   SmallVector<Value> issueValues(Value block, MutableArrayRef<Value> values);
   /// Waits for that P V, releases V and makes `out` the state's O.
   void finishValues(Value block, ArrayRef<Value> out,
                     MutableArrayRef<Value> values);
-  /// The loop state: the softmax state (m, l, O), then P of the previous
-  /// block, packed.
+  /// The loop state: the softmax state (m, l, O), P of the previous block,
+  /// packed, then the factors of each row half that O still awaits
+  /// (rescaleFirst()).
   SoftmaxState softmaxState(MutableArrayRef<Value> values) const {
     return SoftmaxState(values.take_front(numSoftmaxValues));
   }
   MutableArrayRef<Value> probabilities(MutableArrayRef<Value> values) const {
-    return values.drop_front(numSoftmaxValues);
+    return values.drop_front(numSoftmaxValues)
+        .drop_back(AccumulatorTile::kRowsPerLane);
   }
+  MutableArrayRef<Value> pendingAlphas(MutableArrayRef<Value> values) const {
+    return values.take_back(AccumulatorTile::kRowsPerLane);
+  }
+  /// Without pingpong nothing hides the O rescale after the P V wait: it
+  /// waits for the next block, and runs between that block's Q K^T issue
+  /// and its P V issue, under the tensor cores' work (FlashAttention-3's
+  /// RescaleOBeforeGemm, which it takes above D = 128). With pingpong the
+  /// other consumer's GEMMs hide it, and it stays off the turn.
+  bool rescaleFirst() const { return !cfg.pingpong(); }
+  /// O times the pending factors, when rescaleFirst().
+  void rescalePending(MutableArrayRef<Value> values);
   /// Block 0: S, its softmax and P (the masked form: right for any block).
   void firstBlock(MutableArrayRef<Value> values);
   /// Block j > 0: S_j and P_{j-1} V_{j-1} overlapped with the softmax of j.
@@ -135,9 +150,38 @@ Value WgmmaFlashKernel::issueScores(Value block) {
                          cfg.headDim, cfg.keyBlock);
 }
 
+/// `value`, through a move LLVM must keep below the side effects before it
+/// (a volatile inline asm): what derives from it cannot be hoisted above
+/// them.
+static Value pinned(OpBuilder &b, Location loc, Value value) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, value.getType(), ValueRange{value},
+             b.getStringAttr("mov.b32 $0, $1;"), b.getStringAttr("=f,f"),
+             /*has_side_effects=*/b.getUnitAttr(),
+             /*is_align_stack=*/nullptr,
+             LLVM::TailCallKindAttr::get(b.getContext(),
+                                         LLVM::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/nullptr)
+      .getResult(0);
+}
+
+void WgmmaFlashKernel::rescalePending(MutableArrayRef<Value> values) {
+  if (!rescaleFirst())
+    return;
+  // The multiplications are the same in the masked and the unmasked loop
+  // body, and LLVM would hoist them above Q K^T's issue; pinned below V's
+  // wait (a try-wait loop: a block boundary ptxas schedules within), they
+  // stay between the two issues in the SASS as well.
+  for (auto [half, alpha] : llvm::enumerate(pendingAlphas(values)))
+    rescaleRow(*this, softmaxState(values).out(), half, pinned(b, loc, alpha));
+}
+
 SmallVector<Value>
 WgmmaFlashKernel::issueValues(Value block, MutableArrayRef<Value> values) {
   pipeline->waitFull(KeyValue::Value, block);
+  rescalePending(values);
   return atom->issueValues(
       softmaxState(values).out().values(), probabilities(values),
       atom->nMajorDescriptor(pipeline->valueTile(block), cfg.keyBlock),
@@ -193,8 +237,11 @@ void WgmmaFlashKernel::nextBlock(Value block, bool masked,
                   masked, scores, state, /*fast=*/true,
                   /*rescaleOut=*/false);
   finishValues(previous, out, values);
-  for (auto [half, alpha] : llvm::enumerate(alphas))
-    rescaleRow(*this, state.out(), half, alpha);
+  if (rescaleFirst())
+    llvm::copy(alphas, pendingAlphas(values).begin());
+  else
+    for (auto [half, alpha] : llvm::enumerate(alphas))
+      rescaleRow(*this, state.out(), half, alpha);
   llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
              probabilities(values).begin());
 }
@@ -262,6 +309,8 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
   numSoftmaxValues = init.size();
   init.append(cfg.keyBlock / 4,
               arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+  // O is 0 until block 0's P V: any factor leaves it so.
+  init.append(AccumulatorTile::kRowsPerLane, f32c(1.0));
   SmallVector<Value> state =
       ifAnyBlock(init, [&](MutableArrayRef<Value> v) { firstBlock(v); });
   state = buildKeyLoop(

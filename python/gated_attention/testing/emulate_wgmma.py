@@ -755,6 +755,10 @@ class Warpgroup(CTA):
             if '"mov.b64 $0, {$1, $2};"' in op.attrs:
                 # A descriptor from its low and high words (WgmmaAtom).
                 return (x[1] << 32) | (x[0] & 0xFFFFFFFF)
+            if '"mov.b32 $0, $1;"' in op.attrs:
+                # A value pinned below the side effects before it
+                # (WgmmaFlashKernel's O rescale factors).
+                return x[0]
             return self.wgmma_rs(op, x)
         raise NotImplementedError(n)
 
