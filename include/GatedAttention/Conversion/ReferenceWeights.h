@@ -24,6 +24,14 @@ namespace mlir::gated_attention {
 Value splitQueryHeads(OpBuilder &b, Location loc, Value t, int64_t numKVHeads,
                       int64_t groupSize);
 
+/// `x` (an element loaded in a linalg body) extended to the accumulator type
+/// `acc`, or itself when it has that type.
+Value extendTo(OpBuilder &b, Location loc, Type acc, Value x);
+
+/// A tensor of `sizes` x `type` (a float type) filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type type, double value);
+
 /// The unnormalized softmax weights of the reference lowerings, in the
 /// accumulator type (getAccumulatorType: f32, or f64 for f64 inputs)
 /// [B, Hkv, R, Sq, Skv]: exp(s - m) with s = scale * Q K^T (accumulated in

@@ -60,9 +60,7 @@ public:
 private:
   /// Extends a loaded element to the accumulator type.
   Value toAcc(OpBuilder &nb, Location nl, Value x) {
-    if (x.getType() == accumulator)
-      return x;
-    return arith::ExtFOp::create(nb, nl, accumulator, x);
+    return extendTo(nb, nl, accumulator, x);
   }
   Value accConstant(OpBuilder &nb, Location nl, double v) {
     return arith::ConstantOp::create(nb, nl, nb.getFloatAttr(accumulator, v));
@@ -71,9 +69,7 @@ private:
     return tensor::EmptyOp::create(b, loc, sizes, type);
   }
   Value filled(ArrayRef<OpFoldResult> sizes, double init) {
-    return linalg::FillOp::create(b, loc, accConstant(b, loc, init),
-                                  empty(sizes, accumulator))
-        .getResult(0);
+    return filledTensor(b, loc, sizes, accumulator, init);
   }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(numDims, 0, results, b.getContext());

@@ -55,16 +55,11 @@ private:
   /// Extends a loaded element to the accumulator type (inputs may be
   /// f16 / bf16).
   Value toAcc(OpBuilder &nb, Location nl, Value x) {
-    if (x.getType() == accumulator)
-      return x;
-    return arith::ExtFOp::create(nb, nl, accumulator, x);
+    return extendTo(nb, nl, accumulator, x);
   }
-  /// tensor.empty of `sizes` in the accumulator type filled with `init`.
+  /// A tensor of `sizes` in the accumulator type filled with `init`.
   Value filled(ArrayRef<OpFoldResult> sizes, double init) {
-    Value empty = tensor::EmptyOp::create(b, loc, sizes, accumulator);
-    Value value =
-        arith::ConstantOp::create(b, loc, b.getFloatAttr(accumulator, init));
-    return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+    return filledTensor(b, loc, sizes, accumulator, init);
   }
   /// (d0, ..., d{n-1}) -> (the listed dims / constants).
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {

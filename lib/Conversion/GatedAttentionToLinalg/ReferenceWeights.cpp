@@ -40,11 +40,6 @@ Value mlir::gated_attention::splitQueryHeads(OpBuilder &b, Location loc,
 namespace {
 using utils::IteratorType;
 
-/// `x` extended to the accumulator type `acc` (inputs may be narrower).
-Value extendTo(OpBuilder &b, Location loc, Type acc, Value x) {
-  return x.getType() == acc ? x : arith::ExtFOp::create(b, loc, acc, x);
-}
-
 Value constantOf(OpBuilder &b, Location loc, Type type, double v) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, v));
 }
@@ -64,13 +59,20 @@ Value generic(OpBuilder &b, Location loc, Value init, ValueRange inputs,
       .getResult(0);
 }
 
-Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-             Type type, double init) {
+} // namespace
+
+Value mlir::gated_attention::extendTo(OpBuilder &b, Location loc, Type acc,
+                                      Value x) {
+  return x.getType() == acc ? x : arith::ExtFOp::create(b, loc, acc, x);
+}
+
+Value mlir::gated_attention::filledTensor(OpBuilder &b, Location loc,
+                                          ArrayRef<OpFoldResult> sizes,
+                                          Type type, double value) {
   Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
-  return linalg::FillOp::create(b, loc, constantOf(b, loc, type, init), empty)
+  return linalg::FillOp::create(b, loc, constantOf(b, loc, type, value), empty)
       .getResult(0);
 }
-} // namespace
 
 ReferenceWeights mlir::gated_attention::buildReferenceWeights(
     OpBuilder &b, Location loc, Value splitQuery, Value key,
@@ -94,7 +96,7 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
 
   // S[b, kh, r, i, j] = sum_d Q[b, kh, r, i, d] * K[b, kh, j, d]
   Value scores = generic(
-      b, loc, filled(b, loc, scoreSizes, acc, 0.0), {splitQuery, key},
+      b, loc, filledTensor(b, loc, scoreSizes, acc, 0.0), {splitQuery, key},
       {map(6, {d0, d1, d2, d3, d5}), map(6, {d0, d1, d4, d5}),
        map(6, {d0, d1, d2, d3, d4})},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -129,8 +131,8 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
 
   // m[b, kh, r, i] = max_j logits
   Value rowMax = generic(
-      b, loc, filled(b, loc, rowSizes, acc, negInf), {logits}, {id5, row5},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
+      b, loc, filledTensor(b, loc, rowSizes, acc, negInf), {logits},
+      {id5, row5}, [&](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::MaximumFOp::create(nb, nl, args[0], args[1])});
@@ -150,7 +152,7 @@ ReferenceWeights mlir::gated_attention::buildReferenceWeights(
 
   // l[b, kh, r, i] = sum_j P
   Value rowSum = generic(
-      b, loc, filled(b, loc, rowSizes, acc, 0.0), {exps}, {id5, row5},
+      b, loc, filledTensor(b, loc, rowSizes, acc, 0.0), {exps}, {id5, row5},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(
             nb, nl,
