@@ -80,9 +80,8 @@ static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
   return o.vectorBits ? o.vectorBits : hostVectorBits();
 }
 
-/// What `matrix-units` selects. `host` takes this host's AVX512-BF16 when
-/// the target is 512 bits wide (AMX hosts have it too; the AMX path is not
-/// built yet).
+/// What `matrix-units` selects. `host` takes this host's AMX, else its
+/// AVX512-BF16, when the target is 512 bits wide.
 static StringRef
 resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
   StringRef units = options.matrixUnits;
@@ -90,7 +89,7 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
     return units;
   if (targetVectorBits(options) < 512)
     return "fma";
-  return hostMatrixUnits() == "fma" ? "fma" : "avx512-bf16";
+  return hostMatrixUnits();
 }
 
 /// The contractions' register tile: one accumulator row is 2 vector
@@ -224,6 +223,9 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   // Copies become loops, not calls into libmlir_c_runner_utils.
   pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
+  // AMX multiplies the bf16 pair contractions from their buffers.
+  if (resolvedMatrixUnits(options) == "amx")
+    pm.addPass(createGatedAttentionAMXTilesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());
@@ -251,6 +253,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // generated functions, the rest (erf, erfc, cbrt: exact GELU) as calls
   // into libm, which mlir-runner and the Python package's shared libraries
   // link. (math.clampf stays an error: upstream defines and expands it as
+  vectorToLLVM.amx = resolvedMatrixUnits(options) == "amx";
   // max(min(x, lo), hi), which is not a clamp.)
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLibmPass());
@@ -424,9 +427,6 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     return error(llvm::formatv("option 'matrix-units': unknown value '{0}'; "
                                "expected host, fma, avx512-bf16 or amx",
                                units));
-  if (units == "amx")
-    return error("option 'matrix-units=amx': the AMX path is not built yet; "
-                 "matrix-units=avx512-bf16 multiplies bf16 pairs on AVX-512");
   // Both read 512-bit registers (AMX's pairs are packed by AVX-512 code).
   if (ok && units != "host" && units != "fma" &&
       targetVectorBits(options) != 512)

@@ -68,9 +68,9 @@ struct GatedAttentionToLLVMPipelineOptions
   PassOptions::Option<std::string> matrixUnits{
       *this, "matrix-units",
       llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
-                     "x86-64), avx512-bf16 (vdpbf16ps; needs 512-bit "
-                     "vectors) or host (avx512-bf16 on a host that has it, "
-                     "else fma); amx (tdpbf16ps tiles) is not built yet"),
+                     "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
+                     "tiles; both need 512-bit vectors) or host (amx, else "
+                     "avx512-bf16 on a host that has it, else fma)"),
       llvm::cl::init("host")};
 };
 
@@ -120,8 +120,8 @@ void buildGatedAttentionToPTXPipeline(
 /// The largest query/key block of the CPU pipeline.
 constexpr int64_t kMaxCPUBlock = 1024;
 
-/// The matrix units this host has: amx with AMX-BF16, avx512-bf16 with
-/// AVX512-BF16, else fma (`matrix-units=host` takes avx512-bf16 for amx).
+/// The matrix units this host has: amx with AMX-TILE and AMX-BF16,
+/// avx512-bf16 with AVX512-BF16, else fma.
 StringRef hostMatrixUnits();
 
 /// Checks the options of `--gated-attention-to-llvm` (block sizes in

@@ -184,37 +184,23 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   return paired;
 }
 
-FailureOr<Value>
-mlir::gated_attention::vectorizePairContraction(RewriterBase &rewriter,
-                                                linalg::LinalgOp op) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  auto read = [&](Value tensor) -> Value {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    SmallVector<Value> indices(type.getRank(), zero);
-    SmallVector<bool> inBounds(type.getRank(), true);
-    return vector::TransferReadOp::create(
-        rewriter, loc, VectorType::get(type.getShape(), type.getElementType()),
-        tensor, indices, std::nullopt, inBounds);
+int64_t mlir::gated_attention::largestDivisorAtMost(int64_t size,
+                                                    int64_t limit) {
+  for (int64_t d = std::min(size, limit); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+SmallVector<int64_t>
+mlir::gated_attention::amxRegisterTile(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // One tile edge, or two when they divide the range.
+  auto edge = [](int64_t size, int64_t limit) {
+    int64_t tile = largestDivisorAtMost(size, limit);
+    return size % (2 * tile) == 0 ? 2 * tile : tile;
   };
-  Value init = op.getDpsInitOperand(0)->get();
-  Value lhs = read(op.getDpsInputOperand(0)->get());
-  Value rhs = read(op.getDpsInputOperand(1)->get());
-  Value acc = read(init);
-  SmallVector<Attribute> iterators;
-  for (IteratorType t : op.getIteratorTypesArray())
-    iterators.push_back(vector::IteratorTypeAttr::get(
-        rewriter.getContext(), t == IteratorType::parallel
-                                   ? vector::IteratorType::parallel
-                                   : vector::IteratorType::reduction));
-  Value product = vector::ContractionOp::create(
-      rewriter, loc, lhs, rhs, acc, op.getIndexingMaps(),
-      rewriter.getArrayAttr(iterators));
-  return vector::TransferWriteOp::create(rewriter, loc, product, init,
-                                         SmallVector<Value>(2, zero),
-                                         ArrayRef<bool>{true, true})
-      .getResult();
+  return {edge(ranges[0], kAMXRows), edge(ranges[1], kAMXColumns), 0, 0};
 }
 
 FailureOr<Value>
@@ -299,10 +285,9 @@ void mlir::gated_attention::requireMatrixUnitFeatures(Operation *root,
   auto attr = LLVM::TargetFeaturesAttr::get(root->getContext(), features);
   root->walk([&](FunctionOpInterface func) {
     WalkResult used = func->walk([](Operation *op) {
-      auto contract = dyn_cast<vector::ContractionOp>(op);
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       return isa<x86vector::DotBF16Op>(op) ||
-                     (contract && contract.getIteratorTypes().size() == 4 &&
-                      contract.getLhsType().getElementType().isBF16())
+                     (linalgOp && isPairContraction(linalgOp))
                  ? WalkResult::interrupt()
                  : WalkResult::advance();
     });

@@ -27,8 +27,8 @@ enum class MatrixUnits {
   FMA,
   /// x86vector.avx512.dot (vdpbf16ps): 16 f32 lanes += 16 bf16 pairs.
   AVX512BF16,
-  /// vector.contract in the VNNI layout, which convert-vector-to-amx turns
-  /// into amx.tile_mulf (tdpbf16ps) on 16 x 16 f32 tiles.
+  /// amx.tile_mulf (tdpbf16ps) on tiles of up to 16 rows x 64 bytes,
+  /// emitted after bufferization by gated-attention-amx-tiles.
   AMX,
 };
 
@@ -60,11 +60,21 @@ FailureOr<PairContraction> packBF16Pairs(RewriterBase &rewriter,
 /// packBF16Pairs.
 bool isPairContraction(linalg::LinalgOp op);
 
-/// Vectorizes a static tile of a pair contraction as one vector.contract
-/// with bf16 operands and an f32 accumulator (which linalg::vectorize does
-/// not form from the body's extensions); returns its result tensor.
-FailureOr<Value> vectorizePairContraction(RewriterBase &rewriter,
-                                          linalg::LinalgOp op);
+/// The largest divisor of `size` that is at most `limit`: a tile edge that
+/// splits `size` into equal static tiles.
+int64_t largestDivisorAtMost(int64_t size, int64_t limit);
+
+/// The AMX limits: a tile holds at most 16 rows of 64 bytes, so 16 f32
+/// accumulator columns and 16 pairs of the reduction.
+constexpr int64_t kAMXRows = 16;
+constexpr int64_t kAMXPairs = 16;
+constexpr int64_t kAMXColumns = 16;
+
+/// Register tile sizes (rows, columns, 0, 0) of a pair contraction on AMX:
+/// up to 2 x 2 accumulator tiles (with their 2 + 2 operand tiles, AMX's 8
+/// tile registers) and the whole reduction, which gated-attention-amx-tiles
+/// unrolls with the accumulators held in tile registers.
+SmallVector<int64_t> amxRegisterTile(linalg::LinalgOp op);
 
 /// Emits a static tile of a pair contraction (left R x P x 2, right
 /// P x C x 2, accumulator R x C) as x86vector.avx512.dot ops on R x C/L

@@ -128,13 +128,16 @@ struct GatedAttentionVectorizeTilesPass
 
 private:
   /// Register-size tile sizes for `op` (0 = untiled), or empty to leave it.
-  SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack) const {
+  SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack,
+                                    MatrixUnits units) const {
     unsigned loops = op.getNumLoops();
     if (isPack)
       return loops == 3 ? SmallVector<int64_t>{16, 16, 0}
                         : SmallVector<int64_t>{16, 16};
     if (isContraction(op))
       return {registerRows, registerCols, registerDepth};
+    if (isPairContraction(op) && units == MatrixUnits::AMX)
+      return amxRegisterTile(op);
     // registerDepth reduction steps are registerDepth / 2 pairs.
     if (isPairContraction(op))
       return {registerRows, registerCols, registerDepth / 2, 0};
@@ -164,8 +167,10 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
                       << "'; expected fma, avx512-bf16 or amx";
     return signalPassFailure();
   }
-  // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes.
-  bool pairs = *units != MatrixUnits::FMA && registerCols % 4 == 0;
+  // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes; AMX
+  // tiles take any static shape.
+  bool pairs = *units == MatrixUnits::AMX ||
+               (*units == MatrixUnits::AVX512BF16 && registerCols % 4 == 0);
 
   // 1. Pack right operands (bf16 pairs on the matrix units, else transposed
   // and widened to f32); 2. tile to register size.
@@ -189,7 +194,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     toTile.push_back({op, false});
   }
   for (auto [op, isPack] : toTile) {
-    SmallVector<int64_t> sizes = tileSizesFor(op, isPack);
+    SmallVector<int64_t> sizes = tileSizesFor(op, isPack, *units);
     if (sizes.empty() || llvm::all_of(sizes, [](int64_t s) { return !s; }))
       continue;
     scf::SCFTilingOptions tiling;
@@ -211,11 +216,12 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       tiles.push_back(op);
   });
   for (linalg::LinalgOp op : tiles) {
+    // On AMX the pair contraction is multiplied from memory, after
+    // bufferization (gated-attention-amx-tiles).
+    if (isPairContraction(op) && *units == MatrixUnits::AMX)
+      continue;
     if (isPairContraction(op)) {
-      FailureOr<Value> vectorized =
-          *units == MatrixUnits::AVX512BF16
-              ? emitAVX512DotTile(rewriter, op)
-              : vectorizePairContraction(rewriter, op);
+      FailureOr<Value> vectorized = emitAVX512DotTile(rewriter, op);
       if (failed(vectorized)) {
         op->emitError("failed to vectorize");
         return signalPassFailure();

@@ -332,7 +332,10 @@ def GatedAttentionVectorizeTilesPass
     rounded to bf16), the right one packed to `k/2 x n x 2`, each register
     tile emitted as `x86vector.avx512.dot` (vdpbf16ps) on 16-lane f32
     accumulators; the function gets the `target_features` the instruction
-    needs.
+    needs. With `matrix-units=amx` the pair contraction is tiled to up to
+    32 x 32 outputs over the whole reduction and left as a `linalg.generic`
+    for `gated-attention-amx-tiles`, which multiplies it from memory after
+    bufferization.
 
     The result is still on tensors; bufferization and the LLVM lowering
     follow in `--gated-attention-to-llvm`.
@@ -352,8 +355,9 @@ def GatedAttentionVectorizeTilesPass
     Option<"registerDepth", "register-depth", "int64_t", /*default=*/"32",
            "Reduction steps per unrolled contraction (0: the whole reduction)">,
     Option<"matrixUnits", "matrix-units", "std::string", /*default=*/"\"fma\"",
-           "What multiplies bf16 tiles: fma (widened to f32) or "
-           "avx512-bf16 (x86vector.avx512.dot on bf16 pairs)">
+           "What multiplies bf16 tiles: fma (widened to f32), "
+           "avx512-bf16 (x86vector.avx512.dot on bf16 pairs) or amx (pair "
+           "contractions left for gated-attention-amx-tiles)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -368,3 +372,43 @@ def GatedAttentionVectorizeTilesPass
 }
 
 #endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD
+def GatedAttentionAMXTilesPass
+    : Pass<"gated-attention-amx-tiles", "::mlir::ModuleOp"> {
+  let summary = "Multiply the bufferized bf16 pair contractions on AMX tiles";
+  let description = [{
+    Runs after bufferization on the pair contractions that
+    `gated-attention-vectorize-tiles` left under `matrix-units=amx`: a
+    `linalg.generic` on memrefs with the left operand `m x k/2 x 2`, the
+    right one `k/2 x n x 2` (bf16 pairs, the VNNI layout) and an f32
+    `m x n` accumulator. Each becomes `amx` ops: accumulator tiles of up to
+    16 x 16 f32, 2 x 2 at a time (with 2 left and 2 right operand tiles,
+    the 8 tile registers), each loaded once, multiplied by `amx.tile_mulf`
+    (tdpbf16ps) over the whole reduction in steps of up to 16 pairs (a
+    64-byte tile row), stored once. The tile edges are the largest
+    divisors of `m`, `n` and `k/2` within those limits, so every static
+    shape is covered. `convert-vector-to-llvm{enable-amx}` then emits the
+    LLVM intrinsics, from whose static shapes the X86 backend writes the
+    tile configuration (`ldtilecfg`).
+
+    A module where a contraction was converted also gets a load-time
+    constructor (`llvm.mlir.global_ctors`) that asks Linux for the AMX tile
+    data state (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`);
+    where it is refused it writes an error naming AMX and exits with 1
+    instead of faulting on the first tile instruction.
+
+    ```mlir
+    // before: linalg.generic {iterator_types = ["parallel", "parallel",
+    //   "reduction", "reduction"]} ins(%p, %v : memref<32x32x2xbf16, ...>,
+    //   memref<32x32x2xbf16>) outs(%o : memref<32x32xf32, ...>)
+    // after:  4 amx.tile_load of the accumulators; per 16 pairs 2 + 2
+    //   operand tiles and 4 amx.tile_mulf; 4 amx.tile_store.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::amx::AMXDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
