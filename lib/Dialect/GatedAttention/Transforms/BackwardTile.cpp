@@ -95,8 +95,32 @@ SmallVector<Value> BackwardTileBuilder::forLoop(
       buildForLoop(b, loc, lb, ub, step, inits, body).getResults());
 }
 
+SmallVector<Value> BackwardTileBuilder::blockLoop(Value lb, Value ub,
+                                                  int64_t block, Value limit,
+                                                  ValueRange inits,
+                                                  BlockBody body) {
+  Value span = arith::MaxSIOp::create(b, loc, index(0),
+                                      arith::SubIOp::create(b, loc, ub, lb));
+  Value wholeEnd = arith::AddIOp::create(
+      b, loc, lb,
+      arith::MulIOp::create(b, loc,
+                            arith::DivUIOp::create(b, loc, span, index(block)),
+                            index(block)));
+  SmallVector<Value> state = forLoop(
+      lb, wholeEnd, index(block), inits, [&](Value start, ValueRange iter) {
+        return body(start, b.getIndexAttr(block), iter);
+      });
+  // At most one iteration: the partial block.
+  return forLoop(
+      wholeEnd, ub, index(block), state, [&](Value start, ValueRange iter) {
+        Value size = arith::MinSIOp::create(
+            b, loc, index(block), arith::SubIOp::create(b, loc, limit, start));
+        return body(start, size, iter);
+      });
+}
+
 Value BackwardTileBuilder::rowsOf(Value source, Value batchIv, Value head,
-                                  Value row0, Value rows, int64_t block,
+                                  Value row0, OpFoldResult rows, int64_t block,
                                   bool widen, bool flat) {
   auto type = cast<RankedTensorType>(source.getType());
   Type element = type.getElementType();
@@ -111,19 +135,21 @@ Value BackwardTileBuilder::rowsOf(Value source, Value batchIv, Value head,
   }
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
   bool twoD = hasWidth && !flat;
-  SmallVector<int64_t> sliceShape = {ShapedType::kDynamic};
+  bool whole = getConstantIntValue(rows) == block;
+  SmallVector<int64_t> sliceShape = {whole ? block : ShapedType::kDynamic};
   SmallVector<int64_t> tileShape = {block};
   if (twoD) {
     sliceShape.push_back(width);
     tileShape.push_back(width);
   }
-  Value slice = tensor::ExtractSliceOp::create(
+  Value tile = tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get(sliceShape, element), source, offsets,
       sizes, strides);
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  Value tile = tensor::createPadHighOp(
-      RankedTensorType::get(tileShape, element), slice, zero,
-      /*nofold=*/false, loc, b);
+  if (!whole) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    tile = tensor::createPadHighOp(RankedTensorType::get(tileShape, element),
+                                   tile, zero, /*nofold=*/false, loc, b);
+  }
   if (!widen || element == f32)
     return tile;
   AffineMap id = b.getMultiDimIdentityMap(tileShape.size());
@@ -266,11 +292,10 @@ Value BackwardTileBuilder::recomputeLse(Value q, Value batchIv, Value kvHead,
   bindDims(b.getContext(), d0, d1, d2);
   AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
   // The online softmax's running maximum m and sum l = sum exp(s - m).
-  SmallVector<Value> state = forLoop(
-      index(0), keyEnd(row0, rows), index(bk),
+  SmallVector<Value> state = blockLoop(
+      index(0), keyEnd(row0, rows), bk, numKeys,
       {filled({bq}, kNegInf), filled({bq}, 0.0)},
-      [&](Value key0, ValueRange s) -> SmallVector<Value> {
-        Value cols = keysFrom(key0);
+      [&](Value key0, OpFoldResult cols, ValueRange s) -> SmallVector<Value> {
         Value k = rowsOf(op.getKey(), batchIv, kvHead, key0, cols, bk, true);
         Value scores = contract(q, map(3, {d0, d2}), k, map(3, {d1, d2}),
                                 filled({bq, bk}, 0.0));
@@ -329,10 +354,10 @@ Value BackwardTileBuilder::recomputeOutput(Value q, Value lse, Value batchIv,
                                            Value rows) {
   AffineExpr d0, d1, d2;
   bindDims(b.getContext(), d0, d1, d2);
-  return forLoop(
-             index(0), keyEnd(row0, rows), index(bk), {filled({bq, dv}, 0.0)},
-             [&](Value key0, ValueRange acc) -> SmallVector<Value> {
-               Value cols = keysFrom(key0);
+  return blockLoop(
+             index(0), keyEnd(row0, rows), bk, numKeys, {filled({bq, dv}, 0.0)},
+             [&](Value key0, OpFoldResult cols,
+                 ValueRange acc) -> SmallVector<Value> {
                Value k =
                    rowsOf(op.getKey(), batchIv, kvHead, key0, cols, bk, true);
                Value v =

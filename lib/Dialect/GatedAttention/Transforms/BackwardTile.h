@@ -73,13 +73,23 @@ protected:
   SmallVector<Value>
   forLoop(Value lb, Value ub, Value step, ValueRange inits,
           function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  /// The blocks of `block` rows (keys) from `lb` to `ub` <= `limit`,
+  /// carrying `inits`: the whole blocks in one loop, whose body sees the
+  /// static size `block` (its tiles are views, not padded copies), then
+  /// the last partial one, whose body sees min(block, limit - start)
+  /// (dynamic: its tiles are padded).
+  using BlockBody =
+      function_ref<SmallVector<Value>(Value, OpFoldResult, ValueRange)>;
+  SmallVector<Value> blockLoop(Value lb, Value ub, int64_t block, Value limit,
+                               ValueRange inits, BlockBody body);
 
   /// Rows [row0, row0 + rows) of head `head` of batch `batch` of a
   /// [B, H, S, W] (or [B, H, S]) tensor, zero-padded to `block` rows:
   /// `block x W` (`block` when the tensor has rank 3 or `flat` drops W =
-  /// 1), extended to f32 when `widen`.
-  Value rowsOf(Value source, Value batch, Value head, Value row0, Value rows,
-               int64_t block, bool widen, bool flat = false);
+  /// 1), extended to f32 when `widen`. A static `rows == block` takes a
+  /// view of the rows, without a padded copy.
+  Value rowsOf(Value source, Value batch, Value head, Value row0,
+               OpFoldResult rows, int64_t block, bool widen, bool flat = false);
 
   /// A linalg.generic with one init; iterators from the init's map (a
   /// loop the init does not index is a reduction).

@@ -155,10 +155,10 @@ BackwardTileBuilder::keyAndValueGrads(const Rows &rowsIn) {
               Value h = arith::AddIOp::create(
                   b, loc, arith::MulIOp::create(b, loc, kvHead, index(group)),
                   r);
-              return forLoop(
-                  start, numRows, index(bq), acc,
-                  [&](Value row0, ValueRange acc) -> SmallVector<Value> {
-                    Value rows = rowsFrom(row0);
+              return blockLoop(
+                  start, numRows, bq, numRows, acc,
+                  [&](Value row0, OpFoldResult rows,
+                      ValueRange acc) -> SmallVector<Value> {
                     Value q =
                         rowsOf(op.getQuery(), bi, h, row0, rows, bq, true);
                     Value dy = rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
@@ -205,29 +205,29 @@ Value BackwardTileBuilder::queryGrad(const Rows &rowsIn) {
                Value lse = rowsOf(rowsIn.lse, bi, h, row0, rows, bq, false);
                Value delta = rowsOf(rowsIn.delta, bi, h, row0, rows, bq, false);
                Value dq =
-                   forLoop(
-                       index(0), keyEnd(row0, rows), index(bk),
-                       {filled({bq, d}, 0.0)},
-                       [&](Value key0, ValueRange acc) -> SmallVector<Value> {
-                         Value cols = keysFrom(key0);
-                         // K and V widened to f32: every product of the
-                         // backward is formed in f32 (its error model), not
-                         // by bf16 pair products that round dS and dY.
-                         Value k = rowsOf(op.getKey(), bi, kvHead, key0, cols,
-                                          bk, true);
-                         Value v = rowsOf(op.getValue(), bi, kvHead, key0, cols,
-                                          bk, true);
-                         Value scores =
-                             contract(q, map(3, {d0, d2}), k, map(3, {d1, d2}),
-                                      filled({bq, bk}, 0.0));
-                         Value p = weights(scores, lse, row0, key0);
-                         Value dp =
-                             contract(dy, map(3, {d0, d2}), v, map(3, {d1, d2}),
-                                      filled({bq, bk}, 0.0));
-                         Value ds = scoreGrads(p, dp, delta);
-                         return {contract(ds, map(3, {d0, d2}), k,
-                                          map(3, {d2, d1}), acc[0])};
-                       })
+                   blockLoop(index(0), keyEnd(row0, rows), bk, numKeys,
+                             {filled({bq, d}, 0.0)},
+                             [&](Value key0, OpFoldResult cols,
+                                 ValueRange acc) -> SmallVector<Value> {
+                               // K and V widened to f32: every product of the
+                               // backward is formed in f32 (its error model),
+                               // not by bf16 pair products that round dS and
+                               // dY.
+                               Value k = rowsOf(op.getKey(), bi, kvHead, key0,
+                                                cols, bk, true);
+                               Value v = rowsOf(op.getValue(), bi, kvHead, key0,
+                                                cols, bk, true);
+                               Value scores = contract(q, map(3, {d0, d2}), k,
+                                                       map(3, {d1, d2}),
+                                                       filled({bq, bk}, 0.0));
+                               Value p = weights(scores, lse, row0, key0);
+                               Value dp = contract(dy, map(3, {d0, d2}), v,
+                                                   map(3, {d1, d2}),
+                                                   filled({bq, bk}, 0.0));
+                               Value ds = scoreGrads(p, dp, delta);
+                               return {contract(ds, map(3, {d0, d2}), k,
+                                                map(3, {d2, d1}), acc[0])};
+                             })
                        .front();
                return {{rounded(dq), 0, bi, h, row0, rows}};
              })
