@@ -59,8 +59,8 @@ that multiplies as o * rcp.approx(l + l e) with 1 / l folded in; within
 eps_a still. The PTX ISA (ex2, section 9.7.3.21 in ISA 9.1) puts
 ex2.approx.f32 within 2 ulp of the correctly rounded result: 2.5 ulp of
 the exact one, 5 units of 2^-24 relative (moving e by d moves sigmoid by
-at most d relative); rcp.approx.f32 within 1 ulp, read the same way: 1.5
-ulp, 3 units. The argument -g log2 e rounds by |g| units and carries the
+at most d relative); rcp.approx.f32 within 1 ulp (section 9.7.3.13), read
+the same way: 1.5 ulp, 3 units. The argument -g log2 e rounds by |g| units and carries the
 f32 constant log2 e's error (0.22 units relative): 1.25 |g| units;
 1 + e (or l + l e) rounds by one, SiLU's product or NS-sigmoid's sum by
 one more: 10 + 1.25 |g|.

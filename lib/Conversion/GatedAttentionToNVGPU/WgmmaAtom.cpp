@@ -77,6 +77,24 @@ Value WgmmaAtom::advance(Value descriptor, int64_t bytes) {
       LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes >> 4)));
 }
 
+Value mlir::gated_attention::flash::inlinePtx(OpBuilder &b, Location loc,
+                                              Type type, ValueRange operands,
+                                              StringRef text,
+                                              StringRef constraints,
+                                              bool sideEffects) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, type, operands, b.getStringAttr(text),
+             b.getStringAttr(constraints),
+             sideEffects ? b.getUnitAttr() : nullptr,
+             /*is_align_stack=*/nullptr,
+             LLVM::TailCallKindAttr::get(b.getContext(),
+                                         LLVM::TailCallKind::None),
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/nullptr)
+      .getResult(0);
+}
+
 /// `descriptor` advanced by `bytes` in its low word alone (start address
 /// and leading offset, bits 0-13 and 16-29; no carry into the high word),
 /// the words joined by a mov.b64 that LLVM cannot fold back into a 64-bit
@@ -93,17 +111,8 @@ static Value advanceLowWord(OpBuilder &b, Location loc, Value descriptor,
       constant(i32, bytes >> 4));
   Value high = LLVM::TruncOp::create(
       b, loc, i32, LLVM::LShrOp::create(b, loc, descriptor, constant(i64, 32)));
-  return LLVM::InlineAsmOp::create(
-             b, loc, i64, ValueRange{low, high},
-             b.getStringAttr("mov.b64 $0, {$1, $2};"),
-             b.getStringAttr("=l,r,r"),
-             /*has_side_effects=*/nullptr, /*is_align_stack=*/nullptr,
-             LLVM::TailCallKindAttr::get(b.getContext(),
-                                         LLVM::TailCallKind::None),
-             LLVM::AsmDialectAttr::get(b.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/nullptr)
-      .getResult(0);
+  return inlinePtx(b, loc, i64, ValueRange{low, high}, "mov.b64 $0, {$1, $2};",
+                   "=l,r,r", /*sideEffects=*/false);
 }
 
 void WgmmaAtom::fence() { NVVM::WgmmaFenceAlignedOp::create(b, loc); }
@@ -206,16 +215,8 @@ SmallVector<Value> WgmmaAtom::issueValues(ArrayRef<Value> out,
   for (int64_t kk = 0; kk < keys / kK; ++kk) {
     SmallVector<Value> operands(acc);
     llvm::append_range(operands, stepOperands[kk]);
-    Value result =
-        LLVM::InlineAsmOp::create(
-            b, loc, accType, operands, b.getStringAttr(asmString),
-            b.getStringAttr(constraints), b.getUnitAttr(),
-            /*is_align_stack=*/nullptr,
-            LLVM::TailCallKindAttr::get(b.getContext(),
-                                        LLVM::TailCallKind::None),
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/nullptr)
-            .getResult(0);
+    Value result = inlinePtx(b, loc, accType, operands, asmString, constraints,
+                             /*sideEffects=*/true);
     acc = unpack(result);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

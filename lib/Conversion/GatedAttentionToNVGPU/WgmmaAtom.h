@@ -103,6 +103,12 @@ private:
   Type elementType;
 };
 
+/// PTX `text` as an LLVM inline asm of result type `type` (`constraints` in
+/// LLVM's syntax); with `sideEffects` LLVM keeps it in order with the other
+/// side effects, and what derives from its result below them.
+Value inlinePtx(OpBuilder &b, Location loc, Type type, ValueRange operands,
+                StringRef text, StringRef constraints, bool sideEffects);
+
 } // namespace mlir::gated_attention::flash
 
 #endif // GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_WGMMA_ATOM_H

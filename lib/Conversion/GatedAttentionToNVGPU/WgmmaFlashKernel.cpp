@@ -154,17 +154,8 @@ Value WgmmaFlashKernel::issueScores(Value block) {
 /// (a volatile inline asm): what derives from it cannot be hoisted above
 /// them.
 static Value pinned(OpBuilder &b, Location loc, Value value) {
-  return LLVM::InlineAsmOp::create(
-             b, loc, value.getType(), ValueRange{value},
-             b.getStringAttr("mov.b32 $0, $1;"), b.getStringAttr("=f,f"),
-             /*has_side_effects=*/b.getUnitAttr(),
-             /*is_align_stack=*/nullptr,
-             LLVM::TailCallKindAttr::get(b.getContext(),
-                                         LLVM::TailCallKind::None),
-             LLVM::AsmDialectAttr::get(b.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/nullptr)
-      .getResult(0);
+  return inlinePtx(b, loc, value.getType(), value, "mov.b32 $0, $1;", "=f,f",
+                   /*sideEffects=*/true);
 }
 
 void WgmmaFlashKernel::rescalePending(MutableArrayRef<Value> values) {
