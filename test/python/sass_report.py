@@ -5,8 +5,8 @@
 # retry stub after EXIT left out), its keys the P.V HGMMAs' K extent, the
 # tail runs from the wait that retires the P.V group around the back edge
 # to the next Q.K^T HGMMA, the epilogue is the longest path to the final
-# EXIT that avoids the reciprocal's slow-path call; --max-per-key fails
-# above its bound.
+# EXIT that avoids the reciprocal's slow-path call; --max-per-key and
+# --max-tail fail above their bounds.
 import os
 import subprocess
 import sys
@@ -72,10 +72,10 @@ with open(path, "w") as f:
 script = os.path.join(src, "bench", "sass_report.py")
 
 
-def report(bound):
+def report(bound, flag="--max-per-key"):
     return subprocess.run(
         [sys.executable, script, "--case", "d128", "--sass", f"d128={path}",
-         "--max-per-key", f"d128={bound}"], capture_output=True, text=True)
+         flag, f"d128={bound}"], capture_output=True, text=True)
 
 
 ok = report(0.54)   # 17 instructions / 32 keys = 0.53
@@ -86,4 +86,11 @@ assert "PASS: d128 instructions per key 0.53 <= 0.54" in ok.stdout
 low = report(0.5)
 assert low.returncode == 1, low.stdout + low.stderr
 assert "FAIL: d128 instructions per key 0.53 > 0.5" in low.stdout
+# The serial tail: 8 instructions.
+ok = report(8, "--max-tail")
+assert ok.returncode == 0, ok.stdout + ok.stderr
+assert "PASS: d128 serial tail 8 <= 8" in ok.stdout, ok.stdout
+low = report(7, "--max-tail")
+assert low.returncode == 1, low.stdout + low.stderr
+assert "FAIL: d128 serial tail 8 > 7" in low.stdout, low.stdout
 print("sass_report: ok")
