@@ -103,6 +103,11 @@ except OSError:
     cpu_flags = []
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("avx512bf16")
+# `amx`: this CPU has AMX tiles with bf16 products (tdpbf16ps), so code of
+# matrix-units=amx executes here (the kernel lists them once it supports
+# their state; the code still asks for it, arch_prctl).
+if {"amx_tile", "amx_bf16"} <= set(cpu_flags):
+    config.available_features.add("amx")
 # `ptxas`: PTX can be assembled on this machine. Its toolkit also provides
 # libdevice when no CUDA_HOME is set.
 ptxas = config.ptxas_executable

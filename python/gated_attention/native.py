@@ -35,6 +35,49 @@ def cpu_flags():
         return frozenset()
 
 
+# Compiled code that multiplies on AMX tiles (matrix-units=amx) holds this
+# load-time constructor (gated-attention-amx-tiles), which asks Linux for the
+# tile data state and exits the process where it is refused.
+AMX_CONSTRUCTOR = b"__gated_attention_request_amx"
+
+# Linux x86-64: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
+# (arch/x86/include/uapi/asm/prctl.h).
+_SYS_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
+_amx_granted = False
+
+
+def request_amx():
+    """Asks Linux for the AMX tile data state, once per process (the
+    permission covers all its threads); raises ToolError naming AMX where
+    it is refused (a CPU or kernel without AMX), before the constructor of
+    AMX code would exit the process."""
+    global _amx_granted
+    if _amx_granted:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    status = libc.syscall(ctypes.c_long(_SYS_ARCH_PRCTL),
+                          ctypes.c_long(_ARCH_REQ_XCOMP_PERM),
+                          ctypes.c_long(_XFEATURE_XTILEDATA))
+    if status != 0:
+        errno = ctypes.get_errno()
+        raise runner.ToolError(
+            f"AMX: this process may not use AMX tiles: the kernel refused "
+            f"arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
+            f"({os.strerror(errno)}; a CPU without AMX-TILE, or Linux before "
+            f"5.16); the code was compiled with matrix-units=amx: compile it "
+            f"with matrix-units=avx512-bf16 or fma")
+    _amx_granted = True
+
+
+def _load(path):
+    """dlopen()s a compiled library, first requesting AMX for AMX code."""
+    with open(path, "rb") as f:
+        if AMX_CONSTRUCTOR in f.read():
+            request_amx()
+    return ctypes.CDLL(path)
+
+
 def memref_descriptor(rank):
     """ctypes struct of a ranked memref descriptor."""
     class Descriptor(ctypes.Structure):
@@ -82,6 +125,10 @@ class SharedLibrary:
         self._dir = tempfile.TemporaryDirectory(prefix="gated-attention-")
         d = self._dir.name
         llvm_dialect = runner.compile_module(mlir_text, list(pipeline))
+        # llc -mcpu=native cannot select tile instructions for a CPU
+        # without AMX: say so first.
+        if AMX_CONSTRUCTOR.decode() in llvm_dialect:
+            request_amx()
         llvm_bin, llvm_lib = runner.llvm_dirs()
         ll = os.path.join(d, "module.ll")
         obj = os.path.join(d, "module.o")
@@ -101,7 +148,7 @@ class SharedLibrary:
         libs += _compiler_rt_builtins(llvm_lib)
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
         try:
-            self.lib = ctypes.CDLL(self.path)
+            self.lib = _load(self.path)
         except OSError as e:
             raise runner.ToolError(f"the compiled module does not load: {e} "
                                    f"(a runtime function missing: install "
@@ -113,7 +160,7 @@ class SharedLibrary:
         self = cls.__new__(cls)
         self._dir = None
         self.path = path
-        self.lib = ctypes.CDLL(path)
+        self.lib = _load(path)
         return self
 
     def call_into(self, name, args):

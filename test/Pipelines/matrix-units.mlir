@@ -6,6 +6,13 @@
 // RUN: FileCheck %s --check-prefix=DOT --input-file=%t.dot.mlir
 // RUN: mlir-translate --mlir-to-llvmir %t.dot.mlir | llc -O2 -mcpu=x86-64 -o - | FileCheck %s --check-prefix=ASM
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=matrix-units=fma vector-bits=512" | FileCheck %s --check-prefix=FMA
+// matrix-units=amx: tile loads, tdpbf16ps and tile stores on the function's AMX
+// features, and the constructor asking Linux for the tile data; the X86
+// backend configures the tiles (ldtilecfg) from their static shapes.
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=matrix-units=amx vector-bits=512" > %t.amx.mlir
+// RUN: FileCheck %s --check-prefix=AMX --input-file=%t.amx.mlir
+// RUN: mlir-translate --mlir-to-llvmir %t.amx.mlir | llc -O2 -mcpu=x86-64 -o - | FileCheck %s --check-prefix=AMX-ASM
+// RUN: mlir-translate --mlir-to-llvmir %t.amx.mlir | llc -O2 -mattr=+amx-tile,+amx-bf16 -o - | FileCheck %s --check-prefix=AMX-ASM
 // A 256-bit target (AVX2) never takes the dot products, host or not.
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=vector-bits=256" | FileCheck %s --check-prefix=FMA
 
@@ -16,6 +23,28 @@
 // DOT-NOT: target_features
 // DOT-NOT: dpbf16ps
 // DOT: llvm.return
+
+// AMX-LABEL: llvm.func @bf16_gqa_causal
+// AMX-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16", "+amx-tile", "+amx-bf16"]>
+// AMX-NOT: dpbf16ps.512
+// AMX: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
+// AMX: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
+// AMX-NOT: dpbf16ps.512
+// AMX-LABEL: llvm.func @f32_attention
+// AMX-NOT: target_features
+// AMX-NOT: llvm.x86
+// AMX: llvm.return
+// AMX: llvm.func internal @__gated_attention_request_amx()
+// AMX: llvm.mlir.global_ctors ctors = [@__gated_attention_request_amx]
+
+// AMX-ASM: ldtilecfg
+// AMX-ASM: tileloadd
+// AMX-ASM: tdpbf16ps %tmm{{[0-7]}}, %tmm{{[0-7]}}, %tmm{{[0-7]}}
+// AMX-ASM: tilestored
+// AMX-ASM-NOT: vdpbf16ps
+// AMX-ASM: __gated_attention_request_amx:
+// AMX-ASM: syscall
 
 // ASM-LABEL: bf16_gqa_causal:
 // ASM: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
