@@ -175,7 +175,15 @@ def cpu_features():
 def bf16_matrix_units():
     """What --gated-attention-to-llvm's matrix-units=host multiplies bf16
     tiles with on this machine."""
-    return "avx512-bf16" if "avx512_bf16" in cpu_features() else "fma"
+    features = cpu_features()
+    if "amx_tile" in features and "amx_bf16" in features:
+        return "amx"
+    return "avx512-bf16" if "avx512_bf16" in features else "fma"
+
+
+# The matrix-units values the bf16 table times, and the CPU flags each needs.
+BF16_UNITS = {"fma": (), "avx512-bf16": ("avx512_bf16",),
+              "amx": ("amx_tile", "amx_bf16")}
 
 
 def csv_cell(c):
@@ -292,7 +300,7 @@ def bf16_units_seconds(cfg, units, repeat):
     """Seconds per call of the function compiled with matrix-units=`units`
     on bf16 numpy arrays (None where the host cannot run it)."""
     import ml_dtypes
-    if units == "avx512-bf16" and "avx512_bf16" not in cpu_features():
+    if not set(BF16_UNITS[units]) <= set(cpu_features()):
         return None
     text = mlir.attention_function(cfg, "attn", c_interface=True)
     lib = native.SharedLibrary(
@@ -316,8 +324,8 @@ def qwen3next_bf16(args):
     print("Qwen3-Next shape in bf16: Hq 16, Hkv 2, D 256, causal "
           f"(GFLOP/s count the causal half); our bf16 products: {units}")
     print_header(["S", "ours GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
-                  "ours / torch", "ours / IREE", "fma GFLOP/s",
-                  "avx512-bf16 GFLOP/s"])
+                  "ours / torch", "ours / IREE"] +
+                 [f"{u} GFLOP/s" for u in BF16_UNITS])
     rows = []
     for s in (int(x) for x in args.qwen_sizes.split(",") if x):
         cfg = attention_config(s, causal=True, **QWEN)
@@ -333,19 +341,20 @@ def qwen3next_bf16(args):
         bf16_cfg = config.AttentionConfig(
             b=1, hq=QWEN["hq"], hkv=QWEN["hkv"], sq=s, skv=s, d=QWEN["d"],
             dv=QWEN["d"], causal=True, dtype="bf16")
-        t_fma, t_dot = (bf16_units_seconds(bf16_cfg, u, args.repeat)
-                        for u in ("fma", "avx512-bf16"))
+        # None (`-`) for the units this CPU cannot run.
+        per_units = [bf16_units_seconds(bf16_cfg, u, args.repeat)
+                     for u in BF16_UNITS]
+        per_units = [gflops(cfg, t) if t else None for t in per_units]
         row = (s, gflops(cfg, t_ours), gflops(cfg, t_torch),
                gflops(cfg, t_iree), ratio(t_torch, t_ours),
-               ratio(t_iree, t_ours), gflops(cfg, t_fma),
-               gflops(cfg, t_dot), units)
+               ratio(t_iree, t_ours), *per_units, units)
         rows.append(row)
         print_row([str(s)] + [fmt(c) for c in row[1:4]] +
                   [fmt(c, "{:.2f}x") for c in row[4:6]] +
-                  [fmt(c) for c in row[6:8]])
+                  [fmt(c) for c in per_units])
     return ["S", "ours_gflops", "torch_gflops", "iree_gflops",
             "ours_over_torch", "ours_over_iree", "fma_gflops",
-            "avx512_bf16_gflops", "matrix_units"], rows
+            "avx512_bf16_gflops", "amx_gflops", "matrix_units"], rows
 
 
 def memory(args):
