@@ -225,6 +225,10 @@ def call_and_print(index, func, arg_types, result_type, static_types,
                    inputs, dtype):
     """main body lines: constants, casts to the function's types, the call,
     an extension to f32 and the print."""
+    if dtype == "f64":
+        raise ValueError("f64 results cannot be printed by printMemrefF32 "
+                         "without rounding them to f32: read them from "
+                         "memory (ga.attention(..., dtype='f64'))")
     lines = []
     args = []
     for n, (name, values) in enumerate(inputs.items()):

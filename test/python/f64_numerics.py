@@ -10,7 +10,7 @@ bound is tight enough that f32 arithmetic fails it."""
 import numpy as np
 
 import gated_attention as ga
-from gated_attention import accuracy, reference
+from gated_attention import accuracy, mlir, reference
 
 # (Hq, Hkv, D, Dv, causal, gate, combine, gate heads, gate width)
 CONFIGS = [
@@ -68,6 +68,12 @@ ref = reference.gated_attention_reference(
 f32 = accuracy.compare(cfg, ga.attention(q, k, v, dtype="f32"), ref,
                        {"query": q, "key": k, "value": v, "gate": None})
 assert not f32.ok and f32.ratio > 1e3, accuracy.describe(f32)
+# The printing test modules (check.py's) read f32: f64 is refused there.
+try:
+    mlir.test_module([(cfg, {"query": q, "key": k, "value": v})])
+    raise AssertionError("an f64 test module was printed through f32")
+except ValueError as e:
+    assert "printMemrefF32" in str(e), e
 print(f"f64: worst err/bound {worst:.3f} (out), {worst_lse:.3f} (lse); "
       f"the f32 path {f32.ratio:.3g}")
 assert worst > 0.0

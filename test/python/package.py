@@ -133,7 +133,7 @@ for args, kwargs, message in [
          "does not fit"),
         ((q[0], q, q), {}, "must be 4-D"),
         ((q, q, q), {"device": "tpu"}, "unknown device 'tpu'; valid: cpu"),
-        ((q, q, q), {"dtype": "f64"}, "unknown dtype")]:
+        ((q, q, q), {"dtype": "f8"}, "unknown dtype")]:
     try:
         ga.attention(*args, **kwargs)
     except ValueError as e:

@@ -38,14 +38,16 @@ def kernel_for(cfg, device, lse=False):
     return kernel
 
 
-def _forward(q, k, v, g, causal, scale, gate, combine, layout, lse=None):
-    """Runs the op into a new output (and into `lse`, [B, Hq, Sq], when
-    given); returns the output."""
+def _forward(q, k, v, g, causal, scale, gate, combine, layout,
+             want_lse=False):
+    """Runs the op into a new output and, with `want_lse`, a new
+    log-sum-exp [B, Hq, Sq]; returns (out, lse or None)."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     out = _args.new_output(q, v, layout)
+    lse = _args.new_lse(q, layout) if want_lse else None
     if out.numel() == 0:
-        return out
-    want_lse = lse is not None
+        # (No rows: lse is empty too.)
+        return out, lse
     kernel = kernel_for(cfg, q.device, lse=want_lse)
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
@@ -56,7 +58,7 @@ def _forward(q, k, v, g, causal, scale, gate, combine, layout, lse=None):
         inputs = [innermost_contiguous(x) for x in views if x is not None]
         kernel(*inputs, _args.as_bhsd(out, layout),
                *([lse] if want_lse else []))
-    return out
+    return out, lse
 
 
 @torch.library.custom_op("gated_attention::attention", mutates_args=())
@@ -64,7 +66,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               g: Optional[torch.Tensor] = None, *, causal: bool = False,
               scale: Optional[float] = None, gate: str = "sigmoid",
               combine: str = "mul", layout: str = "bhsd") -> torch.Tensor:
-    return _forward(q, k, v, g, causal, scale, gate, combine, layout)
+    return _forward(q, k, v, g, causal, scale, gate, combine, layout)[0]
 
 
 @attention.register_fake
@@ -85,11 +87,8 @@ def attention_with_lse(
     """attention(...) and its log-sum-exp [B, Hq, Sq] (float32; float64 for
     float64 inputs; +inf for a row that sees no key): the training path's
     forward, whose autograd saves L for the backward."""
-    lse = _args.new_lse(q, layout)
-    out = _forward(q, k, v, g, causal, scale, gate, combine, layout, lse)
-    if out.numel() == 0:
-        lse.fill_(float("inf"))
-    return out, lse
+    return _forward(q, k, v, g, causal, scale, gate, combine, layout,
+                    want_lse=True)
 
 
 @attention_with_lse.register_fake
