@@ -372,21 +372,25 @@ def compile_paged_kernel(cfg, page, opt=None, chip="sm_90", warps=0,
     return dict(zip(layouts, kernels))
 
 
-def compile_backward_kernels(cfg, opt=None, chip="sm_90", cache=None):
+def compile_backward_kernels(cfg, opt=None, chip="sm_90", cache=None,
+                             kernel="auto"):
     """{layout: (kernel name, PTX text, launch description)} of the
-    backward's three mma.sync kernels (launcher.BACKWARD_LAYOUTS) for the
-    heads, head dims and variant of `cfg`, at every B, Sq and Skv: a
+    backward's three kernels (launcher.BACKWARD_LAYOUTS) for the heads,
+    head dims and variant of `cfg`, at every B, Sq and Skv: a
     gated_attention.attention_backward reading the forward's log-sum-exp.
-    There is no wgmma backward: on sm_90 these are the sm_80 kernels
-    compiled for it. Raises ValueError with the tool's reason for a
+    `kernel` as for compile_kernel: with "wgmma" (chip sm_90a) the dK/dV
+    kernel ("backward-kv") is the warp-specialized wgmma one where the
+    head dims fit it (docs/Backward.md), the others mma.sync; otherwise all
+    three are mma.sync. Raises ValueError with the tool's reason for a
     configuration the kernels do not take. Cached as compile_kernel."""
     config.check_choice("chip", chip, CHIPS)
+    config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))
     cfg = dataclasses.replace(cfg, b=1, sq=1, skv=1,
                               dynamic=("b", "sq", "skv"))
     text = mlir.backward_kernel_function(cfg, "case")
     try:
         kernels = _compile_cached(
-            text, f"backward {kernel_cache.variant(cfg)}", chip, "auto", 0,
+            text, f"backward {kernel_cache.variant(cfg)}", chip, kernel, 0,
             cache, opt, lambda: "", f"backward {cfg.describe()}",
             launcher.BACKWARD_LAYOUTS)
     except runner.ToolError as e:

@@ -13,7 +13,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardKernels.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -22,6 +25,7 @@
 #include <limits>
 
 using namespace mlir;
+using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
 /// Element pairs start at even columns of rows of even width.
@@ -103,4 +107,85 @@ void mlir::gated_attention::flash::storeAccumulatorRows(
                               /*nontemporal=*/false, kPairAlignment);
     }
   }
+}
+
+PackedQueryRows::PackedQueryRows(const KernelBuilder &kb,
+                                 const FlashKernelConfig &cfg,
+                                 const KernelArguments &args, Value batch,
+                                 Value kvHead, Value keyBase)
+    : batch(batch), numRows(args["Sq"]), lse(args["lse"]),
+      delta(args["delta"]) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  int64_t group = cfg.groupSize();
+  firstHead = kb.mul(kvHead, group);
+  // The group's heads are consecutive: packed row p is row p / G of the
+  // first head's slab, p % G head strides further.
+  auto packed = [&](StringRef name, int64_t width) {
+    GlobalSlab slab{
+        args[name],
+        contiguousSlab(kb, batch, firstHead, cfg.numQueryHeads, numRows, width),
+        kb.idx(width)};
+    if (group > 1) {
+      slab.rowGroup = group;
+      slab.groupStride = kb.mul(numRows, width);
+    }
+    return slab;
+  };
+  query = packed("q", cfg.headDim);
+  grad = packed("do", cfg.valueHeadDim);
+  numBlocks = arith::CeilDivUIOp::create(b, loc, kb.mul(numRows, group),
+                                         kb.idx(cfg.keyBlock));
+  firstBlock = kb.idx(0);
+  if (!cfg.causal)
+    return;
+  // Query i sees key j iff j <= i + Skv - Sq: the first key is first seen
+  // by query keyBase - (Skv - Sq).
+  causalOffset = buildCausalOffset(b, loc, args["Skv"], numRows);
+  Value firstQuery =
+      arith::MaxSIOp::create(b, loc, kb.sub(keyBase, causalOffset), kb.idx(0));
+  firstBlock = kb.div(kb.mul(firstQuery, group), cfg.keyBlock);
+}
+
+void mlir::gated_attention::flash::transposedScoreGrads(
+    const KernelBuilder &kb, const LaneLayout &lanes,
+    const FlashKernelConfig &cfg, const PackedQueryRows &rows,
+    Value firstColumn, Value keyRow0, AccumulatorTile scores,
+    AccumulatorTile gradP) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  int64_t group = cfg.groupSize();
+  Value zero = kb.f32c(0.0);
+  Value scaleLog2 = kb.f32c(cfg.scale * M_LOG2E);
+  // Each column is a packed query row: its L and D, and (causal) whether
+  // the lane's keys are visible from it.
+  for (int64_t t = 0; t < scores.numTiles(); ++t)
+    for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c) {
+      Value packed = kb.add(firstColumn, t * 8 + c);
+      Value query = group > 1 ? kb.div(packed, group) : packed;
+      Value head = group > 1 ? kb.add(rows.firstHead, kb.rem(packed, group))
+                             : rows.firstHead;
+      Value valid = kb.lt(query, rows.numRows);
+      Value at = kb.add(contiguousSlab(kb, rows.batch, head, cfg.numQueryHeads,
+                                       rows.numRows, 1),
+                        kb.select(valid, query, kb.idx(0)));
+      Value lseLog2 = lseToLog2(
+          kb, memref::LoadOp::create(b, loc, rows.lse, ValueRange{at}), valid);
+      Value rowDelta = kb.select(
+          valid, memref::LoadOp::create(b, loc, rows.delta, ValueRange{at}),
+          zero);
+      Value keyBound;
+      if (cfg.causal)
+        keyBound = buildCausalKeyBound(b, loc, query, rows.causalOffset);
+      for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+        Value &x = scores.at(t, half, c);
+        Value p = math::Exp2Op::create(b, loc,
+                                       kb.fsub(kb.fmul(x, scaleLog2), lseLog2));
+        if (keyBound)
+          p = kb.select(kb.lt(lanes.row(kb, keyRow0, half), keyBound), p, zero);
+        x = p;
+        gradP.at(t, half, c) = buildScoreGrad(b, loc, p, gradP.at(t, half, c),
+                                              rowDelta, cfg.scale);
+      }
+    }
 }

@@ -27,6 +27,7 @@
 #ifndef GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_BACKWARD_KERNELS_H
 #define GATED_ATTENTION_CONVERSION_GATED_ATTENTION_TO_NVGPU_BACKWARD_KERNELS_H
 
+#include "CpAsyncPipeline.h"
 #include "FragmentLayout.h"
 #include "KernelInterface.h"
 
@@ -47,6 +48,11 @@ void buildBackwardKeyValueKernel(OpBuilder &b, Location loc,
 void buildBackwardQueryKernel(OpBuilder &b, Location loc,
                               const FlashKernelConfig &cfg,
                               gpu::GPUFuncOp func);
+/// The sm_90a dK/dV kernel (wgmma, warp specialized;
+/// BackwardKeyValueWgmma.cpp).
+void buildBackwardKeyValueWgmmaKernel(OpBuilder &b, Location loc,
+                                      const FlashKernelConfig &cfg,
+                                      gpu::GPUFuncOp func);
 
 /// Where a warp works when cfg.columnSplit warps share each 16-row tile:
 /// its tile's first row in the CTA's tile and, per accumulator of `width`
@@ -69,12 +75,49 @@ struct WarpColumns {
   }
 };
 
+/// The query rows that a dK/dV kernel streams past the CTA's keys (from
+/// `keyBase`, of K/V head `kvHead`): the rows of the head's GQA group as
+/// packed (row, head) pairs, packed row p being query p / G of head
+/// G kvHead + p % G, so that one loop covers the group and each block of
+/// cfg.keyBlock packed rows is one copy.
+struct PackedQueryRows {
+  Value batch, firstHead, numRows, lse, delta;
+  /// Causal: Skv - Sq (null otherwise).
+  Value causalOffset;
+  /// Q's and dY's packed slabs.
+  GlobalSlab query, grad;
+  /// The blocks to stream: [firstBlock, numBlocks), the causal blocks
+  /// before the first query that sees `keyBase` skipped.
+  Value firstBlock, numBlocks;
+
+  PackedQueryRows(const KernelBuilder &kb, const FlashKernelConfig &cfg,
+                  const KernelArguments &args, Value batch, Value kvHead,
+                  Value keyBase);
+};
+
+/// P^T and dS^T in place of S^T and dP^T (unscaled; FlashAttention-2's
+/// P^T = exp2(scale log2(e) S^T - log2(e) L), dS^T = scale P^T (dP^T - D))
+/// in a lane's accumulator tiles whose rows are keys (the lane's first at
+/// `keyRow0`) and whose columns are packed query rows of `rows` (the
+/// lane's first at `firstColumn`), masked causally.
+void transposedScoreGrads(const KernelBuilder &kb, const LaneLayout &lanes,
+                          const FlashKernelConfig &cfg,
+                          const PackedQueryRows &rows, Value firstColumn,
+                          Value keyRow0, AccumulatorTile scores,
+                          AccumulatorTile gradP);
+
 /// Why `op` has no mma.sync backward, or "".
 std::string backwardUnsupportedReason(AttentionBackwardOp op);
 
+/// Why `op` has no sm_90a dK/dV kernel (then the mma.sync one runs), or
+/// "".
+std::string backwardWgmmaUnsupportedReason(AttentionBackwardOp op);
+
 /// Adds the pattern that replaces a gated_attention.attention_backward by
-/// launches of these kernels (BackwardToNVGPU.cpp).
-void populateBackwardToNVGPUPatterns(RewritePatternSet &patterns);
+/// launches of these kernels (BackwardToNVGPU.cpp); with `wgmma` (sm_90a)
+/// the dK/dV kernel is the wgmma one where the op fits it.
+void populateBackwardToNVGPUPatterns(RewritePatternSet &patterns,
+                                     bool wgmma = false);
 
 /// The offset of slab (batch, head) of a [B, heads, rows, width]-contiguous
 /// buffer.

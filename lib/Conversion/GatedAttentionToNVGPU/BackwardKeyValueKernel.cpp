@@ -21,16 +21,10 @@
 
 #include "BackwardKernels.h"
 #include "CpAsyncPipeline.h"
-#include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
-#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "MmaSyncAtom.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::gated_attention;
@@ -54,18 +48,17 @@ private:
   std::optional<MmaSyncAtom> atom;
   std::optional<CpAsyncPipeline> pipeline;
   std::optional<WarpColumns> columns;
-  Value numRows, numKeys, causalOffset;
+  std::optional<PackedQueryRows> queries;
+  Value numKeys;
   /// The warp's first key, and its row in the CTA's K tile.
   Value warpKey, warpTileRow;
-  /// The first query head of the group, the slab offsets of V and of the
-  /// group's L and D.
-  Value firstHead, batch, valueBuffer, valueBase, lse, delta;
+  /// V and its slab's offset.
+  Value valueBuffer, valueBase;
 };
 } // namespace
 
 void KeyValueKernel::queryBlock(Value block, Value buffer,
                                 AccumulatorTile gradK, AccumulatorTile gradV) {
-  int64_t group = cfg.groupSize();
   Value zero = f32c(0.0);
   int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
   SmallVector<Value> s(regs, zero), dp(regs, zero);
@@ -81,37 +74,9 @@ void KeyValueKernel::queryBlock(Value block, Value buffer,
                            valueBase, cfg.valueHeadDim, warpKey, numKeys, kk);
     atom->multiplyKeys(gradP, value, pipeline->valueTiles(), {buffer}, kk);
   }
-  // Each column is a packed query row: its L and D, and (causal) whether
-  // the lane's keys are visible from it.
-  Value scaleLog2 = f32c(cfg.scale * M_LOG2E);
   Value firstColumn = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
-  for (int64_t t = 0; t < scores.numTiles(); ++t)
-    for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c) {
-      Value packed = add(firstColumn, t * 8 + c);
-      Value query = group > 1 ? div(packed, group) : packed;
-      Value head = group > 1 ? add(firstHead, rem(packed, group)) : firstHead;
-      Value valid = lt(query, numRows);
-      Value at =
-          add(contiguousSlab(*this, batch, head, cfg.numQueryHeads, numRows, 1),
-              select(valid, query, idx(0)));
-      Value lseLog2 = lseToLog2(
-          *this, memref::LoadOp::create(b, loc, lse, ValueRange{at}), valid);
-      Value rowDelta = select(
-          valid, memref::LoadOp::create(b, loc, delta, ValueRange{at}), zero);
-      Value keyBound;
-      if (cfg.causal)
-        keyBound = buildCausalKeyBound(b, loc, query, causalOffset);
-      for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
-        Value &x = scores.at(t, half, c);
-        Value p =
-            math::Exp2Op::create(b, loc, fsub(fmul(x, scaleLog2), lseLog2));
-        if (keyBound)
-          p = select(lt(lanes.row(*this, warpKey, half), keyBound), p, zero);
-        x = p;
-        gradP.at(t, half, c) = buildScoreGrad(b, loc, p, gradP.at(t, half, c),
-                                              rowDelta, cfg.scale);
-      }
-    }
+  transposedScoreGrads(*this, lanes, cfg, *queries, firstColumn, warpKey,
+                       scores, gradP);
   if (cfg.columnSplit == 1) {
     atom->multiplyValues(gradV, scores, pipeline->valueTiles(), {buffer});
     atom->multiplyValues(gradK, gradP, pipeline->keyTiles(), {buffer});
@@ -127,20 +92,16 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   KernelArguments args(cfg, entry);
-  int64_t d = cfg.headDim, dv = cfg.valueHeadDim, group = cfg.groupSize();
+  int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
   lanes = LaneLayout::build(*this);
   atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
-  numRows = args["Sq"];
   numKeys = args["Skv"];
-  lse = args["lse"];
-  delta = args["delta"];
   valueBuffer = args["v"];
   Value keyBase =
       mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), cfg.queryBlock());
   Value kvHead = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  firstHead = mul(kvHead, group);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   columns.emplace(*this, cfg, lanes.warp);
   warpTileRow = columns->tileRow;
   warpKey = add(keyBase, warpTileRow);
@@ -149,32 +110,10 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   valueBase =
       contiguousSlab(*this, batch, kvHead, cfg.numKeyValueHeads, numKeys, dv);
   GlobalSlab kSlab{args["k"], kBase, idx(d)};
-  // The group's heads are consecutive: packed row p is row p / R of the
-  // first head's slab, p % R head strides further.
-  auto packed = [&](StringRef name, int64_t width) {
-    GlobalSlab slab{args[name],
-                    contiguousSlab(*this, batch, firstHead, cfg.numQueryHeads,
-                                   numRows, width),
-                    idx(width)};
-    if (group > 1) {
-      slab.rowGroup = group;
-      slab.groupStride = mul(numRows, width);
-    }
-    return slab;
-  };
-  GlobalSlab qSlab = packed("q", d), doSlab = packed("do", dv);
-
-  // Causal: query i sees key j iff j <= i + Skv - Sq; the CTA's first key
-  // is first seen by query keyBase - (Skv - Sq).
-  Value numBlocks = arith::CeilDivUIOp::create(b, loc, mul(numRows, group),
-                                               idx(cfg.keyBlock));
-  Value firstBlock = idx(0);
-  if (cfg.causal) {
-    causalOffset = buildCausalOffset(b, loc, numKeys, numRows);
-    Value firstQuery =
-        arith::MaxSIOp::create(b, loc, sub(keyBase, causalOffset), idx(0));
-    firstBlock = div(mul(firstQuery, group), cfg.keyBlock);
-  }
+  queries.emplace(*this, cfg, args, batch, kvHead, keyBase);
+  Value numRows = queries->numRows, numBlocks = queries->numBlocks;
+  Value firstBlock = queries->firstBlock;
+  GlobalSlab qSlab = queries->query, doSlab = queries->grad;
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
   (void)pipeline->loadFirst(kSlab, keyBase, numKeys, qSlab, doSlab, numRows,

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The pattern that replaces a gated_attention.attention_backward by
-// launches of its three mma.sync kernels (BackwardKernels.h) on flattened
-// buffers: the preprocessing writes D (f32), dY and dG; then the dK/dV
-// kernel and the dQ kernel, which both read L (the op's lse operand) and
+// launches of its three kernels (BackwardKernels.h; on sm_90a with
+// kernel=wgmma the dK/dV one is wgmma's where the head dims fit it) on
+// flattened buffers: the preprocessing writes D (f32), dY and dG; then the
+// dK/dV kernel and the dQ kernel, which both read L (the op's lse operand) and
 // D.
 //
 //===----------------------------------------------------------------------===//
@@ -51,9 +52,21 @@ std::string flash::backwardUnsupportedReason(AttentionBackwardOp op) {
   return "";
 }
 
+std::string flash::backwardWgmmaUnsupportedReason(AttentionBackwardOp op) {
+  // Whole 128-byte column atoms per consumer warpgroup: above 128 columns
+  // two split them.
+  int64_t d = op.getHeadDim(), dv = op.getValueHeadDim();
+  int64_t split = std::max(d, dv) > 128 ? 2 : 1;
+  if (d % (64 * split) || dv % (64 * split) || std::max(d, dv) > 256)
+    return "the sm_90a dK/dV kernel takes head dims of 64 or 128, or 128 "
+           "and 256 above 128";
+  return "";
+}
+
 namespace {
 struct BackwardToNVGPU : OpRewritePattern<AttentionBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
+  BackwardToNVGPU(MLIRContext *ctx, bool wgmma)
+      : OpRewritePattern(ctx), wgmma(wgmma) {}
 
   LogicalResult matchAndRewrite(AttentionBackwardOp op,
                                 PatternRewriter &rewriter) const override {
@@ -135,7 +148,10 @@ struct BackwardToNVGPU : OpRewritePattern<AttentionBackwardOp> {
          {std::pair{KernelRole::BackwardPreprocess, hasRows},
           std::pair{KernelRole::BackwardKeyValue, hasKeys},
           std::pair{KernelRole::BackwardQuery, hasRows}}) {
-      FlashKernelConfig cfg = FlashKernelConfig::getBackward(op, role);
+      FlashKernelKind kind = wgmma && backwardWgmmaUnsupportedReason(op).empty()
+                                 ? FlashKernelKind::Wgmma
+                                 : FlashKernelKind::MmaSync;
+      FlashKernelConfig cfg = FlashKernelConfig::getBackward(op, role, kind);
       gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
       launchWhen(rewriter, loc, nonEmpty, kernel, cfg, values);
     }
@@ -147,9 +163,12 @@ struct BackwardToNVGPU : OpRewritePattern<AttentionBackwardOp> {
     rewriter.replaceOp(op, tensors);
     return success();
   }
+
+  bool wgmma;
 };
 } // namespace
 
-void flash::populateBackwardToNVGPUPatterns(RewritePatternSet &patterns) {
-  patterns.add<BackwardToNVGPU>(patterns.getContext());
+void flash::populateBackwardToNVGPUPatterns(RewritePatternSet &patterns,
+                                            bool wgmma) {
+  patterns.add<BackwardToNVGPU>(patterns.getContext(), wgmma);
 }

@@ -84,9 +84,10 @@ std::string FlashKernelConfig::baseName() const {
                        !hasGate         ? "_nogate"
                        : gateWidth == 1 ? "_headwise"
                                         : "",
-                       isWgmma()                                ? "_sm90a"
-                       : isSplit()                              ? "_split"
-                       : isMerge()                              ? "_merge"
+                       isWgmma() && isBackward() ? "_bwd_kv_sm90a"
+                       : isWgmma()               ? "_sm90a"
+                       : isSplit()               ? "_split"
+                       : isMerge()               ? "_merge"
                        : role == KernelRole::BackwardPreprocess ? "_bwd_pre"
                        : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
                        : role == KernelRole::BackwardQuery      ? "_bwd_q"
@@ -165,7 +166,8 @@ FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
 }
 
 FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
-                                                 KernelRole role) {
+                                                 KernelRole role,
+                                                 FlashKernelKind kind) {
   FlashKernelConfig cfg = getCommon(op, FlashKernelKind::MmaSync, 0, 0);
   cfg.role = role;
   cfg.numKeyValueHeads = op.getNumKVHeads();
@@ -192,6 +194,17 @@ FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
     cfg.columnSplit = 2;
     cfg.warps = 8;
     cfg.keyBlock = 16;
+  }
+  // The sm_90a dK/dV kernel (BackwardKeyValueWgmma.cpp): a consumer
+  // warpgroup per m64 tile of keys, 64 query rows streamed (32 above
+  // D = 64: at 64 S^T, dP^T and the rows' L and D spill next to 128 dK/dV
+  // registers; test/Pipelines/ptxas-backward.test); above D = 128 two
+  // consumer warpgroups split the tile's columns.
+  if (kind == FlashKernelKind::Wgmma && role == KernelRole::BackwardKeyValue) {
+    cfg.kind = kind;
+    cfg.keyBlock = wide ? 32 : 64;
+    cfg.columnSplit = width > 128 ? 2 : 1;
+    cfg.warps = 4 * cfg.columnSplit;
   }
   return cfg;
 }

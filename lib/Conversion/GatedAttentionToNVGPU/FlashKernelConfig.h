@@ -95,8 +95,11 @@ struct FlashKernelConfig {
            role == KernelRole::BackwardQuery;
   }
   /// The configuration of a gated_attention.attention_backward's kernel
-  /// `role` (its tiles: BackwardKernels.h).
-  static FlashKernelConfig getBackward(AttentionBackwardOp op, KernelRole role);
+  /// `role` (its tiles: BackwardKernels.h); with `kind` Wgmma the dK/dV
+  /// kernel is the sm_90a one.
+  static FlashKernelConfig
+  getBackward(AttentionBackwardOp op, KernelRole role,
+              FlashKernelKind kind = FlashKernelKind::MmaSync);
   /// This configuration's kernel `role` (one of an op's three kernels).
   /// The split kernel carries its partials through the key loop: above
   /// D = 128 it takes 16-key blocks (32 spill at D = 256;
@@ -129,8 +132,12 @@ struct FlashKernelConfig {
   /// consumer warpgroups (multiples of 8 in [24, 256]): the producer needs
   /// few, the consumers' accumulators take the rest of the 64K-register
   /// file, 128 x (producer + consumers x consumer) <= 65536.
+  /// (The backward's dK/dV producer computes packed GQA row addresses:
+  /// it takes the 8 registers that 24 + 2 x 240 leaves.)
   int64_t producerRegisters() const {
-    return consumerWarpgroups() == 1 ? 56 : 24;
+    if (consumerWarpgroups() == 1)
+      return 56;
+    return role == KernelRole::BackwardKeyValue ? 32 : 24;
   }
   int64_t consumerRegisters() const {
     return consumerWarpgroups() == 1 ? 256 : 240;

@@ -37,9 +37,27 @@ TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
   return layout;
 }
 
+BackwardTmaLayout BackwardTmaLayout::get(const FlashKernelConfig &cfg) {
+  // Tiles of whole 1024-byte swizzle atoms: each starts 1024-aligned.
+  BackwardTmaLayout layout;
+  int64_t rows = cfg.queryBlock();
+  layout.keys = 0;
+  layout.values = rows * cfg.headDim * cfg.elementBytes();
+  layout.queries = layout.values + rows * cfg.valueHeadDim * cfg.elementBytes();
+  layout.queryStageBytes = cfg.keyTileBytes();
+  layout.gradStageBytes = cfg.valueTileBytes();
+  layout.grads = layout.queries + kStages * layout.queryStageBytes;
+  layout.barriers = layout.grads + kStages * layout.gradStageBytes;
+  layout.keyValueBarrier = layout.barriers + 8 * 2 * kStages;
+  layout.total = layout.keyValueBarrier + 8;
+  return layout;
+}
+
 int64_t flash::sharedMemoryBytes(const FlashKernelConfig &cfg) {
   if (cfg.isMerge() || cfg.role == KernelRole::BackwardPreprocess)
     return 0;
+  if (cfg.isWgmma() && cfg.role == KernelRole::BackwardKeyValue)
+    return BackwardTmaLayout::get(cfg).total;
   if (cfg.isWgmma())
     return TmaSharedLayout::get(cfg).total;
   return CpAsyncSharedLayout::get(cfg).total;

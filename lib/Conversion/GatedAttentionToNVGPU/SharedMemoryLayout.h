@@ -35,6 +35,18 @@ struct TmaSharedLayout {
   static TmaSharedLayout get(const FlashKernelConfig &cfg);
 };
 
+/// Byte offsets in the sm_90a backward dK/dV kernel's shared memory
+/// (BackwardKeyValueWgmma.cpp): the CTA's K and V tiles, then two stages
+/// of the streamed query rows and of their dY.
+struct BackwardTmaLayout {
+  static constexpr int64_t kStages = 2;
+  int64_t keys, values, queries, grads, queryStageBytes, gradStageBytes;
+  /// The mbarriers, 8 bytes each: `full` and `empty` per stage, then the
+  /// K/V tiles'.
+  int64_t barriers, keyValueBarrier, total;
+  static BackwardTmaLayout get(const FlashKernelConfig &cfg);
+};
+
 /// The dynamic shared memory a kernel of `cfg` is launched with.
 int64_t sharedMemoryBytes(const FlashKernelConfig &cfg);
 

@@ -145,7 +145,10 @@ void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
   }
 }
 
-Value TmaPipeline::globalPointer(Value buffer) {
+Value mlir::gated_attention::flash::globalBufferPointer(const KernelBuilder &kb,
+                                                        Value buffer) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
   Value address =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   Value bits = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
@@ -156,13 +159,23 @@ Value TmaPipeline::globalPointer(Value buffer) {
   return LLVM::AddrSpaceCastOp::create(b, loc, global, generic);
 }
 
-void TmaPipeline::copyRows(const GlobalSlab &src, Value base, Value row0,
-                           Value limit, Value dst, int64_t numRows,
-                           int64_t width, Value bar) {
-  constexpr int64_t chunkElements = 8;
+Value TmaPipeline::globalPointer(Value buffer) {
+  return globalBufferPointer(*this, buffer);
+}
+
+void mlir::gated_attention::flash::copySwizzledRows(
+    const KernelBuilder &kb, const GlobalSlab &src, Value base, Value row0,
+    Value limit, Value dst, int64_t numRows, int64_t width, Value thread,
+    Value bar) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto i32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  constexpr int64_t chunkElements = 8, elementBytes = 2;
   int64_t chunksPerRow = width / chunkElements;
-  Value threadRow = div(rows->thread, chunksPerRow);
-  Value chunk = rem(rows->thread, chunksPerRow);
+  Value threadRow = kb.div(thread, chunksPerRow);
+  Value chunk = kb.rem(thread, chunksPerRow);
   // A loop over the thread's rows, kept rolled: the producer has few
   // registers, and a row's lookup, address and copy need only a handful.
   // (From the thread's first row: a bound LLVM cannot count, so it does
@@ -172,33 +185,43 @@ void TmaPipeline::copyRows(const GlobalSlab &src, Value base, Value row0,
   int64_t rowsPerPass = 128 / chunksPerRow;
   Value first = threadRow;
   if (128 % chunksPerRow)
-    first = select(lt(threadRow, idx(rowsPerPass)), threadRow, idx(numRows));
-  auto loop = scf::ForOp::create(b, loc, first, idx(numRows), idx(rowsPerPass));
+    first = kb.select(kb.lt(threadRow, kb.idx(rowsPerPass)), threadRow,
+                      kb.idx(numRows));
+  auto loop =
+      scf::ForOp::create(b, loc, first, kb.idx(numRows), kb.idx(rowsPerPass));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value r = loop.getInductionVar();
     auto [valid, element] = slabElement(
-        *this, src, add(row0, r), limit,
+        kb, src, kb.add(row0, r), limit,
         [&](Value row, Value valid) {
-          return src.pages ? pagedSourceRow(*this, src, row, valid)
-                           : select(valid, row, idx(0));
+          return src.pages ? pagedSourceRow(kb, src, row, valid)
+                           : kb.select(valid, row, kb.idx(0));
         },
-        [&] { return mul(chunk, chunkElements); });
+        [&] { return kb.mul(chunk, chunkElements); });
     Value bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                             mul(element, cfg.elementBytes()));
+                                             kb.mul(element, elementBytes));
     Value from = LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(),
                                      base, ValueRange{bytes});
-    Value offset = i32(swizzledChunkOffset(*this, r, chunk, numRows));
+    Value offset = i32(swizzledChunkOffset(kb, r, chunk, numRows));
     Value to = LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
                                    ValueRange{offset});
     // Rows past the sequence: 0 bytes read, 16 zeroed.
-    Value sixteen = i32(16), zero = i32(0);
+    Value sixteen = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16));
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
     NVVM::CpAsyncOp::create(b, loc, to, from, /*size=*/16,
                             NVVM::LoadCacheModifierKind::CG,
-                            select(valid, sixteen, zero));
+                            kb.select(valid, sixteen, zero));
   }
   NVVM::CpAsyncMBarrierArriveOp::create(b, loc, bar, /*noinc=*/true);
+}
+
+void TmaPipeline::copyRows(const GlobalSlab &src, Value base, Value row0,
+                           Value limit, Value dst, int64_t numRows,
+                           int64_t width, Value bar) {
+  copySwizzledRows(*this, src, base, row0, limit, dst, numRows, width,
+                   rows->thread, bar);
 }
 
 void TmaPipeline::loadQuery(Value rowBase) {

@@ -76,6 +76,19 @@ struct RowCopies {
   Value numQueries, numKeys, thread;
 };
 
+/// `buffer`'s first element as an !llvm.ptr<1>.
+Value globalBufferPointer(const KernelBuilder &kb, Value buffer);
+
+/// Copies rows [row0, row0 + numRows) of `src` (its buffer's first element
+/// at the global pointer `base`) into the [numRows, width] column-atom tile
+/// at `dst` (WgmmaAtom.h) in 16-byte cp.async chunks, rows at or past
+/// `limit` zero-filled without being read; `thread` (0..127) is the
+/// calling thread of the copying warpgroup, whose arrival on `bar` (noinc)
+/// comes once its copies have landed.
+void copySwizzledRows(const KernelBuilder &kb, const GlobalSlab &src,
+                      Value base, Value row0, Value limit, Value dst,
+                      int64_t numRows, int64_t width, Value thread, Value bar);
+
 /// The shared tiles and mbarriers, and the copies and waits on them. TMA
 /// copies are issued by whoever calls them (the kernel lets one thread of
 /// the producer warpgroup); row copies by the whole producer warpgroup;

@@ -6,6 +6,7 @@
 
 #include "WgmmaAtom.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -28,6 +29,18 @@ Value mlir::gated_attention::flash::swizzledChunkOffset(const KernelBuilder &kb,
   Value chunkBytes = kb.mul(swizzled, 16);
   Value rowStart = kb.add(atom, rowBytes);
   return kb.add(rowStart, chunkBytes);
+}
+
+Value mlir::gated_attention::flash::uniformWarpgroup(const KernelBuilder &kb,
+                                                     Value thread) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value warpgroup =
+      arith::IndexCastOp::create(b, loc, b.getI32Type(), kb.div(thread, 128));
+  Value uniform =
+      gpu::ShuffleOp::create(b, loc, warpgroup, 0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), uniform);
 }
 
 Type WgmmaAtom::structType(int64_t registers) {

@@ -56,6 +56,11 @@ constexpr int64_t kMajorStepOffset(int64_t rows, int64_t kk) {
 Value swizzledChunkOffset(const KernelBuilder &kb, Value row, Value chunk,
                           int64_t rows);
 
+/// The warpgroup of `thread` (thread.x / 128), read from lane 0 so that
+/// ptxas knows it to be uniform and keeps what derives from it (tile
+/// offsets, descriptors, barrier ids) in uniform registers.
+Value uniformWarpgroup(const KernelBuilder &kb, Value thread);
+
 class WgmmaAtom : public KernelBuilder {
 public:
   static constexpr int64_t kM = 64, kK = 16;

@@ -1,4 +1,4 @@
-"""Run the backward's mma.sync kernels on the CPU emulator.
+"""Run the backward's kernels on the CPU emulator.
 
 `convert-gated-attention-to-nvgpu` replaces a
 gated_attention.attention_backward by three kernels (preprocessing, dK/dV,
@@ -11,6 +11,9 @@ L read in f32):
 
     python3 -m gated_attention.testing.emulate_backward \\
         --case 'dtype=bf16,d=64,dv=64,hq=4,hkv=2,sq=40,skv=70,causal=0|1'
+
+With --options 'chip=sm_90a kernel=wgmma' the dK/dV kernel is the sm_90a
+one (wgmma, warp specialized), run on emulate_wgmma's model.
 
 Sizes are static in the compiled op (the kernels take Sq and Skv as
 arguments either way). The emulator is slow: keep cases small.
@@ -55,10 +58,13 @@ def case_inputs(cfg, seed):
     return x, dout, out, lse
 
 
-def run_case(cfg, seed, opt=None, options=""):
-    """({gradient: float64 array}, inputs, dout) of the kernels on case
-    `cfg` with inputs of `seed`."""
-    kernels = emulate.Emulator().kernels(compile_backward(cfg, opt, options))
+def run_case(cfg, seed, opt=None, options="", schedule=None):
+    """({gradient: float64 array}, inputs, dout, the dK/dV kernel's name)
+    of the kernels on case `cfg` with inputs of `seed`; `options`
+    convert-gated-attention-to-nvgpu's, `schedule` as for
+    emulate.Emulator."""
+    compiled = compile_backward(cfg, opt, options)
+    kernels = emulate.Emulator(schedule).kernels(compiled)
     x, dout, out, lse = case_inputs(cfg, seed)
     gated = cfg.gate != "none"
 
@@ -76,7 +82,7 @@ def run_case(cfg, seed, opt=None, options=""):
     names = {"dq": "query", "dk": "key", "dv": "value", "dg": "gate"}
     grads = {names[n]: from_bits(v, cfg.dtype).astype(np.float64).reshape(
         shapes[names[n]]) for n, v in got.items()}
-    return grads, x, dout
+    return grads, x, dout, compiled["backward-kv"][1]["kernel"]
 
 
 def main(argv=None):
@@ -86,6 +92,17 @@ def main(argv=None):
     p.add_argument("--case", action="append", default=[])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--opt", help="gated-attention-opt to use")
+    p.add_argument("--options", default="",
+                   help="convert-gated-attention-to-nvgpu's options, e.g. "
+                   "'chip=sm_90a kernel=wgmma' (the sm_90a dK/dV kernel)")
+    p.add_argument("--repeat", action="store_true",
+                   help="run each case again under another interleaving of "
+                   "the sm_90a kernels' warpgroups (--schedule + 1) and "
+                   "require bitwise identical gradients: no kernel adds in "
+                   "an order that depends on timing")
+    p.add_argument("--schedule", type=int, default=None,
+                   help="seed of the emulator's warpgroup interleavings "
+                   "(sm_90a kernels); default: producer first")
     args = p.parse_args(argv)
     try:
         cfgs = [c for s in args.case for c in config.parse_cases(s)]
@@ -96,14 +113,23 @@ def main(argv=None):
     failures = 0
     for i, cfg in enumerate(cfgs):
         seed = args.seed * 1000 + i
-        grads, x, dout = run_case(cfg, seed, args.opt)
+        grads, x, dout, kv = run_case(cfg, seed, args.opt, args.options,
+                                      args.schedule)
         results = accuracy_backward.compare_backward(cfg, grads, x, dout,
                                                      gpu=True)
         ok = all(r.ok for r in results.values())
+        if args.repeat:
+            again = run_case(cfg, seed, args.opt, args.options,
+                             (args.schedule or 0) + 1)[0]
+            same = all(np.array_equal(grads[n], again[n], equal_nan=True)
+                       for n in grads)
+            ok = ok and same
+            if not same:
+                print(f"FAIL {cfg.describe()}: the second run differs")
         failures += not ok
         worst = " ".join(f"{n}={r.ratio:.3f}"
                          for n, r in results.items())
-        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} err/bound "
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} {kv} err/bound "
               f"{worst}", flush=True)
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
