@@ -8,6 +8,7 @@
 #include "GatedAttention/Conversion/NVGPUChips.h"
 #include "GatedAttention/Conversion/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "GatedAttention/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -202,6 +203,11 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     GatedAttentionTilePassOptions tileOptions;
     tileOptions.queryBlock = options.queryBlock;
     tileOptions.keyBlock = options.keyBlock;
+    // Splitting keys pays only on parallel threads.
+    tileOptions.kvSplits = options.openmp || options.kvSplits != "auto"
+                               ? std::string(options.kvSplits)
+                               : std::string("1");
+    tileOptions.threads = options.threads;
     funcPm.addPass(createGatedAttentionTilePass(tileOptions));
     funcPm.addPass(createCanonicalizerPass());
     funcPm.addPass(createCSEPass());
@@ -422,6 +428,14 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     ok &= succeeded(error(llvm::formatv(
         "option 'vector-bits' must be 0 (this host), 128, 256 or 512, got {0}",
         static_cast<int64_t>(options.vectorBits))));
+  if (failed(parseKeySplits(options.kvSplits)))
+    ok &= succeeded(error(llvm::formatv(
+        "option 'kv-splits' must be 'auto' or a count in [1, {0}], got '{1}'",
+        kMaxKeySplits, options.kvSplits)));
+  if (options.threads < 0)
+    ok &= succeeded(error(llvm::formatv(
+        "option 'threads' must be 0 (this host's) or positive, got {0}",
+        static_cast<int64_t>(options.threads))));
   StringRef units = options.matrixUnits;
   if (!llvm::is_contained({"host", "fma", "avx512-bf16", "amx"}, units))
     return error(llvm::formatv("option 'matrix-units': unknown value '{0}'; "

@@ -42,6 +42,13 @@ For output element (b, h, i, e), with softmax weights w_j of row i:
   most n = min(Skv, Bk) terms, 2u from the compensation and at most
   2 S+ / tau rescalings of 2u each, whatever Skv:
   eps = 2^-24 ((sqrt(D) + 3) S+ + sqrt(n) + 10).
+  Split-KV on the CPU (`splits` = N > 1 parts of the keys, each part such
+  a lowering, merged as O = sum_i w_i O_i / sum_i w_i l_i with
+  w_i = exp(m_i - m)) adds the merge: the argument m_i - m (|.| <= 2 S+)
+  rounds by u |m_i - m|, exp by 2u, the product w_i O_i by u, and the
+  N-term sums by sqrt(N) u (random walk, as above); a weight off by delta
+  relative moves the weights of its part's keys by delta, so Y by
+  delta (A + |Y|): eps += 2^-24 (2 S+ + 3 + sqrt(N)).
 
 The output out = Y * a (combine mul) or Y + a (add), a = act(G) computed
 in f32 (relative error eps_a = 2^-24 (10 + 1.25 |g|): exp(-g) rounds its
@@ -101,26 +108,30 @@ largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
 shape mismatch); worst: the index of that element (None if none)."""
 
 
-def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT):
+def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT, splits=1):
     """eps of the module docstring: the relative error of a row's softmax
     weights (and the absolute error of its scores and of log l) from the
     arithmetic of unit roundoff `unit` (f32's; f64's for f64), for head dim
     `d`, `skv` keys, the rows' score magnitude `s_plus`, and the key block
     of a lowering with compensated sums (None: plain sums over all
-    keys)."""
+    keys), whose keys may be split into `splits` merged parts."""
     if key_block is None:
         return unit * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
-    return unit * ((np.sqrt(d) + 3) * s_plus
-                   + np.sqrt(min(skv, key_block)) + 10)
+    eps = unit * ((np.sqrt(d) + 3) * s_plus
+                  + np.sqrt(min(skv, key_block)) + 10)
+    if splits > 1:
+        eps = eps + unit * (2 * s_plus + 3 + np.sqrt(splits))
+    return eps
 
 
-def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
+def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False,
+                    splits=1):
     """Bound on |lse - reference.log_sum_exp| per row [B, Hq, Sq] (`cfg`,
     `inputs` and `key_block` as error_bound takes them). L = m + log(l)
     moves by at most the largest error of the row's scores (dL/ds_j = P_j
     sums to 1) plus the relative error of l: eps; the f32 log and the sum
     m + log(l) round by one unit of |L| each. A row that sees no key is
-    +inf exactly.
+    +inf exactly. `splits`: the tiled path's split-KV parts.
 
     `log2_domain`: the tensor-core kernels, whose m is in log2 units and
     whose weights are exp2's (FragmentSoftmax.h), L = ln 2 * m + log(l).
@@ -141,7 +152,7 @@ def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
     lse = reference.log_sum_exp(q, k, scale, cfg.causal)
     unit = dtypes.arithmetic_unit(cfg.dtype)
     with np.errstate(invalid="ignore"):
-        bound = (softmax_error(d, skv, s_plus, key_block, unit)
+        bound = (softmax_error(d, skv, s_plus, key_block, unit, splits)
                  + 2 * unit * np.where(np.isinf(lse), 0.0, np.abs(lse)))
     if log2_domain:
         bound = bound + 2 * F32_UNIT * s_plus + 5 * F32_UNIT + \
@@ -149,15 +160,17 @@ def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False):
     return bound
 
 
-def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
+def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
+                splits=1):
     """Per-element bound on |out - reference| for `cfg` (an
     AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
     float64 arrays already representable in cfg.dtype); the shape of the
     result. `key_block`: the key block of a lowering that adds its key
     blocks with compensated summation (the tiled CPU path), or None for
     one whose sums run over all Skv keys. `flush_subnormals`: the tiled
-    path's bf16 products run on AVX512-BF16 or AMX. See the module
-    docstring for the model."""
+    path's bf16 products run on AVX512-BF16 or AMX. `splits`: the tiled
+    path splits each row's keys into that many merged parts (split-KV).
+    See the module docstring for the model."""
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, k, v = (np.asarray(inputs[n], np.float64)
@@ -175,7 +188,7 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False):
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
     unit = dtypes.arithmetic_unit(cfg.dtype)
-    eps = softmax_error(d, skv, s_plus, key_block, unit)
+    eps = softmax_error(d, skv, s_plus, key_block, unit, splits)
     if flush_subnormals:
         q1 = np.abs(q).sum(axis=-1, keepdims=True)
         k1 = np.abs(kr).sum(axis=-1).max(axis=-1, initial=0.0)
@@ -217,21 +230,22 @@ def legacy_bound(cfg, ref):
 
 
 def compare(cfg, out, ref, inputs=None, key_block=None,
-            flush_subnormals=False):
+            flush_subnormals=False, splits=1):
     """Comparison of `out` with the reference `ref` for `cfg`, element by
-    element against error_bound(cfg, inputs, key_block, flush_subnormals)
-    (fixed tolerances, a weaker check, without `inputs`)."""
+    element against error_bound(cfg, inputs, key_block, flush_subnormals,
+    splits) (fixed tolerances, a weaker check, without `inputs`)."""
     out = np.asarray(out, np.float64)
     ref = np.asarray(ref, np.float64)
     if out.shape != ref.shape:
         return Comparison(False, float("inf"), float("inf"), None)
-    bound = (error_bound(cfg, inputs, key_block, flush_subnormals)
+    bound = (error_bound(cfg, inputs, key_block, flush_subnormals, splits)
              if inputs is not None
              else legacy_bound(cfg, ref))
     return _within(out, ref, bound)
 
 
-def compare_lse(cfg, lse, inputs, key_block=None, log2_domain=False):
+def compare_lse(cfg, lse, inputs, key_block=None, log2_domain=False,
+                splits=1):
     """Comparison of a lowering's log-sum-exp `lse` [B, Hq, Sq] with
     reference.log_sum_exp of `inputs` within lse_error_bound (the
     arguments as it takes them): +inf exactly where a row sees no key, a
@@ -242,7 +256,7 @@ def compare_lse(cfg, lse, inputs, key_block=None, log2_domain=False):
     if lse.shape != ref.shape:
         return Comparison(False, float("inf"), float("inf"), None)
     return _within(lse, ref, lse_error_bound(cfg, inputs, key_block,
-                                             log2_domain))
+                                             log2_domain, splits))
 
 
 def _within(out, ref, bound):

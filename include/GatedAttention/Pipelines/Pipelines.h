@@ -72,6 +72,17 @@ struct GatedAttentionToLLVMPipelineOptions
                      "tiles; both need 512-bit vectors) or host (amx, else "
                      "avx512-bf16 on a host that has it, else fma)"),
       llvm::cl::init("host")};
+  PassOptions::Option<std::string> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Split-KV of the dense op's tiles: auto (when the tiles "
+                     "are fewer than the threads, e.g. a decode step of one "
+                     "sequence), 1 (off) or N parts (1 to 64)"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads the tiles run on, which kv-splits=auto reads "
+                     "(0: this host's)"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers a module of `func` + tensor-level upstream ops (linalg, tensor,

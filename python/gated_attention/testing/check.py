@@ -15,7 +15,8 @@ gw (elementwise|headwise) dtype (f32|f16|bf16) scale dyn (e.g. b+sq+skv).
 'tiled' (the default online-softmax path), 'tiled:QxK' (query/key block
 sizes Q and K), 'reference' (materialized scores); --matrix-units picks
 what multiplies the tiled paths' bf16 tiles (host, fma, avx512-bf16, amx:
-the pipeline option).
+the pipeline option), --kv-splits how many parts the tiled paths split
+each tile's keys into (auto, the pipeline's default, or N).
 
 Prints one PASS/FAIL line per case and path with the worst ratio of an
 element's error to its bound (accuracy.error_bound: the error model of
@@ -33,14 +34,26 @@ from .. import accuracy, config, mlir, native, runner
 
 
 def compare(cfg, out, ref, inputs=None, key_block=None,
-            flush_subnormals=False):
+            flush_subnormals=False, splits=1):
     """accuracy.Comparison (ok, max_abs_err, ratio, worst) of `out` against
     the reference `ref`, each element within the error model's bound for
     `inputs` (accuracy.error_bound; `key_block` for the tiled path's
     compensated sums, `flush_subnormals` for its bf16 matrix-unit
-    products); NaN in `out` fails unless `ref` is NaN there too."""
+    products, `splits` for its split-KV parts); NaN in `out` fails unless
+    `ref` is NaN there too."""
     return accuracy.compare(cfg, out, ref, inputs, key_block,
-                            flush_subnormals)
+                            flush_subnormals, splits)
+
+
+def path_splits(path, kv_splits, cfg):
+    """The most parts a tiled path splits `cfg`'s keys into: `kv_splits`
+    when a count, else what kv-splits=auto can choose (at most one part per
+    256 keys, at most 64), for the error model's merge term."""
+    if not path.startswith("tiled"):
+        return 1
+    if kv_splits not in (None, "auto"):
+        return int(kv_splits)
+    return max(1, min(64, cfg.skv // 256))
 
 
 def runs_on_matrix_units(path, units, cfg):
@@ -63,12 +76,17 @@ def path_key_block(path):
     return None
 
 
-def path_pipeline(path, units=None):
+def path_pipeline(path, units=None, kv_splits=None, threads=None):
     """gated-attention-opt arguments for a --paths entry (`units`: the
-    tiled paths' matrix-units, None for the default)."""
+    tiled paths' matrix-units, `kv_splits` and `threads` their kv-splits
+    and the threads it counts; None for the defaults)."""
     tiled = f" matrix-units={units}" if units else ""
+    if kv_splits:
+        tiled += f" kv-splits={kv_splits}"
+    if threads:
+        tiled += f" threads={threads}"
     if path == "tiled":
-        return ["--gated-attention-to-llvm" + (f"={tiled[1:]}" if units else "")]
+        return ["--gated-attention-to-llvm" + (f"={tiled[1:]}" if tiled else "")]
     if path == "reference":
         return ["--gated-attention-to-llvm=reference=1"]
     if path.startswith("tiled:"):
@@ -92,6 +110,12 @@ def main(argv=None):
                         choices=("host", "fma", "avx512-bf16", "amx"),
                         help="what multiplies the tiled paths' bf16 tiles "
                              "(default: the pipeline's, host)")
+    parser.add_argument("--kv-splits",
+                        help="split-KV of the tiled paths: auto (the "
+                             "pipeline's default) or a count of parts")
+    parser.add_argument("--threads", type=int,
+                        help="the threads kv-splits=auto counts (default: "
+                             "this host's)")
     parser.add_argument("--pipeline",
                         help="explicit gated-attention-opt arguments that "
                              "lower to LLVM (instead of --paths)")
@@ -118,7 +142,8 @@ def main(argv=None):
         with open(args.emit, "w") as f:
             f.write(text)
     pipelines = ([("custom", shlex.split(args.pipeline))] if args.pipeline
-                 else [(p, path_pipeline(p, args.matrix_units))
+                 else [(p, path_pipeline(p, args.matrix_units,
+                                         args.kv_splits, args.threads))
                        for p in args.paths.split(",")])
     refs = [cfg.reference(inputs) for cfg, inputs in cases]
     total = failed = 0
@@ -139,7 +164,9 @@ def main(argv=None):
                 cfg, out, ref, inputs,
                 None if args.pipeline else path_key_block(name),
                 not args.pipeline and runs_on_matrix_units(
-                    name, args.matrix_units, cfg))
+                    name, args.matrix_units, cfg),
+                1 if args.pipeline else path_splits(name, args.kv_splits,
+                                                    cfg))
             total += 1
             failed += not result.ok
             print(f"{'PASS' if result.ok else 'FAIL'} [{name}] case{i} "

@@ -187,6 +187,15 @@ Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,
                                  m);
 }
 
+Value mlir::gated_attention::buildMergeWeight(OpBuilder &b, Location loc,
+                                              Value mPart, Value m,
+                                              bool base2) {
+  Value d = arith::SubFOp::create(b, loc, mPart, buildSoftmaxShift(b, loc, m));
+  if (base2)
+    return math::Exp2Op::create(b, loc, d);
+  return math::ExpOp::create(b, loc, d);
+}
+
 Value mlir::gated_attention::buildInverseRowSum(OpBuilder &b, Location loc,
                                                 Value l) {
   Value zero = constantLike(b, loc, l, 0.0);

@@ -76,9 +76,9 @@ scf::ForOp mlir::gated_attention::buildForLoop(
   return loop;
 }
 
-Value OnlineSoftmaxTile::generic(
-    ValueRange ins, Value init, ArrayRef<AffineMap> maps,
-    ArrayRef<IteratorType> iterators,
+Value mlir::gated_attention::buildGeneric(
+    OpBuilder &b, Location loc, ValueRange ins, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators,
     function_ref<Value(OpBuilder &, ValueRange)> body) {
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
@@ -87,6 +87,13 @@ Value OnlineSoftmaxTile::generic(
                linalg::YieldOp::create(nb, loc, body(nb, args));
              })
       .getResult(0);
+}
+
+Value OnlineSoftmaxTile::generic(
+    ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+    ArrayRef<IteratorType> iterators,
+    function_ref<Value(OpBuilder &, ValueRange)> body) {
+  return buildGeneric(b, loc, ins, init, maps, iterators, body);
 }
 
 SmallVector<Value> OnlineSoftmaxTile::genericN(
@@ -212,6 +219,11 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
     blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
     vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
     Value seen = arith::AddIOp::create(b, loc, kb, index(spec.keyBlock));
+    // A part of the keys (split-KV) counts its keys times the parts: the
+    // merge adds the parts' sums, each then below 2^126 / parts.
+    if (partBegin)
+      seen = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, seen, partBegin), numParts);
     sigma = buildOverflowScale(b, loc, vmax, seen);
     scaleStep = arith::DivFOp::create(b, loc, sigma, s.sigma);
   }
@@ -338,10 +350,10 @@ Value OnlineSoftmaxTile::logSumExp(State s) {
       });
 }
 
-Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
-                               Value causalOffset) {
-  this->numKeys = numKeys;
-  this->causalOffset = causalOffset;
+OnlineSoftmaxTile::State
+OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
+  // Keys from keyEnd on are masked like keys past the end.
+  this->numKeys = keyEnd;
   int64_t keyBlock = spec.keyBlock;
   Value kvHead =
       arith::DivUIOp::create(b, loc, firstHead, index(spec.groupSize));
@@ -360,15 +372,18 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
   // Keys [0, unmasked) are visible to every row of the tile in whole blocks:
   // without causal, all full blocks; with causal, the full blocks up to what
   // row 0 sees (j <= offset).
-  Value visibleToAll = numKeys;
+  Value visibleToAll = keyEnd;
   if (causalOffset) {
     Value seen = buildCausalKeyBound(b, loc, index(0), causalOffset);
     seen = arith::MaxSIOp::create(b, loc, seen, index(0));
-    visibleToAll = arith::MinSIOp::create(b, loc, seen, numKeys);
+    visibleToAll = arith::MinSIOp::create(b, loc, seen, keyEnd);
   }
   Value unmasked = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, visibleToAll, index(keyBlock)),
       index(keyBlock));
+  // A part that starts past them has no unmasked block.
+  if (!isConstantIntValue(keyBegin, 0))
+    unmasked = arith::MaxSIOp::create(b, loc, unmasked, keyBegin);
 
   auto keyLoop = [&](Value lb, Value ub, bool masked) {
     auto loop = forLoop(
@@ -385,7 +400,7 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
                     2, 0,
                     {getAffineConstantExpr(keyBlock, b.getContext()), n - k0},
                     b.getContext()),
-                {kb, numKeys});
+                {kb, keyEnd});
           }
           Value k = keysOf(Operand::Key, kvHead, kb, cols);
           Value v = keysOf(Operand::Value, kvHead, kb, cols);
@@ -394,9 +409,16 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
         });
     state = State::of(loop.getResults());
   };
-  keyLoop(index(0), unmasked, /*masked=*/false);
-  keyLoop(unmasked, numKeys, /*masked=*/true);
+  keyLoop(keyBegin, unmasked, /*masked=*/false);
+  keyLoop(unmasked, keyEnd, /*masked=*/true);
+  return state;
+}
 
+Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
+                               Value causalOffset) {
+  this->causalOffset = causalOffset;
+  partBegin = numParts = Value();
+  State state = keyLoops(firstHead, index(0), numKeys);
   Value gate = spec.hasGate
                    ? stackedRows(Operand::Gate, firstHead, spec.gateShared)
                    : Value();
@@ -404,44 +426,90 @@ Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
   return epilogue(state, gate);
 }
 
-std::pair<Value, OpFoldResult>
-OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
-                                       Value firstHead, Value numKeys,
-                                       Value causalOffset) {
-  auto version = [&](int64_t headRows) -> Value {
+OnlineSoftmaxTile::Partial
+OnlineSoftmaxTile::buildPartial(Value firstHead, Value numKeys,
+                                Value causalOffset, Value split, Value splits) {
+  this->causalOffset = causalOffset;
+  // Parts of whole key blocks, so that each part's unmasked blocks are the
+  // unsplit tile's.
+  int64_t bk = spec.keyBlock;
+  Value perPart = arith::CeilDivUIOp::create(b, loc, numKeys, splits);
+  Value chunk = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, perPart, index(bk)),
+      index(bk));
+  Value begin = arith::MulIOp::create(b, loc, chunk, split);
+  Value end = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, begin, chunk), numKeys);
+  partBegin = begin;
+  numParts = splits;
+  State state = keyLoops(firstHead, begin, end);
+  partBegin = numParts = Value();
+  AffineMap i1 = map(1, {b.getAffineDimExpr(0)});
+  auto par = IteratorType::parallel;
+  // The compensated sums are sum - comp (buildCompensatedAdd).
+  auto compensated = [&](Value sum, Value comp, AffineMap m) {
+    return generic({sum, comp}, empty(tensor::getMixedSizes(b, loc, sum), f32),
+                   {m, m, m}, SmallVector<IteratorType>(m.getNumDims(), par),
+                   [&](OpBuilder &nb, ValueRange a) -> Value {
+                     return arith::SubFOp::create(nb, loc, a[0], a[1]);
+                   });
+  };
+  Value sigma = state.sigma ? state.sigma : f32Const(b, 1.0);
+  return {compensated(state.acc, state.accComp, b.getMultiDimIdentityMap(2)),
+          compensated(state.l, state.lComp, i1), state.m,
+          linalg::FillOp::create(b, loc, sigma, empty({tileRows}, f32))
+              .getResult(0)};
+}
+
+std::pair<SmallVector<Value>, OpFoldResult>
+OnlineSoftmaxTile::buildWithDecodeRows(
+    Value numRows, int64_t bound, function_ref<SmallVector<Value>()> version) {
+  auto versionOf = [&](int64_t headRows) {
     rowsTile = b.getIndexAttr(headRows);
     tileRows = b.getIndexAttr(stack * headRows);
-    return build(firstHead, numKeys, causalOffset);
+    return version();
   };
   if (bound == 1)
-    return {version(1), rowsTile};
-  // Each version yields its output and (with spec.withLse) its
-  // log-sum-exp, both with dynamic rows.
-  auto dynamicRows = [&](Value out) -> SmallVector<Value> {
-    SmallVector<Value> yielded = {tensor::CastOp::create(
-        b, loc,
-        RankedTensorType::get({ShapedType::kDynamic, spec.valueHeadDim},
-                              spec.elementType),
-        out)};
-    if (lse)
-      yielded.push_back(tensor::CastOp::create(
-          b, loc, RankedTensorType::get({ShapedType::kDynamic}, f32), lse));
-    return yielded;
+    return {versionOf(1), rowsTile};
+  // Each version yields its values with dynamic rows.
+  auto dynamicRows = [&](SmallVector<Value> values) {
+    for (Value &value : values) {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = ShapedType::kDynamic;
+      value = tensor::CastOp::create(b, loc, type.clone(shape), value);
+    }
+    return values;
   };
   Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                        numRows, index(1));
   auto branch = scf::IfOp::create(
       b, loc, decode,
       [&](OpBuilder &nb, Location l) {
-        scf::YieldOp::create(nb, l, dynamicRows(version(1)));
+        scf::YieldOp::create(nb, l, dynamicRows(versionOf(1)));
       },
       [&](OpBuilder &nb, Location l) {
-        scf::YieldOp::create(nb, l, dynamicRows(version(bound)));
+        scf::YieldOp::create(nb, l, dynamicRows(versionOf(bound)));
       });
   Value headRows =
       arith::SelectOp::create(b, loc, decode, index(1), index(bound));
-  lse = spec.withLse ? branch.getResult(1) : Value();
-  return {branch.getResult(0), headRows};
+  return {SmallVector<Value>(branch.getResults()), headRows};
+}
+
+std::pair<Value, OpFoldResult>
+OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
+                                       Value firstHead, Value numKeys,
+                                       Value causalOffset) {
+  // The output and (with spec.withLse) its log-sum-exp.
+  auto [values, headRows] =
+      buildWithDecodeRows(numRows, bound, [&]() -> SmallVector<Value> {
+        Value out = build(firstHead, numKeys, causalOffset);
+        if (lse)
+          return {out, lse};
+        return {out};
+      });
+  lse = spec.withLse ? values[1] : Value();
+  return {values[0], headRows};
 }
 
 //===----------------------------------------------------------------------===//
@@ -460,6 +528,10 @@ public:
 
   /// The op's replacements: the result, and the log-sum-exp if asked.
   SmallVector<Value, 2> build();
+  /// The partial results of part `split` of `splits` of every row's keys
+  /// (OnlineSoftmaxTile::Partial), f32: out [B, Hq, Sq, Dv], then sum, max
+  /// and sigma [B, Hq, Sq].
+  SmallVector<Value, 4> buildPartials(Value split, Value splits);
 
 private:
   static Spec specOf(AttentionOp op, int64_t keyBlock) {
@@ -502,14 +574,31 @@ private:
                 b.getIndexAttr(spec.keyBlock));
   }
 
-  /// The tile of heads firstHead..., and the rows between its heads.
-  std::pair<Value, OpFoldResult> buildTile(Value firstHead, Value numKeys,
-                                           Value causalOffset);
+  /// The rows of a tile and its one-row version when it has both
+  /// (decodeVariant with the rows bounded but dynamic), else `version()`.
+  std::pair<SmallVector<Value>, OpFoldResult>
+  buildVersions(function_ref<SmallVector<Value>()> version);
+
+  /// A result filled tile by tile: element type and width (0: a
+  /// [B, Hq, Sq] result, else [B, Hq, Sq, width]).
+  struct RowsResult {
+    Type type;
+    int64_t width;
+  };
+  /// Sets the tile's rows and the op's keys and causal offset.
+  void prepare();
+  /// The results, each tile's values (`tileFn(firstHead)`: rows-first
+  /// tensors of the stacked heads, and the rows between its heads) inserted
+  /// head by head.
+  SmallVector<Value> buildRows(
+      ArrayRef<RowsResult> results,
+      function_ref<std::pair<SmallVector<Value>, OpFoldResult>(Value)> tileFn);
 
   AttentionOp op;
   bool decodeVariant;
   Value batch;
   OpFoldResult rows;
+  Value opKeys, opCausalOffset;
 };
 } // namespace
 
@@ -530,21 +619,19 @@ Value DenseOnlineSoftmax::tile(Value source, Value head, OpFoldResult row,
                  paddedRows);
 }
 
-std::pair<Value, OpFoldResult>
-DenseOnlineSoftmax::buildTile(Value firstHead, Value numKeys,
-                              Value causalOffset) {
+std::pair<SmallVector<Value>, OpFoldResult>
+DenseOnlineSoftmax::buildVersions(function_ref<SmallVector<Value>()> version) {
   std::optional<int64_t> bound = getConstantIntValue(rowsTile);
   if (!decodeVariant || !bound || getConstantIntValue(rows))
-    return {OnlineSoftmaxTile::build(firstHead, numKeys, causalOffset),
-            rowsTile};
+    return {version(), rowsTile};
   // Rows bounded but dynamic in a tile of an op of dynamic Sq. Both
   // versions are inside the tile, so the scf.forall still writes the op's
   // destination (test/Pipelines/destination-passing.mlir).
   return buildWithDecodeRows(getValueOrCreateConstantIndexOp(b, loc, rows),
-                             *bound, firstHead, numKeys, causalOffset);
+                             *bound, version);
 }
 
-SmallVector<Value, 2> DenseOnlineSoftmax::build() {
+void DenseOnlineSoftmax::prepare() {
   Value query = op.getQuery();
   rows = tensor::getMixedSize(b, loc, query, 2);
   rowsTile = rows;
@@ -564,91 +651,124 @@ SmallVector<Value, 2> DenseOnlineSoftmax::build() {
     stack = op.getGroupSize();
     tileRows = b.getIndexAttr(stack * *headRows);
   }
-  Value numKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
-  Value causalOffset;
+  opKeys = tensor::DimOp::create(b, loc, op.getKey(), 2);
+  opCausalOffset = Value();
   if (op.getCausal())
-    causalOffset = buildCausalOffset(
-        b, loc, numKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
+    opCausalOffset = buildCausalOffset(
+        b, loc, opKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
+}
 
+SmallVector<Value> DenseOnlineSoftmax::buildRows(
+    ArrayRef<RowsResult> resultKinds,
+    function_ref<std::pair<SmallVector<Value>, OpFoldResult>(Value)> tileFn) {
+  Value query = op.getQuery();
+  OpFoldResult numBatches = tensor::getMixedSize(b, loc, query, 0);
+  OpFoldResult numHeads = b.getIndexAttr(op.getNumQueryHeads());
+  SmallVector<Value> results;
+  for (RowsResult kind : resultKinds) {
+    SmallVector<OpFoldResult> sizes = {numBatches, numHeads, rows};
+    if (kind.width)
+      sizes.push_back(b.getIndexAttr(kind.width));
+    results.push_back(tensor::EmptyOp::create(b, loc, sizes, kind.type));
+  }
   // Batches and head groups: loops that canonicalization removes when they
   // run once.
-  Value result = tensor::EmptyOp::create(
-      b, loc,
-      SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
-                                b.getIndexAttr(op.getNumQueryHeads()), rows,
-                                b.getIndexAttr(op.getValueHeadDim())},
-      spec.elementType);
-  SmallVector<Value> results = {result};
-  // The log-sum-exp, B x Hq x Sq f32, filled tile by tile like the result.
-  if (spec.withLse)
-    results.push_back(tensor::EmptyOp::create(
-        b, loc,
-        SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, query, 0),
-                                  b.getIndexAttr(op.getNumQueryHeads()), rows},
-        f32));
-  Value numBatches = tensor::DimOp::create(b, loc, query, 0);
   auto batchLoop = forLoop(
-      index(0), numBatches, index(1), results,
-      [&](Value batchIv, ValueRange batchIter) -> SmallVector<Value> {
+      index(0), getValueOrCreateConstantIndexOp(b, loc, numBatches), index(1),
+      results, [&](Value batchIv, ValueRange batchIter) -> SmallVector<Value> {
         batch = batchIv;
         auto headLoop = forLoop(
             index(0), index(op.getNumQueryHeads()), index(stack), batchIter,
             [&](Value firstHead, ValueRange headIter) -> SmallVector<Value> {
-              auto [out, headRows] =
-                  buildTile(firstHead, numKeys, causalOffset);
+              auto [values, headRows] = tileFn(firstHead);
               // Head r of the group: rows [r * headRows, + rows) of the tile.
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-              OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
-              Value result = headIter[0];
-              Value lseResult = spec.withLse ? headIter[1] : Value();
+              SmallVector<Value> updated(headIter);
               for (int64_t r = 0; r < stack; ++r) {
-                Value headOut = out;
-                Value headLse = lse;
-                if (stack > 1 || rows != rowsTile) {
-                  OpFoldResult first = zero;
-                  if (r && getConstantIntValue(headRows))
-                    first = b.getIndexAttr(r * *getConstantIntValue(headRows));
-                  else if (r)
-                    first =
-                        arith::MulIOp::create(
-                            b, loc,
-                            getValueOrCreateConstantIndexOp(b, loc, headRows),
-                            index(r))
-                            .getResult();
-                  SmallVector<OpFoldResult> offsets = {first, zero};
-                  SmallVector<OpFoldResult> sizes = {rows, dv};
-                  SmallVector<OpFoldResult> strides(2, one);
-                  headOut = tensor::ExtractSliceOp::create(b, loc, out, offsets,
-                                                           sizes, strides);
-                  if (lse)
-                    headLse = tensor::ExtractSliceOp::create(
-                        b, loc, lse, {first}, {rows}, {one});
-                }
+                OpFoldResult first = zero;
+                if (r && getConstantIntValue(headRows))
+                  first = b.getIndexAttr(r * *getConstantIntValue(headRows));
+                else if (r)
+                  first = arith::MulIOp::create(
+                              b, loc,
+                              getValueOrCreateConstantIndexOp(b, loc, headRows),
+                              index(r))
+                              .getResult();
                 Value head = arith::AddIOp::create(b, loc, firstHead, index(r));
-                SmallVector<OpFoldResult> offsets = {batch, head, zero, zero};
-                SmallVector<OpFoldResult> sizes = {one, one, rows, dv};
-                SmallVector<OpFoldResult> strides(4, one);
-                result = tensor::InsertSliceOp::create(b, loc, headOut, result,
-                                                       offsets, sizes, strides);
-                if (lseResult)
-                  lseResult = tensor::InsertSliceOp::create(
-                      b, loc, headLse, lseResult, {batch, head, zero},
-                      {one, one, rows}, {one, one, one});
+                for (auto [value, kind, result] :
+                     llvm::zip_equal(values, resultKinds, updated)) {
+                  SmallVector<OpFoldResult> inner;
+                  if (kind.width)
+                    inner.push_back(b.getIndexAttr(kind.width));
+                  Value headValue = value;
+                  if (stack > 1 || rows != rowsTile) {
+                    SmallVector<OpFoldResult> offsets = {first}, sizes = {rows};
+                    offsets.append(inner.size(), zero);
+                    sizes.append(inner);
+                    headValue = tensor::ExtractSliceOp::create(
+                        b, loc, value, offsets, sizes,
+                        SmallVector<OpFoldResult>(sizes.size(), one));
+                  }
+                  SmallVector<OpFoldResult> offsets = {batch, head, zero};
+                  SmallVector<OpFoldResult> sizes = {one, one, rows};
+                  offsets.append(inner.size(), zero);
+                  sizes.append(inner);
+                  result = tensor::InsertSliceOp::create(
+                      b, loc, headValue, result, offsets, sizes,
+                      SmallVector<OpFoldResult>(sizes.size(), one));
+                }
               }
-              if (lseResult)
-                return {result, lseResult};
-              return {result};
+              return updated;
             });
         return headLoop.getResults();
       });
+  return batchLoop.getResults();
+}
+
+SmallVector<Value, 2> DenseOnlineSoftmax::build() {
+  prepare();
+  SmallVector<RowsResult, 2> kinds = {{spec.elementType, op.getValueHeadDim()}};
+  // The log-sum-exp, B x Hq x Sq f32, filled tile by tile like the result.
+  if (spec.withLse)
+    kinds.push_back({f32, 0});
+  SmallVector<Value> tiled = buildRows(kinds, [&](Value firstHead) {
+    return buildVersions([&]() -> SmallVector<Value> {
+      Value out = OnlineSoftmaxTile::build(firstHead, opKeys, opCausalOffset);
+      if (lse)
+        return {out, lse};
+      return {out};
+    });
+  });
   SmallVector<Value, 2> replacements;
-  for (auto [value, type] :
-       llvm::zip(batchLoop.getResults(), op->getResultTypes()))
+  for (auto [value, type] : llvm::zip(tiled, op->getResultTypes()))
     replacements.push_back(
         value.getType() == type
             ? Value(value)
             : tensor::CastOp::create(b, loc, type, value).getResult());
   return replacements;
+}
+
+SmallVector<Value, 4> DenseOnlineSoftmax::buildPartials(Value split,
+                                                        Value splits) {
+  // The log-sum-exp of a part is not the op's: the merge writes it.
+  spec.withLse = false;
+  prepare();
+  RowsResult row{f32, 0};
+  SmallVector<Value> partials = buildRows(
+      {{f32, op.getValueHeadDim()}, row, row, row}, [&](Value firstHead) {
+        return buildVersions([&]() -> SmallVector<Value> {
+          Partial part =
+              buildPartial(firstHead, opKeys, opCausalOffset, split, splits);
+          return {part.out, part.sum, part.max, part.sigma};
+        });
+      });
+  return SmallVector<Value, 4>(partials.begin(), partials.end());
+}
+
+SmallVector<Value, 4> mlir::gated_attention::buildOnlineSoftmaxPartials(
+    RewriterBase &rewriter, AttentionOp op, const OnlineSoftmaxOptions &options,
+    Value split, Value splits) {
+  return DenseOnlineSoftmax(rewriter, op, options).buildPartials(split, splits);
 }
 
 FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(

@@ -17,6 +17,8 @@
 #define GATED_ATTENTION_LIB_TRANSFORMS_ONLINE_SOFTMAX_TILE_H
 
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -33,6 +35,30 @@ scf::ForOp
 buildForLoop(OpBuilder &b, Location loc, Value lb, Value ub, Value step,
              ValueRange inits,
              function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+/// A linalg.generic with one init (whose type is the result type) and the
+/// body `body` builds from the block arguments.
+Value buildGeneric(OpBuilder &b, Location loc, ValueRange ins, Value init,
+                   ArrayRef<AffineMap> maps,
+                   ArrayRef<utils::IteratorType> iterators,
+                   function_ref<Value(OpBuilder &, ValueRange)> body);
+
+/// Query rows per head of the tiles of `op` that gated-attention-tile makes
+/// (the group's heads share a tile of about options.queryBlock rows; never
+/// more than a static Sq).
+int64_t queryRowsPerHead(AttentionOp op, const OnlineSoftmaxOptions &options);
+
+/// tileToOnlineSoftmax with options.kvSplits != 1 (SplitKeys.cpp).
+FailureOr<Value> tileWithKeySplits(RewriterBase &rewriter, AttentionOp op,
+                                   const OnlineSoftmaxOptions &options);
+
+/// The partial results (OnlineSoftmaxTile::Partial) of part `split` of
+/// `splits` of the keys of every row of `op` (a tile of the op): out
+/// [B, Hq, Sq, Dv], sum, max and sigma [B, Hq, Sq], all f32.
+SmallVector<Value, 4>
+buildOnlineSoftmaxPartials(RewriterBase &rewriter, AttentionOp op,
+                           const OnlineSoftmaxOptions &options, Value split,
+                           Value splits);
 
 /// How many query heads of a GQA group of `group` share one query tile: the
 /// whole group up to 16, else its largest divisor below. A tile's IR holds
@@ -72,6 +98,23 @@ public:
   /// spec.withLse.
   Value lse;
 
+  /// The unnormalized result of one part of the tile's keys (split-KV), all
+  /// f32 with `tileRows` rows: out = sigma sum_j exp(s_j - shift(max)) v_j
+  /// and sum = sigma sum_j exp(s_j - shift(max)) over the part's visible
+  /// keys j, the rows' reference points `max` (-inf for a row that saw no
+  /// key of the part) and the weights' overflow scale `sigma` per row.
+  struct Partial {
+    Value out, sum, max, sigma;
+  };
+
+  /// The partial result of part `split` of `splits` (index values) of keys
+  /// [0, numKeys): parts of ceildiv(numKeys, splits) keys rounded up to
+  /// whole key blocks, so a part may be empty (out = sum = 0, max = -inf).
+  /// The overflow scale counts `splits` times a part's keys, so that the
+  /// merged sums of all parts stay below the f32 range.
+  Partial buildPartial(Value firstHead, Value numKeys, Value causalOffset,
+                       Value split, Value splits);
+
 protected:
   enum class Operand { Query, Key, Value, Gate };
 
@@ -83,6 +126,12 @@ protected:
   std::pair<Value, OpFoldResult>
   buildWithDecodeRows(Value numRows, int64_t bound, Value firstHead,
                       Value numKeys, Value causalOffset);
+  /// The same for any tile values: `version()` builds them (tensors whose
+  /// first dim is the tile's rows) at the current rowsTile and tileRows;
+  /// with two versions their rows are dynamic.
+  std::pair<SmallVector<Value>, OpFoldResult>
+  buildWithDecodeRows(Value numRows, int64_t bound,
+                      function_ref<SmallVector<Value>()> version);
 
   /// Rows of head `head` of the query or the gate, zero-padded to
   /// `rowsTile` rows: `rowsTile x width`.
@@ -162,6 +211,10 @@ private:
   /// `shared` reads head 0 for every one of them.
   Value stackedRows(Operand operand, Value firstHead, bool shared);
   Value queryTile(Value firstHead);
+  /// The loop state after the key blocks of [keyBegin, keyEnd) (keyBegin a
+  /// multiple of the key block; keys from keyEnd on masked) of the heads
+  /// from firstHead.
+  State keyLoops(Value firstHead, Value keyBegin, Value keyEnd);
   State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
   Value epilogue(State s, Value gate);
   /// L = shift(m) + log(l) - log(sigma) per row: the weights were
@@ -169,6 +222,9 @@ private:
   Value logSumExp(State s);
 
   Value numKeys, causalOffset;
+  /// Set while building a part of the keys (buildPartial): its first key
+  /// and the number of parts, which the overflow scale counts.
+  Value partBegin, numParts;
 };
 
 } // namespace mlir::gated_attention

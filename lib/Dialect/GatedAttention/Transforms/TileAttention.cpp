@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Threading.h"
 
 namespace mlir::gated_attention {
 #define GEN_PASS_DEF_GATEDATTENTIONTILEPASS
@@ -22,20 +23,37 @@ namespace mlir::gated_attention {
 using namespace mlir;
 using namespace mlir::gated_attention;
 
+/// The op's Sq, from its query or its result type (kDynamic if neither
+/// knows it).
+static int64_t staticQueryRows(AttentionOp op) {
+  int64_t numRows = op.getQueryType().getDimSize(2);
+  return ShapedType::isDynamic(numRows) ? op.getResultType().getDimSize(2)
+                                        : numRows;
+}
+
+int64_t
+mlir::gated_attention::queryRowsPerHead(AttentionOp op,
+                                        const OnlineSoftmaxOptions &options) {
+  int64_t group = stackedHeadsPerTile(op.getGroupSize());
+  int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
+  // No more rows per head than the op has (a static decode step: one).
+  int64_t numRows = staticQueryRows(op);
+  if (!ShapedType::isDynamic(numRows))
+    rowsPerHead = std::max<int64_t>(1, std::min(rowsPerHead, numRows));
+  return rowsPerHead;
+}
+
 FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
     const OnlineSoftmaxOptions &options) {
+  if (options.kvSplits != 1)
+    return tileWithKeySplits(rewriter, op, options);
   // (B, Hq, Sq) in tiles of (1, R, Bq / R), one scf.forall iteration each:
   // R query heads of a GQA group share one tile of about Bq rows, so every
   // key/value block is loaded once per R heads.
   int64_t group = stackedHeadsPerTile(op.getGroupSize());
-  int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / group);
-  // No more rows per head than the op has (a static decode step: one).
-  int64_t numRows = op.getQueryType().getDimSize(2);
-  if (ShapedType::isDynamic(numRows))
-    numRows = op.getResultType().getDimSize(2);
-  if (!ShapedType::isDynamic(numRows))
-    rowsPerHead = std::max<int64_t>(1, std::min(rowsPerHead, numRows));
+  int64_t rowsPerHead = queryRowsPerHead(op, options);
+  int64_t numRows = staticQueryRows(op);
   // (With Sq dynamic, a decode step's tile takes a one-row-per-head
   // version inside the tile (OnlineSoftmaxOptions::decodeVariant): a second
   // tiling for Sq = 1 under an scf.if would cost the destination-passing
@@ -85,7 +103,24 @@ struct GatedAttentionTilePass
       getOperation()->emitError("query-block and key-block must be positive");
       return signalPassFailure();
     }
+    FailureOr<int64_t> splits = parseKeySplits(kvSplits);
+    if (failed(splits)) {
+      getOperation()->emitError()
+          << "kv-splits must be 'auto' or a count in [1, " << kMaxKeySplits
+          << "], got '" << kvSplits << "'";
+      return signalPassFailure();
+    }
+    if (threads < 0) {
+      getOperation()->emitError()
+          << "threads must be 0 (this host's) or positive, got " << threads;
+      return signalPassFailure();
+    }
     OnlineSoftmaxOptions options{queryBlock, keyBlock};
+    options.kvSplits = *splits;
+    options.threads =
+        threads ? threads
+                : static_cast<int64_t>(
+                      llvm::hardware_concurrency().compute_thread_count());
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<AttentionOp, PagedAttentionOp>(op))

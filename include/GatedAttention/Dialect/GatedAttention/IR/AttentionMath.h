@@ -117,6 +117,19 @@ bool needsOverflowScale(Type valueType);
 /// exp(NaN).
 Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
 
+/// The weight of a part of a row's keys when parts computed separately are
+/// merged (split-KV): exp(mPart - shift(m)), where `mPart` is the maximum
+/// the part's weights were taken relative to and `m` >= mPart the maximum
+/// over the parts merged so far (buildSoftmaxShift: 0 while m = -inf).
+/// It scales the part's unnormalized sums (l, P V) and, with mPart the
+/// previous running maximum, rescales the merged sums: 0 for a part
+/// without a visible key (mPart = -inf), never NaN; 1 for the part that
+/// holds the maximum. `base2`: maxima and weights in log2 units (exp2).
+/// Every split-KV merge (the GPU's merge kernel, the CPU's split) weighs
+/// its parts with this.
+Value buildMergeWeight(OpBuilder &b, Location loc, Value mPart, Value m,
+                       bool base2 = false);
+
 /// The softmax normalizer of a row from its sum of weights `l` (a scalar of
 /// the accumulator type): 1 / l, or 0 for a row that saw no key (l == 0:
 /// its output is 0, not NaN). A NaN `l` stays NaN, so NaN inputs are never

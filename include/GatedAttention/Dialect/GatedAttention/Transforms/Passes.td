@@ -226,12 +226,41 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     (decode) computes one row per head instead of R' (an `scf.if`).
     Bottom-right causal per sequence: tile row `r` is local query `i0 + r`,
     visible keys `j <= i0 + r + seq_lens[b] - q_b`.
+
+    Split-KV (`kv-splits`, dense op): when the tiles are fewer than the
+    threads (a decode step of one sequence), the keys each tile sees are
+    split into N parts of whole key blocks. One `scf.forall` over
+    `(N, B, Hq / R, query blocks)` writes each part's unnormalized f32
+    partials (`O_i`, `l_i`, the reference point `m_i`, the overflow scale)
+    into scratch; a merge then computes
+    `O = sum_i w_i O_i / sum_i w_i l_i` with `w_i = exp(m_i - max_i m_i)`
+    (0 for a part that saw no key) and applies the gate once, and the
+    log-sum-exp from the merged `m`, `l`. `kv-splits=N` always splits into
+    N parts; `auto` splits into
+    `min(ceildiv(threads, tiles), Skv / 256, 64)` parts when the tiles are
+    fewer than `threads`, decided at compile time when the sizes are static
+    and by an `scf.if` at run time otherwise.
+
+    ```mlir
+    // B = 1, Hq 8 over Hkv 2, Sq = 1: 2 tiles; kv-splits=4
+    %p:4 = scf.forall (%s, %b, %h, %i) in (4, 1, 8, 1) step (1, 1, 4, 1)
+        shared_outs(...) -> (tensor<4x1x8x1x64xf32>, ...) {
+      ... scf.for %kb = %begin to %unmasked step %c64 ...  // part %s's keys
+    }
+    %m = linalg.generic ... maximumf ...            // max_i m_i
+    %o = linalg.generic ... exp(m_i - m) O_i ...    // the merge, the gate
+    ```
   }];
   let options = [
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"64",
            "Query rows per tile (Bq)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"64",
-           "Keys per block of the online-softmax loop (Bk)">
+           "Keys per block of the online-softmax loop (Bk)">,
+    Option<"kvSplits", "kv-splits", "std::string", /*default=*/"\"1\"",
+           "Split each dense tile's keys into parts computed in parallel: "
+           "1 (off), N (1 to 64 parts), or auto (by the threads and tiles)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"0",
+           "Threads that run the tiles, for kv-splits=auto (0: this host's)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -33,7 +33,23 @@ struct OnlineSoftmaxOptions {
   /// compiled for any Sq). tileToOnlineSoftmax sets it for ops of dynamic
   /// Sq.
   bool decodeVariant = false;
+  /// Split-KV (tileToOnlineSoftmax): 1 (off), N (the keys of every tile in
+  /// N parts computed in parallel, then merged), or kAutoKeySplits.
+  int64_t kvSplits = 1;
+  /// The threads that run the tiles, which kAutoKeySplits reads.
+  int64_t threads = 1;
 };
+
+/// kv-splits=auto: split the keys only when the tiles are fewer than the
+/// threads, into min(ceildiv(threads, tiles), Skv / kMinKeysPerSplit,
+/// kMaxKeySplits) parts (decided at run time when the sizes are dynamic).
+inline constexpr int64_t kAutoKeySplits = 0;
+inline constexpr int64_t kMinKeysPerSplit = 256;
+inline constexpr int64_t kMaxKeySplits = 64;
+
+/// The kv-splits option's value: "auto" (kAutoKeySplits) or a count in
+/// [1, kMaxKeySplits]; failure otherwise.
+FailureOr<int64_t> parseKeySplits(StringRef value);
 
 /// Rewrites one attention op into the online-softmax (FlashAttention-2) key
 /// loop with the gate in the epilogue, without tiling it first: batches and
@@ -56,7 +72,11 @@ inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
 
 /// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
 /// TilingInterface and decomposes the tile into the online-softmax loop.
-/// Returns the value replacing the op's result.
+/// With options.kvSplits != 1, the forall also runs over parts of each
+/// tile's keys, writing unnormalized partials that a merge combines (see
+/// SplitKeys.cpp); under kAutoKeySplits an scf.if picks split or not at
+/// run time unless the sizes decide it. Returns the value replacing the
+/// op's result.
 FailureOr<Value> tileToOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                                      const OnlineSoftmaxOptions &options);
 
