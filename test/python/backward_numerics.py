@@ -126,8 +126,9 @@ for n, base in enumerate(cases):
     # One compile per case (B, Sq, Skv are run-time sizes): Sq < Skv,
     # Sq > Skv (causal: rows that see no key), Skv = 0, and 2 query blocks
     # by 3 key blocks, both ragged (causal: blocks above the diagonal
-    # skipped, blocks across it masked).
-    for sq, skv in ((17, 40), (33, 9), (5, 0), (70, 150)):
+    # skipped, blocks across it masked), and 6 key blocks over at most 4
+    # splits of the key blocks (a split with two blocks, one ragged).
+    for sq, skv in ((17, 40), (33, 9), (5, 0), (70, 150), (40, 330)):
         cfg = config.AttentionConfig(**{
             **{f: getattr(base, f) for f in base.__dataclass_fields__},
             "sq": sq, "skv": skv})

@@ -58,6 +58,10 @@ SmallVector<Value> BackwardTileBuilder::forall(
   SmallVector<Value> sources;
   for (const TileWrite &w : writes) {
     auto type = cast<RankedTensorType>(w.tile.getType());
+    if (getConstantIntValue(w.rows) == type.getDimSize(0)) {
+      sources.push_back(w.tile);
+      continue;
+    }
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = {w.rows};
     SmallVector<int64_t> shape = {ShapedType::kDynamic};
@@ -86,6 +90,26 @@ SmallVector<Value> BackwardTileBuilder::forall(
                                           strides);
   }
   return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> BackwardTileBuilder::blockForall(
+    int64_t heads, Value limit, int64_t block, ValueRange outputs,
+    function_ref<SmallVector<TileWrite>(Value, Value, Value, OpFoldResult)>
+        body) {
+  Value whole = arith::DivUIOp::create(b, loc, limit, index(block));
+  Value partial = arith::SubIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, limit, index(block)), whole);
+  SmallVector<Value> results =
+      forall({batch, index(heads), whole}, outputs, [&](ValueRange ivs) {
+        Value row0 = arith::MulIOp::create(b, loc, ivs[2], index(block));
+        return body(ivs[0], ivs[1], row0, b.getIndexAttr(block));
+      });
+  // At most one partial block per (batch, head), after the whole ones.
+  return forall({batch, index(heads), partial}, results, [&](ValueRange ivs) {
+    Value row0 = arith::MulIOp::create(b, loc, whole, index(block));
+    return body(ivs[0], ivs[1], row0,
+                arith::SubIOp::create(b, loc, limit, row0).getResult());
+  });
 }
 
 SmallVector<Value> BackwardTileBuilder::forLoop(
@@ -158,6 +182,26 @@ Value BackwardTileBuilder::rowsOf(Value source, Value batchIv, Value head,
                  [&](OpBuilder &nb, ValueRange a) { return toF32(nb, a[0]); });
 }
 
+Value BackwardTileBuilder::putRows(Value dest, Value tile, Value batchIv,
+                                   Value head, Value row0, OpFoldResult rows) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  int64_t width = type.getDimSize(1);
+  if (getConstantIntValue(rows) != type.getDimSize(0))
+    tile = tensor::ExtractSliceOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic, width},
+                              type.getElementType()),
+        tile, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rows, b.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  SmallVector<OpFoldResult> offsets = {batchIv, head, row0, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
+                                     b.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, tile, dest, offsets, sizes,
+                                       strides);
+}
+
 Value BackwardTileBuilder::generic(
     ValueRange ins, Value init, ArrayRef<AffineMap> maps,
     function_ref<Value(OpBuilder &, ValueRange)> body) {
@@ -189,7 +233,10 @@ Value BackwardTileBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
 }
 
 Value BackwardTileBuilder::filled(ArrayRef<int64_t> shape, double v) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, f32);
+  // Not a tensor.empty: CSE would give two accumulators one fill, and
+  // bufferization a copy of it per use.
+  Value empty = bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get(shape, f32), ValueRange{});
   return linalg::FillOp::create(b, loc, f32Const(b, v), empty).getResult(0);
 }
 

@@ -6,18 +6,18 @@
 //
 // The tiled CPU form of gated_attention.attention_backward, in linalg on
 // static tensor tiles inside scf.forall loops (the forward's online-softmax
-// form, so that VectorizeTiles register-tiles its contractions): three
-// passes over the op's rows and keys.
+// form, so that VectorizeTiles register-tiles its contractions):
 //
 //   1. preprocessing, per query block: L (given, or recomputed by a key
 //      loop), Y = P V where the gate needs it, dY, D = rowsum(dY * Y) and
 //      the gate's gradient;
-//   2. dK and dV, per key block of each K/V head (in parallel): the query
-//      blocks of the group's heads looped, P = exp(scale s - L) recomputed,
-//      dK and dV accumulated in f32 tiles;
-//   3. dQ, per query block (in parallel): the key blocks looped with P and
-//      dP recomputed, dQ accumulated in an f32 tile. Each dQ row is written
-//      by one iteration: no race and no atomics.
+//   2. dK, dV and dQ in one pass over the key blocks, in parallel over
+//      (batch, K/V head, split): split s of a head takes its key blocks s,
+//      s + splits, ...; per key block the query blocks of the group's heads
+//      looped, P = exp(scale s - L) recomputed, dK and dV accumulated in f32
+//      tiles, and dQ += dS K into the split's own f32 partial dQ;
+//   3. dQ: the splits' partials summed in split order (the same bits on any
+//      thread count); dK and dV copied from where the splits staged them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,9 +50,17 @@ protected:
     Value dy, lse, delta, gateGrad;
   };
   Rows preprocess();
-  /// dK and dV, summed over each GQA group.
-  std::pair<Value, Value> keyAndValueGrads(const Rows &rows);
-  Value queryGrad(const Rows &rows);
+  /// dK and dV (summed over each GQA group) and dQ, in one pass over the
+  /// key blocks: {dq, dk, dv}.
+  SmallVector<Value> keyBlockGrads(const Rows &rows);
+  /// How many parts the key blocks of a K/V head are split into, each
+  /// accumulating its own f32 dQ (see keyBlockGrads).
+  Value keySplits();
+  /// dQ: the split parts' partial sums [B * splits, Hq, Sq, D] added in
+  /// split order and rounded.
+  Value sumQueryGrads(Value partial, Value splits);
+  /// dK or dV from the staged key blocks of keyBlockGrads.
+  Value unstageKeyBlocks(Value staged, Value splits, Value like);
   /// The gate's gradient in the gate's layout and type.
   Value gateGrad(Value perHead);
 
@@ -62,13 +70,21 @@ protected:
   struct TileWrite {
     Value tile;      // static, padded: block rows x width, or block rows
     unsigned output; // which shared output
-    Value batch, head, row0, rows;
+    Value batch, head, row0;
+    OpFoldResult rows;
   };
   /// An scf.forall over `bounds` with `outputs`, marked for VectorizeTiles;
   /// `body` builds one iteration at the rewriter's insertion point.
   SmallVector<Value>
   forall(ArrayRef<Value> bounds, ValueRange outputs,
          function_ref<SmallVector<TileWrite>(ValueRange ivs)> body);
+  /// forall over (batch, heads, the blocks of `block` rows of `limit`):
+  /// the whole blocks, whose body sees the static size `block`, then the
+  /// last partial ones, whose body sees the dynamic rest.
+  SmallVector<Value> blockForall(
+      int64_t heads, Value limit, int64_t block, ValueRange outputs,
+      function_ref<SmallVector<TileWrite>(Value, Value, Value, OpFoldResult)>
+          body);
   /// scf.for from `lb` to `ub` by `step` carrying `inits`.
   SmallVector<Value>
   forLoop(Value lb, Value ub, Value step, ValueRange inits,
@@ -90,6 +106,10 @@ protected:
   /// view of the rows, without a padded copy.
   Value rowsOf(Value source, Value batch, Value head, Value row0,
                OpFoldResult rows, int64_t block, bool widen, bool flat = false);
+  /// Rows [row0, row0 + rows) of `dest` ([B, H, S, W]) replaced by the
+  /// first `rows` rows of `tile` (`block x W`).
+  Value putRows(Value dest, Value tile, Value batch, Value head, Value row0,
+                OpFoldResult rows);
 
   /// A linalg.generic with one init; iterators from the init's map (a
   /// loop the init does not index is a reduction).

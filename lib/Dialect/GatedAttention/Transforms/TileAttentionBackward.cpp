@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The FlashAttention-2-shaped CPU backward: the three scf.forall passes of
-// BackwardTile.h (preprocessing, key blocks for dK and dV, query blocks for
-// dQ) and the sum of a shared gate's gradient over the heads.
+// The FlashAttention-2-shaped CPU backward: the passes of BackwardTile.h
+// (preprocessing; key blocks for dK, dV and partial dQ; the sum of the
+// partials) and the sum of a shared gate's gradient over the heads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,111 +126,228 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
   return rowsOut;
 }
 
-std::pair<Value, Value>
-BackwardTileBuilder::keyAndValueGrads(const Rows &rowsIn) {
-  AffineExpr d0, d1, d2;
-  bindDims(b.getContext(), d0, d1, d2);
-  Value key = op.getKey(), value = op.getValue();
-  int64_t kvHeads = op.getNumKVHeads();
-  SmallVector<Value> outputs = {
-      newTensor(tensor::getMixedSizes(b, loc, key), elementType),
-      newTensor(tensor::getMixedSizes(b, loc, value), elementType)};
-  Value blocks = arith::CeilDivUIOp::create(b, loc, numKeys, index(bk));
-  SmallVector<Value> results = forall(
-      {batch, index(kvHeads), blocks}, outputs,
-      [&](ValueRange ivs) -> SmallVector<TileWrite> {
-        Value bi = ivs[0], kvHead = ivs[1];
-        Value key0 = arith::MulIOp::create(b, loc, ivs[2], index(bk));
-        Value cols = keysFrom(key0);
-        // K and V in f32 once per key block. The block works key-major
-        // (Sᵀ = K Qᵀ, Pᵀ, dPᵀ = V dYᵀ, dSᵀ): the products into dK and dV
-        // then read their left operands along rows.
-        Value k = rowsOf(key, bi, kvHead, key0, cols, bk, true);
-        Value v = rowsOf(value, bi, kvHead, key0, cols, bk, true);
-        Value start = firstRow(key0);
-        SmallVector<Value> accs = forLoop(
-            index(0), index(group), index(1),
-            {filled({bk, d}, 0.0), filled({bk, dv}, 0.0)},
-            [&](Value r, ValueRange acc) -> SmallVector<Value> {
-              Value h = arith::AddIOp::create(
-                  b, loc, arith::MulIOp::create(b, loc, kvHead, index(group)),
-                  r);
-              return blockLoop(
-                  start, numRows, bq, numRows, acc,
-                  [&](Value row0, OpFoldResult rows,
-                      ValueRange acc) -> SmallVector<Value> {
-                    Value q =
-                        rowsOf(op.getQuery(), bi, h, row0, rows, bq, true);
-                    Value dy = rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
-                    Value lse =
-                        rowsOf(rowsIn.lse, bi, h, row0, rows, bq, false);
-                    Value delta =
-                        rowsOf(rowsIn.delta, bi, h, row0, rows, bq, false);
-                    AffineMap rowsK = map(3, {d0, d2}),
-                              colsK = map(3, {d1, d2});
-                    Value scores =
-                        contract(k, rowsK, q, colsK, filled({bk, bq}, 0.0));
-                    Value p = weights(scores, lse, row0, key0, true);
-                    Value dp =
-                        contract(v, rowsK, dy, colsK, filled({bk, bq}, 0.0));
-                    Value ds = scoreGrads(p, dp, delta, true);
-                    // dK += dSᵀ Q, dV += Pᵀ dY.
-                    AffineMap kn = map(3, {d2, d1});
-                    return {contract(ds, rowsK, q, kn, acc[0]),
-                            contract(p, rowsK, dy, kn, acc[1])};
-                  });
-            });
-        return {{rounded(accs[0]), 0, bi, kvHead, key0, cols},
-                {rounded(accs[1]), 1, bi, kvHead, key0, cols}};
-      });
-  return {results[0], results[1]};
+/// The iterations the fused key-block pass aims at, (batch, K/V head,
+/// split) together, and the most splits it takes: each split costs an f32
+/// copy of dQ. Fixed numbers rather than the thread count, so that dQ is
+/// the same bits on any machine.
+static constexpr int64_t kTargetIterations = 16, kMaxSplits = 4;
+
+Value BackwardTileBuilder::keySplits() {
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, numKeys, index(bk));
+  Value heads = arith::MulIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, batch, index(1)),
+      index(op.getNumKVHeads()));
+  Value wanted =
+      arith::CeilDivUIOp::create(b, loc, index(kTargetIterations), heads);
+  Value splits = arith::MinSIOp::create(b, loc, wanted, index(kMaxSplits));
+  splits = arith::MinSIOp::create(b, loc, splits, keyBlocks);
+  return arith::MaxSIOp::create(b, loc, splits, index(1));
 }
 
-Value BackwardTileBuilder::queryGrad(const Rows &rowsIn) {
+SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
   AffineExpr d0, d1, d2;
   bindDims(b.getContext(), d0, d1, d2);
+  Value key = op.getKey(), value = op.getValue(), query = op.getQuery();
+  int64_t kvHeads = op.getNumKVHeads(), heads = op.getNumQueryHeads();
+  // Split s of a K/V head takes its key blocks s, s + splits, ... (every
+  // split sees rows of the causal diagonal and below), accumulates its
+  // contributions to dQ in a partial dQ of its own, and stages each key
+  // block's dK and dV rows at its block index / splits.
+  Value splits = keySplits();
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, numKeys, index(bk));
+  Value stagedRows = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, keyBlocks, splits), index(bk));
+  Value slots = arith::MulIOp::create(b, loc, batch, splits);
+  OpFoldResult rowsS = tensor::getMixedSize(b, loc, query, 2);
+  SmallVector<Value> outputs = {
+      newTensor({slots, b.getIndexAttr(heads), rowsS, b.getIndexAttr(d)}, f32),
+      newTensor({slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(d)},
+                elementType),
+      newTensor(
+          {slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(dv)},
+          elementType)};
+  auto loop = scf::ForallOp::create(
+      b, loc, getAsOpFoldResult({batch, index(kvHeads), splits}), outputs,
+      std::nullopt);
+  loop->setAttr(kOnlineSoftmaxLoopAttr, b.getUnitAttr());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange ivs = loop.getInductionVars();
+    Value bi = ivs[0], kvHead = ivs[1], split = ivs[2];
+    Value slot = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, bi, splits), split);
+    Value firstHead = arith::MulIOp::create(b, loc, kvHead, index(group));
+    // The iteration's regions of the shared outputs, as [1, H, S, W].
+    auto region =
+        [&](Value dest, Value head, int64_t numHeads,
+            OpFoldResult rows) -> std::pair<Value, SmallVector<OpFoldResult>> {
+      auto type = cast<RankedTensorType>(dest.getType());
+      SmallVector<OpFoldResult> offsets = {slot, head, b.getIndexAttr(0),
+                                           b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                         b.getIndexAttr(numHeads), rows,
+                                         b.getIndexAttr(type.getDimSize(3))};
+      SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+      auto sliceType = RankedTensorType::get(
+          {1, numHeads, ShapedType::kDynamic, type.getDimSize(3)},
+          type.getElementType());
+      return {tensor::ExtractSliceOp::create(b, loc, sliceType, dest, offsets,
+                                             sizes, strides),
+              sizes};
+    };
+    ValueRange shared = loop.getRegionIterArgs();
+    auto [partial, partialSizes] = region(shared[0], firstHead, group, rowsS);
+    auto [stagedK, stagedSizes] = region(shared[1], kvHead, 1, stagedRows);
+    auto [stagedV, stagedVSizes] = region(shared[2], kvHead, 1, stagedRows);
+    Value zero = index(0);
+
+    // The partial dQ starts at 0 (every row: a split may see none of some).
+    partial =
+        forLoop(zero, index(group), index(1), partial,
+                [&](Value r, ValueRange acc) {
+                  return blockLoop(
+                      zero, numRows, bq, numRows, acc,
+                      [&](Value row0, OpFoldResult rows, ValueRange acc) {
+                        // Filled where it is (whole blocks: a view).
+                        Value zeros =
+                            linalg::FillOp::create(
+                                b, loc, f32Const(b, 0.0),
+                                rowsOf(acc[0], zero, r, row0, rows, bq, false))
+                                .getResult(0);
+                        return SmallVector<Value>{
+                            putRows(acc[0], zeros, zero, r, row0, rows)};
+                      });
+                })
+            .front();
+
+    Value stride = arith::MulIOp::create(b, loc, splits, index(bk));
+    Value firstKey = arith::MulIOp::create(b, loc, split, index(bk));
+    SmallVector<Value> state = forLoop(
+        firstKey, numKeys, stride, {partial, stagedK, stagedV},
+        [&](Value key0, ValueRange iter) -> SmallVector<Value> {
+          Value cols = keysFrom(key0);
+          // K and V in f32 once per key block. The block works key-major
+          // (Sᵀ = K Qᵀ, Pᵀ, dPᵀ = V dYᵀ, dSᵀ): the products into dK and dV
+          // then read their left operands along rows.
+          Value k = rowsOf(key, bi, kvHead, key0, cols, bk, true);
+          Value v = rowsOf(value, bi, kvHead, key0, cols, bk, true);
+          Value start = firstRow(key0);
+          SmallVector<Value> accs = forLoop(
+              zero, index(group), index(1),
+              {filled({bk, d}, 0.0), filled({bk, dv}, 0.0), iter[0]},
+              [&](Value r, ValueRange acc) -> SmallVector<Value> {
+                Value h = arith::AddIOp::create(b, loc, firstHead, r);
+                return blockLoop(
+                    start, numRows, bq, numRows, acc,
+                    [&](Value row0, OpFoldResult rows,
+                        ValueRange acc) -> SmallVector<Value> {
+                      Value q = rowsOf(query, bi, h, row0, rows, bq, true);
+                      Value dy =
+                          rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
+                      Value lse =
+                          rowsOf(rowsIn.lse, bi, h, row0, rows, bq, false);
+                      Value delta =
+                          rowsOf(rowsIn.delta, bi, h, row0, rows, bq, false);
+                      AffineMap rowsK = map(3, {d0, d2}),
+                                colsK = map(3, {d1, d2}), kn = map(3, {d2, d1});
+                      Value scores =
+                          contract(k, rowsK, q, colsK, filled({bk, bq}, 0.0));
+                      Value p = weights(scores, lse, row0, key0, true);
+                      Value dp =
+                          contract(v, rowsK, dy, colsK, filled({bk, bq}, 0.0));
+                      Value ds = scoreGrads(p, dp, delta, true);
+                      // dQ += dS K, dSᵀ read down its columns, into the
+                      // split's partial rows.
+                      Value dq = rowsOf(acc[2], zero, r, row0, rows, bq, false);
+                      dq = contract(ds, map(3, {d2, d0}), k, kn, dq);
+                      // dK += dSᵀ Q, dV += Pᵀ dY.
+                      return {contract(ds, rowsK, q, kn, acc[0]),
+                              contract(p, rowsK, dy, kn, acc[1]),
+                              putRows(acc[2], dq, zero, r, row0, rows)};
+                    });
+              });
+          Value staged = arith::MulIOp::create(
+              b, loc,
+              arith::DivUIOp::create(
+                  b, loc, arith::DivUIOp::create(b, loc, key0, index(bk)),
+                  splits),
+              index(bk));
+          OpFoldResult block = b.getIndexAttr(bk);
+          return {
+              accs[2],
+              putRows(iter[1], rounded(accs[0]), zero, zero, staged, block),
+              putRows(iter[2], rounded(accs[1]), zero, zero, staged, block)};
+        });
+    b.setInsertionPointToStart(loop.getTerminator().getBody());
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    SmallVector<SmallVector<OpFoldResult>> offsets = {
+        {slot, firstHead, b.getIndexAttr(0), b.getIndexAttr(0)},
+        {slot, kvHead, b.getIndexAttr(0), b.getIndexAttr(0)},
+        {slot, kvHead, b.getIndexAttr(0), b.getIndexAttr(0)}};
+    SmallVector<SmallVector<OpFoldResult>> sizes = {partialSizes, stagedSizes,
+                                                    stagedVSizes};
+    for (unsigned i = 0; i < 3; ++i)
+      tensor::ParallelInsertSliceOp::create(b, loc, state[i], shared[i],
+                                            offsets[i], sizes[i], strides);
+  }
+  return {sumQueryGrads(loop.getResult(0), splits),
+          unstageKeyBlocks(loop.getResult(1), splits, key),
+          unstageKeyBlocks(loop.getResult(2), splits, value)};
+}
+
+Value BackwardTileBuilder::sumQueryGrads(Value partial, Value splits) {
   Value query = op.getQuery();
   Value output = newTensor(tensor::getMixedSizes(b, loc, query), elementType);
-  int64_t heads = op.getNumQueryHeads();
-  Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, index(bq));
-  return forall(
-             {batch, index(heads), blocks}, output,
-             [&](ValueRange ivs) -> SmallVector<TileWrite> {
-               Value bi = ivs[0], h = ivs[1];
-               Value row0 = arith::MulIOp::create(b, loc, ivs[2], index(bq));
-               Value rows = rowsFrom(row0);
-               Value kvHead = arith::DivUIOp::create(b, loc, h, index(group));
-               Value q = rowsOf(query, bi, h, row0, rows, bq, true);
-               Value dy = rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
-               Value lse = rowsOf(rowsIn.lse, bi, h, row0, rows, bq, false);
-               Value delta = rowsOf(rowsIn.delta, bi, h, row0, rows, bq, false);
-               Value dq =
-                   blockLoop(index(0), keyEnd(row0, rows), bk, numKeys,
-                             {filled({bq, d}, 0.0)},
-                             [&](Value key0, OpFoldResult cols,
-                                 ValueRange acc) -> SmallVector<Value> {
-                               // K and V widened to f32: every product of the
-                               // backward is formed in f32 (its error model),
-                               // not by bf16 pair products that round dS and
-                               // dY.
-                               Value k = rowsOf(op.getKey(), bi, kvHead, key0,
-                                                cols, bk, true);
-                               Value v = rowsOf(op.getValue(), bi, kvHead, key0,
-                                                cols, bk, true);
-                               Value scores = contract(q, map(3, {d0, d2}), k,
-                                                       map(3, {d1, d2}),
-                                                       filled({bq, bk}, 0.0));
-                               Value p = weights(scores, lse, row0, key0);
-                               Value dp = contract(dy, map(3, {d0, d2}), v,
-                                                   map(3, {d1, d2}),
-                                                   filled({bq, bk}, 0.0));
-                               Value ds = scoreGrads(p, dp, delta);
-                               return {contract(ds, map(3, {d0, d2}), k,
-                                                map(3, {d2, d1}), acc[0])};
-                             })
+  return blockForall(
+             op.getNumQueryHeads(), numRows, bq, output,
+             [&](Value bi, Value h, Value row0,
+                 OpFoldResult rows) -> SmallVector<TileWrite> {
+               // In split order: the same sum on any thread count.
+               Value first = arith::MulIOp::create(b, loc, bi, splits);
+               Value sum =
+                   forLoop(index(0), splits, index(1), filled({bq, d}, 0.0),
+                           [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                             Value slot =
+                                 arith::AddIOp::create(b, loc, first, s);
+                             Value part = rowsOf(partial, slot, h, row0, rows,
+                                                 bq, false);
+                             AffineMap id = b.getMultiDimIdentityMap(2);
+                             return {generic(
+                                 {part, acc[0]},
+                                 tensor::EmptyOp::create(b, loc, {bq, d}, f32),
+                                 {id, id, id},
+                                 [&](OpBuilder &nb, ValueRange a) -> Value {
+                                   return arith::AddFOp::create(nb, loc, a[1],
+                                                                a[0]);
+                                 })};
+                           })
                        .front();
-               return {{rounded(dq), 0, bi, h, row0, rows}};
+               return {{rounded(sum), 0, bi, h, row0, rows}};
              })
+      .front();
+}
+
+Value BackwardTileBuilder::unstageKeyBlocks(Value staged, Value splits,
+                                            Value like) {
+  Value output = newTensor(tensor::getMixedSizes(b, loc, like), elementType);
+  return blockForall(op.getNumKVHeads(), numKeys, bk, output,
+                     [&](Value bi, Value kvHead, Value key0,
+                         OpFoldResult cols) -> SmallVector<TileWrite> {
+                       // Key block j was staged by split j % splits at j /
+                       // splits.
+                       Value j =
+                           arith::DivUIOp::create(b, loc, key0, index(bk));
+                       Value slot = arith::AddIOp::create(
+                           b, loc, arith::MulIOp::create(b, loc, bi, splits),
+                           arith::RemUIOp::create(b, loc, j, splits));
+                       Value row = arith::MulIOp::create(
+                           b, loc, arith::DivUIOp::create(b, loc, j, splits),
+                           index(bk));
+                       Value tile = rowsOf(staged, slot, kvHead, row,
+                                           b.getIndexAttr(bk), bk, false);
+                       return {{tile, 0, bi, kvHead, key0, cols}};
+                     })
       .front();
 }
 
@@ -274,8 +391,8 @@ Value BackwardTileBuilder::gateGrad(Value perHead) {
 
 SmallVector<Value> BackwardTileBuilder::build() {
   Rows rows = preprocess();
-  auto [dk, dv] = keyAndValueGrads(rows);
-  Value dq = queryGrad(rows);
+  SmallVector<Value> grads = keyBlockGrads(rows);
+  Value dq = grads[0], dk = grads[1], dv = grads[2];
   SmallVector<Value> results = {castTo(dq, op.getResult(0).getType()),
                                 castTo(dk, op.getResult(1).getType()),
                                 castTo(dv, op.getResult(2).getType())};

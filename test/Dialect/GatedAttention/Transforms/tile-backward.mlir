@@ -1,16 +1,20 @@
 // RUN: gated-attention-opt %s -split-input-file --gated-attention-tile-backward="query-block=16 key-block=8" -canonicalize -cse | FileCheck %s
 
-// GQA 2, causal, no gate: three marked scf.foralls on static tiles, none
-// holding an Sq x Skv tensor. The preprocessing recomputes L (no lse
-// operand): a key loop carrying (m, l), then m + log l. dK and dV: parallel
-// over (Hkv, key blocks), the group's 2 heads looped, each from the first
-// row that sees the key block (key0 - (Skv - Sq), at least 0), key-major
-// (Sᵀ = K Qᵀ, 8 x 16), with dK and dV in f32 tile accumulators rounded
-// once; the whole query blocks read views of the rows, only the last,
-// partial block a padded copy. dQ: parallel over (Hq, query blocks), the
-// key loop stopping at the last key the block sees.
+// GQA 2, causal, no gate: marked scf.foralls on static tiles, none holding
+// an Sq x Skv tensor. The preprocessing recomputes L (no lse operand): a key
+// loop carrying (m, l), then m + log l. dK, dV and dQ in one pass, parallel
+// over (Hkv, splits): split s takes key blocks s, s + splits, ... (at most 4
+// splits, here min(4, key blocks)); per key block the group's 2 heads
+// looped, each from the first row that sees the block (key0 - (Skv - Sq),
+// at least 0), key-major (Sᵀ = K Qᵀ, 8 x 16), dK and dV in f32 tile
+// accumulators rounded once and staged at block / splits, and dQ += dS K
+// (dSᵀ read down its columns) into the split's own f32 partial dQ; the whole
+// query blocks read views of the rows, only the last, partial block a
+// padded copy. Then dQ = the partials summed in split order, and dK, dV
+// unstaged, each over the whole blocks and then the partial ones.
+// CHECK:       #[[DSCOLS:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
 // CHECK-LABEL: func.func @gqa_causal
-// CHECK-NOT:     {{\?x\?}}
+// CHECK-NOT:     {{\?x\?x}}
 // CHECK-DAG:     %[[SQ:.+]] = tensor.dim %arg0, %c2
 // CHECK-DAG:     %[[SKV:.+]] = tensor.dim %arg1, %c2
 // CHECK:         %[[OFFSET:.+]] = arith.subi %[[SKV]], %[[SQ]]
@@ -18,38 +22,51 @@
 // CHECK:           scf.for %{{.+}} = %c0 to %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>)
 // CHECK:           math.log
 // CHECK:         } {gated_attention.online_softmax}
-// CHECK:         %[[KV:.+]]:2 = scf.forall (%{{.+}}, %[[KB:.+]]) in (2, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>)
-// CHECK:           %[[KEY0:.+]] = arith.muli %[[KB]], %c8
-// CHECK:           %[[FIRST:.+]] = arith.subi %[[KEY0]], %[[OFFSET]]
-// CHECK:           %[[START:.+]] = arith.maxsi %[[FIRST]], %c0
-// CHECK:           scf.for %{{.+}} = %c0 to %c2 step %c1 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>)
-// CHECK:             %[[WHOLE:.+]] = arith.addi %[[START]], %{{.+}}
-// CHECK:             scf.for %{{.+}} = %[[START]] to %[[WHOLE]] step %c16 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>)
-// CHECK-NOT:             tensor.pad
-// CHECK:               tensor.extract_slice %arg0{{.+}} to tensor<16x32xbf16>
-// CHECK-NOT:             tensor.pad
-// CHECK:               tensor.extract_slice %[[ROWS]]#0{{.+}} to tensor<16x16xf32>
-// CHECK:               tensor.extract_slice %[[ROWS]]#1
-// CHECK:               tensor.extract_slice %[[ROWS]]#2
-// CHECK:               %[[ST:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x16xf32>)
-// CHECK:               %[[PT:.+]] = linalg.generic {{.+}} ins(%[[ST]], %{{.+}} : tensor<8x16xf32>, tensor<16xf32>)
-// CHECK:                 math.exp
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
-// CHECK:               linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PT]], %{{.+}} : tensor<8x16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
-// CHECK:             scf.for %{{.+}} = %[[WHOLE]] to %[[SQ]] step %c16
-// CHECK:               tensor.pad
-// CHECK:           arith.truncf {{.+}} to bf16
+// CHECK:         %[[BLOCKS:.+]] = arith.ceildivui %[[SKV]], %c8
+// CHECK:         %[[FEW:.+]] = arith.minsi %[[BLOCKS]], %c4
+// CHECK:         %[[SPLITS:.+]] = arith.maxsi %[[FEW]], %c1
+// CHECK:         %[[KV:.+]]:3 = scf.forall (%{{.+}}, %[[SPLIT:.+]]) in (2, %[[SPLITS]]) shared_outs({{.+}}) -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xbf16>, tensor<?x2x?x16xbf16>)
+// CHECK:           linalg.fill
+// CHECK:           %[[STRIDE:.+]] = arith.muli %[[SPLITS]], %c8
+// CHECK:           %[[FIRSTKEY:.+]] = arith.muli %[[SPLIT]], %c8
+// CHECK:           scf.for %[[KEY0:.+]] = %[[FIRSTKEY]] to %[[SKV]] step %[[STRIDE]] iter_args({{.+}}) -> (tensor<1x2x?x32xf32>, tensor<1x1x?x32xbf16>, tensor<1x1x?x16xbf16>)
+// CHECK:             %[[FIRST:.+]] = arith.subi %[[KEY0]], %[[OFFSET]]
+// CHECK:             %[[START:.+]] = arith.maxsi %[[FIRST]], %c0
+// CHECK:             scf.for %{{.+}} = %c0 to %c2 step %c1 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<1x2x?x32xf32>)
+// CHECK:               %[[WHOLE:.+]] = arith.addi %[[START]], %{{.+}}
+// CHECK:               scf.for %{{.+}} = %[[START]] to %[[WHOLE]] step %c16 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<1x2x?x32xf32>)
+// CHECK-NOT:               tensor.pad
+// CHECK:                 tensor.extract_slice %arg0{{.+}} to tensor<16x32xbf16>
+// CHECK-NOT:               tensor.pad
+// CHECK:                 tensor.extract_slice %[[ROWS]]#0{{.+}} to tensor<16x16xf32>
+// CHECK:                 tensor.extract_slice %[[ROWS]]#1
+// CHECK:                 tensor.extract_slice %[[ROWS]]#2
+// CHECK:                 %[[ST:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:                 %[[PT:.+]] = linalg.generic {{.+}} ins(%[[ST]], %{{.+}} : tensor<8x16xf32>, tensor<16xf32>)
+// CHECK:                   math.exp
+// CHECK:                 %[[DST:.+]] = linalg.generic {{.+}} ins(%[[PT]], %{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>)
+// CHECK:                 %[[DQ:.+]] = linalg.generic {indexing_maps = [#[[DSCOLS]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[DST]], %{{.+}} : tensor<8x16xf32>, tensor<8x32xf32>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK:                 linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[DST]], %{{.+}} : tensor<8x16xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:                 linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PT]], %{{.+}} : tensor<8x16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:                 tensor.insert_slice %[[DQ]] into %{{.+}}[0, %{{.+}}, %{{.+}}, 0] [1, 1, 16, 32]
+// CHECK:               scf.for %{{.+}} = %[[WHOLE]] to %[[SQ]] step %c16
+// CHECK:                 tensor.pad
+// CHECK:             arith.truncf {{.+}} to bf16
 // CHECK:           scf.forall.in_parallel
 // CHECK:         } {gated_attention.online_softmax}
-// CHECK:         %[[DQ:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x4x?x32xbf16>)
-// CHECK:           %[[LAST:.+]] = arith.addi %{{.+}}, %[[OFFSET]]
-// CHECK:           %[[BOUND:.+]] = arith.minsi %{{.+}}, %[[SKV]]
-// CHECK:           %[[END:.+]] = arith.maxsi %[[BOUND]], %c0
-// CHECK:           %[[WHOLEK:.+]] = arith.muli %{{.+}}, %c8
-// CHECK:           scf.for %{{.+}} = %c0 to %[[WHOLEK]] step %c8 iter_args(%{{.+}} = %{{.+}}) -> (tensor<16x32xf32>)
-// CHECK:           scf.for %{{.+}} = %[[WHOLEK]] to %[[END]] step %c8 iter_args(%{{.+}} = %{{.+}}) -> (tensor<16x32xf32>)
+// CHECK:         %[[DQ1:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x4x?x32xbf16>)
+// CHECK:           scf.for %{{.+}} = %c0 to %[[SPLITS]] step %c1 iter_args(%{{.+}} = %{{.+}}) -> (tensor<16x32xf32>)
+// CHECK:             tensor.extract_slice %[[KV]]#0{{.+}} to tensor<16x32xf32>
 // CHECK:         } {gated_attention.online_softmax}
-// CHECK:         return %[[DQ]], %[[KV]]#0, %[[KV]]#1
+// CHECK:         %[[DQ2:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs(%{{.+}} = %[[DQ1]]) -> (tensor<1x4x?x32xbf16>)
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[DK1:.+]] = scf.forall {{.+}} -> (tensor<1x2x?x32xbf16>)
+// CHECK:           arith.remui %{{.+}}, %[[SPLITS]]
+// CHECK:           tensor.extract_slice %[[KV]]#1
+// CHECK:         %[[DK2:.+]] = scf.forall {{.+}} shared_outs(%{{.+}} = %[[DK1]]) -> (tensor<1x2x?x32xbf16>)
+// CHECK:         %[[DV1:.+]] = scf.forall {{.+}} -> (tensor<1x2x?x16xbf16>)
+// CHECK:         %[[DV2:.+]] = scf.forall {{.+}} shared_outs(%{{.+}} = %[[DV1]]) -> (tensor<1x2x?x16xbf16>)
+// CHECK:         return %[[DQ2]], %[[DK2]], %[[DV2]]
 func.func @gqa_causal(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x2x?x32xbf16>, %v: tensor<1x2x?x16xbf16>, %o: tensor<1x4x?x16xbf16>, %do: tensor<1x4x?x16xbf16>) -> (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>) {
   %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do {causal} : (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>, tensor<1x4x?x16xbf16>, tensor<1x4x?x16xbf16>) -> (tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>)
   return %0#0, %0#1, %0#2 : tensor<1x4x?x32xbf16>, tensor<1x2x?x32xbf16>, tensor<1x2x?x16xbf16>
@@ -65,8 +82,6 @@ func.func @gqa_causal(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x2x?x32xbf16>, %v: 
 // CHECK-NOT:       {{scf.for }}
 // CHECK:           tensor.extract_slice %arg6
 // CHECK-NOT:       {{scf.for }}
-// CHECK:         } {gated_attention.online_softmax}
-// CHECK:         scf.forall
 // CHECK:         } {gated_attention.online_softmax}
 // CHECK:         scf.forall
 // CHECK:         } {gated_attention.online_softmax}
