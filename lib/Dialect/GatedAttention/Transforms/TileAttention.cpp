@@ -112,7 +112,8 @@ struct GatedAttentionTilePass
     }
     if (threads < 0) {
       getOperation()->emitError()
-          << "threads must be 0 (this host's) or positive, got " << threads;
+          << "threads must be 0 (this host's) or positive, got "
+          << static_cast<int64_t>(threads);
       return signalPassFailure();
     }
     OnlineSoftmaxOptions options{queryBlock, keyBlock};
