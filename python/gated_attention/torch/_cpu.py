@@ -50,15 +50,15 @@ def _descriptor(x):
 class CpuKernel:
     """The configuration `cfg`'s function (with `lse`, the one that also
     writes the log-sum-exp), loaded from the disk cache or compiled into
-    it."""
+    it by `pipeline` (the benchmarks pass options)."""
 
-    def __init__(self, cfg, lse=False):
+    def __init__(self, cfg, lse=False, pipeline=("--gated-attention-to-llvm",)):
         text = "module {\n" + mlir.destination_function(
             cfg, "attention", lse=lse) + "}\n"
         what = " with lse" if lse else ""
         # (Keeps the library, and its directory when not cached, alive.)
         self._built = kernel_cache.cpu_library(
-            text, f"{kernel_cache.variant(cfg)}{what} for the CPU")
+            text, f"{kernel_cache.variant(cfg)}{what} for the CPU", pipeline)
         self.path = self._built.path
         self._lib = self._built.lib
         self._fn = self._lib._mlir_ciface_attention

@@ -239,11 +239,12 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     N parts; `auto` splits into
     `min(ceildiv(threads, tiles), Skv / 256, 64)` parts when the tiles are
     fewer than `threads`, decided at compile time when the sizes are static
-    and by an `scf.if` at run time otherwise.
+    and at run time otherwise (both forms are built; the unsplit tiles run
+    over batches `[0, B)` or none, the split over the others).
 
     ```mlir
     // B = 1, Hq 8 over Hkv 2, Sq = 1: 2 tiles; kv-splits=4
-    %p:4 = scf.forall (%s, %b, %h, %i) in (4, 1, 8, 1) step (1, 1, 4, 1)
+    %p:4 = scf.forall (%s, %h) = (0, 0) to (4, 8) step (1, 4)
         shared_outs(...) -> (tensor<4x1x8x1x64xf32>, ...) {
       ... scf.for %kb = %begin to %unmasked step %c64 ...  // part %s's keys
     }
