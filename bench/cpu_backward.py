@@ -1,6 +1,7 @@
 """CPU benchmark of a training step of gated attention: forward + backward
-of torch.ops.gated_attention.attention (the tiled forward, and the tiled
-FlashAttention-2-shaped backward: --gated-attention-to-llvm) against torch
+of gated_attention.torch.attention (under autograd the tiled forward with
+its log-sum-exp, and the tiled FlashAttention-2-shaped backward reading it:
+--gated-attention-to-llvm) against torch
 computing the same step unfused, F.scaled_dot_product_attention (torch's
 CPU flash-attention kernels, forward and backward) then `* sigmoid(g)`,
 under autograd, with the same number of threads (torch.set_num_threads and
@@ -15,8 +16,10 @@ kernels). "saved" is what autograd keeps for the backward (distinct
 storages, through torch.autograd.graph.saved_tensors_hooks), and "saved
 beyond inputs" the part of it that is not q, k, v or g: the activations a
 training step holds per layer. --split also times the halves apart: the
-forward without autograd, and the backward alone (the op's backward op;
-torch's autograd.grad of SDPA, without the gate's elementwise backward).
+forward alone (ours with its log-sum-exp, as training runs it; torch's SDPA
+without autograd), and the backward alone (the op's backward op reading
+that log-sum-exp; torch's autograd.grad of SDPA, without the gate's
+elementwise backward).
 Writes a CSV file to bench/results/.
 """
 
@@ -33,13 +36,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import gated_attention.torch  # noqa: E402,F401 (registers the ops)
+import gated_attention.torch as ga_torch  # noqa: E402 (registers the ops)
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
 def ours(q, k, v, g, causal):
-    return torch.ops.gated_attention.attention(q, k, v, g, causal=causal)
+    return ga_torch.attention(q, k, v, g, causal=causal)
 
 
 def unfused(q, k, v, g, causal):
@@ -86,8 +89,8 @@ def halves(leaves, dout, causal, repeat):
     SDPA backward), each alone."""
     q, k, v, g = (x.detach() for x in leaves)
     gqa = q.shape[1] != k.shape[1]
-    with torch.no_grad():
-        out = ours(q, k, v, g, causal)
+    with_lse = torch.ops.gated_attention.attention_with_lse
+    out, lse = with_lse(q, k, v, g, causal=causal)
     qq, kk, vv = (x.clone().requires_grad_() for x in (q, k, v))
     y = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal,
                                        enable_gqa=gqa)
@@ -102,11 +105,11 @@ def halves(leaves, dout, causal, repeat):
         return time.perf_counter() - start
 
     with torch.no_grad():
-        fwd = best(lambda: ours(q, k, v, g, causal))
+        fwd = best(lambda: with_lse(q, k, v, g, causal=causal))
         tfwd = best(lambda: F.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=gqa))
     bwd = best(lambda: torch.ops.gated_attention.attention_backward(
-        q, k, v, out, dout, g, causal=causal))
+        q, k, v, out, dout, g, lse, causal=causal))
     tbwd = best(lambda: torch.autograd.grad(y, (qq, kk, vv), dout,
                                             retain_graph=True))
     return fwd, bwd, tfwd, tbwd
