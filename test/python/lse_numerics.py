@@ -1,7 +1,7 @@
 # RUN: %PYTHON %s
 """The log-sum-exp result of gated_attention.attention on every CPU
-lowering (the tiled online softmax, the reference lowering, the SIMT rows
-form) against the float64 reference.log_sum_exp, within
+lowering (the tiled online softmax, unsplit and split-KV, the reference
+lowering, the SIMT rows form) against the float64 reference.log_sum_exp, within
 accuracy.lse_error_bound: GQA, causal with rows that see no key (+inf),
 ragged tails (Sq and Skv not multiples of the blocks), Skv = 0, each
 element type. Asking for it leaves the output unchanged (bitwise)."""
@@ -13,11 +13,15 @@ import numpy as np
 import gated_attention as ga
 from gated_attention import accuracy, dtypes, mlir, reference
 
+# (pipeline, key block of compensated sums, split-KV parts)
 PIPELINES = {
-    "tiled": (("--gated-attention-to-llvm",), accuracy.CPU_KEY_BLOCK),
-    "reference": (("--gated-attention-to-llvm=reference=1",), None),
+    "tiled": (("--gated-attention-to-llvm",), accuracy.CPU_KEY_BLOCK, 1),
+    # The keys of every row in 3 parts merged (a part may hold no key).
+    "split": (("--gated-attention-to-llvm=kv-splits=3",),
+              accuracy.CPU_KEY_BLOCK, 3),
+    "reference": (("--gated-attention-to-llvm=reference=1",), None, 1),
     "rows": (("--convert-gated-attention-to-parallel-rows",
-              "--gated-attention-to-llvm"), None),
+              "--gated-attention-to-llvm"), None, 1),
 }
 # (dtype, Hq, Hkv, D, Dv, causal, gate, gate heads, gate width), each run
 # at several (B, Sq, Skv) by one compile (B, Sq, Skv dynamic).
@@ -41,7 +45,7 @@ for dtype, hq, hkv, d, dv, causal, gate, gh, gw in CONFIGS:
     cfg = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
     text = ("module {\n" + mlir.destination_function(cfg, "with_lse", True)
             + mlir.destination_function(cfg, "without", False) + "}\n")
-    for name, (pipeline, key_block) in PIPELINES.items():
+    for name, (pipeline, key_block, splits) in PIPELINES.items():
         lib = ga.compile_cpu(text, pipeline=pipeline)
         for b, sq, skv in SHAPES:
             def rounded(shape):
@@ -66,7 +70,7 @@ for dtype, hq, hkv, d, dv, causal, gate, gh, gw in CONFIGS:
             assert np.array_equal(np.isinf(lse), empty) and \
                 (lse[empty] > 0).all(), (where, lse[empty])
             bound = accuracy.lse_error_bound(
-                cfg, {"query": q, "key": k}, key_block)
+                cfg, {"query": q, "key": k}, key_block, splits=splits)
             err = np.abs(lse[~empty] - ref[~empty])
             if err.size:
                 ratio = (err / bound[~empty]).max()
