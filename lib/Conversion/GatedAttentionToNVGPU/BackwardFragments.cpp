@@ -189,3 +189,15 @@ void mlir::gated_attention::flash::transposedScoreGrads(
       }
     }
 }
+
+void mlir::gated_attention::flash::scoreGrads(
+    const KernelBuilder &kb, AccumulatorTile scores, AccumulatorTile gradP,
+    ArrayRef<Value> lseLog2, ArrayRef<Value> delta, double scale) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+    scores.forEachInRow(half, [&](int64_t t, int64_t c, Value &x) {
+      Value p = math::Exp2Op::create(b, loc, kb.fsub(x, lseLog2[half]));
+      x = buildScoreGrad(b, loc, p, gradP.at(t, half, c), delta[half], scale);
+    });
+}

@@ -106,16 +106,29 @@ void transposedScoreGrads(const KernelBuilder &kb, const LaneLayout &lanes,
                           Value keyRow0, AccumulatorTile scores,
                           AccumulatorTile gradP);
 
+/// dS in place of the log2-domain scores (scaleAndMaskScores) of a lane's
+/// accumulator tiles whose rows are query rows: P = exp2(S - log2(e) L)
+/// with each row half's `lseLog2` and dS = scale P (dP - D) with its
+/// `delta`, dP read from `gradP`.
+void scoreGrads(const KernelBuilder &kb, AccumulatorTile scores,
+                AccumulatorTile gradP, ArrayRef<Value> lseLog2,
+                ArrayRef<Value> delta, double scale);
+
+/// The sm_90a dQ kernel (wgmma, warp specialized; BackwardQueryWgmma.cpp).
+void buildBackwardQueryWgmmaKernel(OpBuilder &b, Location loc,
+                                   const FlashKernelConfig &cfg,
+                                   gpu::GPUFuncOp func);
+
 /// Why `op` has no mma.sync backward, or "".
 std::string backwardUnsupportedReason(AttentionBackwardOp op);
 
-/// Why `op` has no sm_90a dK/dV kernel (then the mma.sync one runs), or
-/// "".
+/// Why `op` has no sm_90a dK/dV and dQ kernels (then the mma.sync ones
+/// run), or "".
 std::string backwardWgmmaUnsupportedReason(AttentionBackwardOp op);
 
 /// Adds the pattern that replaces a gated_attention.attention_backward by
 /// launches of these kernels (BackwardToNVGPU.cpp); with `wgmma` (sm_90a)
-/// the dK/dV kernel is the wgmma one where the op fits it.
+/// the dK/dV and dQ kernels are the wgmma ones where the op fits them.
 void populateBackwardToNVGPUPatterns(RewritePatternSet &patterns,
                                      bool wgmma = false);
 

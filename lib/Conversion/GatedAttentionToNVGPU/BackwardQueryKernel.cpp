@@ -88,12 +88,7 @@ void QueryKernel::keyBlock(Value block, Value buffer, bool masked,
       keyLimits.push_back(
           range->keyLimit(*this, lanes.row(*this, warpRow, half)));
   scaleAndMaskScores(*this, scores, cfg.scale, firstKey, keyLimits);
-  for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
-    scores.forEachInRow(half, [&](int64_t t, int64_t c, Value &x) {
-      Value p = math::Exp2Op::create(b, loc, fsub(x, lseLog2[half]));
-      x = buildScoreGrad(b, loc, p, gradP.at(t, half, c), delta[half],
-                         cfg.scale);
-    });
+  scoreGrads(*this, scores, gradP, lseLog2, delta, cfg.scale);
   if (keep)
     atom->multiplyValues(AccumulatorTile(grad), scores, pipeline->keyTiles(),
                          {buffer});

@@ -77,21 +77,20 @@ std::string FlashKernelConfig::typeName() const {
 }
 
 std::string FlashKernelConfig::baseName() const {
-  return llvm::formatv("gated_attention{0}_{1}_h{2}x{3}_d{4}{5}{6}{7}",
-                       isPaged() ? "_paged" + std::to_string(pageSize) : "",
-                       typeName(), numQueryHeads, numKeyValueHeads, headDim,
-                       causal ? "_causal" : "",
-                       !hasGate         ? "_nogate"
-                       : gateWidth == 1 ? "_headwise"
-                                        : "",
-                       isWgmma() && isBackward() ? "_bwd_kv_sm90a"
-                       : isWgmma()               ? "_sm90a"
-                       : isSplit()               ? "_split"
-                       : isMerge()               ? "_merge"
-                       : role == KernelRole::BackwardPreprocess ? "_bwd_pre"
-                       : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
-                       : role == KernelRole::BackwardQuery      ? "_bwd_q"
-                                                                : "")
+  return llvm::formatv(
+             "gated_attention{0}_{1}_h{2}x{3}_d{4}{5}{6}{7}",
+             isPaged() ? "_paged" + std::to_string(pageSize) : "", typeName(),
+             numQueryHeads, numKeyValueHeads, headDim, causal ? "_causal" : "",
+             !hasGate         ? "_nogate"
+             : gateWidth == 1 ? "_headwise"
+                              : "",
+             std::string(isSplit()                                ? "_split"
+                         : isMerge()                              ? "_merge"
+                         : role == KernelRole::BackwardPreprocess ? "_bwd_pre"
+                         : role == KernelRole::BackwardKeyValue   ? "_bwd_kv"
+                         : role == KernelRole::BackwardQuery      ? "_bwd_q"
+                                                                  : "") +
+                 (isWgmma() ? "_sm90a" : ""))
              .str() +
          (lse ? "_lse" : "");
 }
@@ -205,6 +204,15 @@ FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
     cfg.keyBlock = wide ? 32 : 64;
     cfg.columnSplit = width > 128 ? 2 : 1;
     cfg.warps = 4 * cfg.columnSplit;
+  }
+  // The sm_90a dQ kernel (BackwardQueryWgmma.cpp): one consumer warpgroup
+  // per 64 query rows, its D / 2 dQ registers leaving room for S and dP of
+  // 64 streamed keys (32 at D = 256).
+  if (kind == FlashKernelKind::Wgmma && role == KernelRole::BackwardQuery) {
+    cfg.kind = kind;
+    cfg.keyBlock = width > 128 ? 32 : 64;
+    cfg.columnSplit = 1;
+    cfg.warps = 4;
   }
   return cfg;
 }

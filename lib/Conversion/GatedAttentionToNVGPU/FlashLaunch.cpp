@@ -69,6 +69,8 @@ gpu::GPUFuncOp flash::getOrCreateKernel(ModuleOp module,
     TmaPipeline::declareSharedMemory(b, loc, gpuModule);
     if (cfg.role == KernelRole::BackwardKeyValue)
       buildBackwardKeyValueWgmmaKernel(b, loc, cfg, func);
+    else if (cfg.role == KernelRole::BackwardQuery)
+      buildBackwardQueryWgmmaKernel(b, loc, cfg, func);
     else
       buildWgmmaFlashKernel(b, loc, cfg, func);
   } else if (cfg.isMerge()) {

@@ -41,22 +41,24 @@ BackwardTmaLayout BackwardTmaLayout::get(const FlashKernelConfig &cfg) {
   // Tiles of whole 1024-byte swizzle atoms: each starts 1024-aligned.
   BackwardTmaLayout layout;
   int64_t rows = cfg.queryBlock();
-  layout.keys = 0;
-  layout.values = rows * cfg.headDim * cfg.elementBytes();
-  layout.queries = layout.values + rows * cfg.valueHeadDim * cfg.elementBytes();
-  layout.queryStageBytes = cfg.keyTileBytes();
-  layout.gradStageBytes = cfg.valueTileBytes();
-  layout.grads = layout.queries + kStages * layout.queryStageBytes;
-  layout.barriers = layout.grads + kStages * layout.gradStageBytes;
-  layout.keyValueBarrier = layout.barriers + 8 * 2 * kStages;
-  layout.total = layout.keyValueBarrier + 8;
+  layout.resident[0] = 0;
+  layout.resident[1] = rows * cfg.headDim * cfg.elementBytes();
+  layout.streamedStageBytes[0] = cfg.keyTileBytes();
+  layout.streamedStageBytes[1] = cfg.valueTileBytes();
+  layout.streamed[0] =
+      layout.resident[1] + rows * cfg.valueHeadDim * cfg.elementBytes();
+  layout.streamed[1] =
+      layout.streamed[0] + kStages * layout.streamedStageBytes[0];
+  layout.barriers = layout.streamed[1] + kStages * layout.streamedStageBytes[1];
+  layout.residentBarrier = layout.barriers + 8 * 2 * kStages;
+  layout.total = layout.residentBarrier + 8;
   return layout;
 }
 
 int64_t flash::sharedMemoryBytes(const FlashKernelConfig &cfg) {
   if (cfg.isMerge() || cfg.role == KernelRole::BackwardPreprocess)
     return 0;
-  if (cfg.isWgmma() && cfg.role == KernelRole::BackwardKeyValue)
+  if (cfg.isWgmma() && cfg.isBackward())
     return BackwardTmaLayout::get(cfg).total;
   if (cfg.isWgmma())
     return TmaSharedLayout::get(cfg).total;

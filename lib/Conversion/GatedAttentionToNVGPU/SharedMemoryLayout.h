@@ -35,15 +35,16 @@ struct TmaSharedLayout {
   static TmaSharedLayout get(const FlashKernelConfig &cfg);
 };
 
-/// Byte offsets in the sm_90a backward dK/dV kernel's shared memory
-/// (BackwardKeyValueWgmma.cpp): the CTA's K and V tiles, then two stages
-/// of the streamed query rows and of their dY.
+/// Byte offsets in the sm_90a backward kernels' shared memory
+/// (BackwardWgmmaKernel.h): two resident tiles of the CTA's rows (K and V,
+/// or Q and dY), then two stages of each of the two streamed tiles (Q and
+/// dY, or K and V).
 struct BackwardTmaLayout {
   static constexpr int64_t kStages = 2;
-  int64_t keys, values, queries, grads, queryStageBytes, gradStageBytes;
+  int64_t resident[2], streamed[2], streamedStageBytes[2];
   /// The mbarriers, 8 bytes each: `full` and `empty` per stage, then the
-  /// K/V tiles'.
-  int64_t barriers, keyValueBarrier, total;
+  /// resident tiles'.
+  int64_t barriers, residentBarrier, total;
   static BackwardTmaLayout get(const FlashKernelConfig &cfg);
 };
 

@@ -59,7 +59,8 @@ def case_inputs(cfg, seed):
 
 
 def run_case(cfg, seed, opt=None, options="", schedule=None):
-    """({gradient: float64 array}, inputs, dout, the dK/dV kernel's name)
+    """({gradient: float64 array}, inputs, dout, the dK/dV and dQ kernels'
+    names)
     of the kernels on case `cfg` with inputs of `seed`; `options`
     convert-gated-attention-to-nvgpu's, `schedule` as for
     emulate.Emulator."""
@@ -82,7 +83,8 @@ def run_case(cfg, seed, opt=None, options="", schedule=None):
     names = {"dq": "query", "dk": "key", "dv": "value", "dg": "gate"}
     grads = {names[n]: from_bits(v, cfg.dtype).astype(np.float64).reshape(
         shapes[names[n]]) for n, v in got.items()}
-    return grads, x, dout, compiled["backward-kv"][1]["kernel"]
+    return grads, x, dout, " ".join(compiled[layout][1]["kernel"]
+                                    for layout in ("backward-kv", "backward-q"))
 
 
 def main(argv=None):
@@ -113,7 +115,7 @@ def main(argv=None):
     failures = 0
     for i, cfg in enumerate(cfgs):
         seed = args.seed * 1000 + i
-        grads, x, dout, kv = run_case(cfg, seed, args.opt, args.options,
+        grads, x, dout, names = run_case(cfg, seed, args.opt, args.options,
                                       args.schedule)
         results = accuracy_backward.compare_backward(cfg, grads, x, dout,
                                                      gpu=True)
@@ -129,7 +131,7 @@ def main(argv=None):
         failures += not ok
         worst = " ".join(f"{n}={r.ratio:.3f}"
                          for n, r in results.items())
-        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} {kv} err/bound "
+        print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} {names} err/bound "
               f"{worst}", flush=True)
     print(f"{len(cfgs) - failures} passed, {failures} failed")
     return 1 if failures else 0
