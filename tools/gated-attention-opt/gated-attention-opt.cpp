@@ -33,6 +33,7 @@
 #include <memory>
 
 namespace mlir::gated_attention::test {
+void registerTestAMXEmulationPass();
 void registerTestOnlineSoftmaxPass();
 void registerTestRaiseMatchersPass();
 } // namespace mlir::gated_attention::test
@@ -116,6 +117,7 @@ int main(int argc, char **argv) {
   mlir::gated_attention::registerAllDialects(registry);
   mlir::gated_attention::registerAllPasses();
   mlir::gated_attention::registerAllPipelines();
+  mlir::gated_attention::test::registerTestAMXEmulationPass();
   mlir::gated_attention::test::registerTestOnlineSoftmaxPass();
   mlir::gated_attention::test::registerTestRaiseMatchersPass();
 
