@@ -379,9 +379,9 @@ def compile_backward_kernels(cfg, opt=None, chip="sm_90", cache=None,
     head dims and variant of `cfg`, at every B, Sq and Skv: a
     gated_attention.attention_backward reading the forward's log-sum-exp.
     `kernel` as for compile_kernel: with "wgmma" (chip sm_90a) the dK/dV
-    kernel ("backward-kv") is the warp-specialized wgmma one where the
-    head dims fit it (docs/Backward.md), the others mma.sync; otherwise all
-    three are mma.sync. Raises ValueError with the tool's reason for a
+    and dQ kernels ("backward-kv", "backward-q") are the warp-specialized
+    wgmma ones where the head dims fit them (docs/Backward.md); otherwise
+    they are mma.sync's. Raises ValueError with the tool's reason for a
     configuration the kernels do not take. Cached as compile_kernel."""
     config.check_choice("chip", chip, CHIPS)
     config.check_choice("kernel", kernel, ("auto", "mma-sync", "wgmma"))

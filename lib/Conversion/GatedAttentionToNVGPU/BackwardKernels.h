@@ -1,4 +1,4 @@
-//===- BackwardKernels.h - the backward's sm_80 kernels ---------*- C++ -*-===//
+//===- BackwardKernels.h - the backward's GPU kernels -----------*- C++ -*-===//
 //
 // Part of the gated-attention project.
 //
@@ -21,6 +21,8 @@
 // dQ has a kernel of its own rather than f32 atomics from kernel 2: every
 // run adds the same numbers in the same order (bitwise reproducible) at
 // the price of recomputing S and dP.
+// With kernel=wgmma on sm_90a, kernels 2 and 3 are warp-specialized wgmma
+// kernels of the same math (BackwardWgmmaKernel.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,12 +18,10 @@
 #include "BackwardKernels.h"
 #include "CpAsyncPipeline.h"
 #include "FragmentSoftmax.h"
-#include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "MmaSyncAtom.h"
 #include "TileScheduler.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;

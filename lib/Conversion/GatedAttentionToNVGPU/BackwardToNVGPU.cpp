@@ -6,7 +6,8 @@
 //
 // The pattern that replaces a gated_attention.attention_backward by
 // launches of its three kernels (BackwardKernels.h; on sm_90a with
-// kernel=wgmma the dK/dV one is wgmma's where the head dims fit it) on
+// kernel=wgmma the dK/dV and dQ ones are wgmma's where the head dims fit
+// them) on
 // flattened buffers: the preprocessing writes D (f32), dY and dG; then the
 // dK/dV kernel and the dQ kernel, which both read L (the op's lse operand) and
 // D.

@@ -12,8 +12,8 @@ L read in f32):
     python3 -m gated_attention.testing.emulate_backward \\
         --case 'dtype=bf16,d=64,dv=64,hq=4,hkv=2,sq=40,skv=70,causal=0|1'
 
-With --options 'chip=sm_90a kernel=wgmma' the dK/dV kernel is the sm_90a
-one (wgmma, warp specialized), run on emulate_wgmma's model.
+With --options 'chip=sm_90a kernel=wgmma' the dK/dV and dQ kernels are
+the sm_90a ones (wgmma, warp specialized), run on emulate_wgmma's model.
 
 Sizes are static in the compiled op (the kernels take Sq and Skv as
 arguments either way). The emulator is slow: keep cases small.
@@ -96,7 +96,8 @@ def main(argv=None):
     p.add_argument("--opt", help="gated-attention-opt to use")
     p.add_argument("--options", default="",
                    help="convert-gated-attention-to-nvgpu's options, e.g. "
-                   "'chip=sm_90a kernel=wgmma' (the sm_90a dK/dV kernel)")
+                   "'chip=sm_90a kernel=wgmma' (the sm_90a dK/dV and dQ "
+                   "kernels)")
     p.add_argument("--repeat", action="store_true",
                    help="run each case again under another interleaving of "
                    "the sm_90a kernels' warpgroups (--schedule + 1) and "
