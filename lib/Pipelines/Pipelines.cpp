@@ -223,15 +223,15 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addFunctionBoundaryBufferization(pm);
   addBufferDeallocation(pm);
+  // AMX multiplies the bf16 pair contractions from their buffers.
+  if (resolvedMatrixUnits(options) == "amx")
+    pm.addPass(createGatedAttentionAMXTilesPass());
 
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   // Copies become loops, not calls into libmlir_c_runner_utils.
   pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
-  // AMX multiplies the bf16 pair contractions from their buffers.
-  if (resolvedMatrixUnits(options) == "amx")
-    pm.addPass(createGatedAttentionAMXTilesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());
@@ -253,13 +253,13 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
   vectorToLLVM.x86Vector = resolvedMatrixUnits(options) == "avx512-bf16";
+  vectorToLLVM.amx = resolvedMatrixUnits(options) == "amx";
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no instruction or intrinsic for: integer powers as
   // generated functions, the rest (erf, erfc, cbrt: exact GELU) as calls
   // into libm, which mlir-runner and the Python package's shared libraries
   // link. (math.clampf stays an error: upstream defines and expands it as
-  vectorToLLVM.amx = resolvedMatrixUnits(options) == "amx";
   // max(min(x, lo), hi), which is not a clamp.)
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLibmPass());

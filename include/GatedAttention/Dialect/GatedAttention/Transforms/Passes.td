@@ -401,7 +401,6 @@ def GatedAttentionVectorizeTilesPass
   ];
 }
 
-#endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD
 def GatedAttentionAMXTilesPass
     : Pass<"gated-attention-amx-tiles", "::mlir::ModuleOp"> {
   let summary = "Multiply the bufferized bf16 pair contractions on AMX tiles";
@@ -442,3 +441,4 @@ def GatedAttentionAMXTilesPass
   ];
 }
 
+#endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD
