@@ -78,7 +78,10 @@ public:
   SmallVector<Value> destinations();
 
   /// Splits only batches [0, n) (numSplits counts all of them).
-  void restrictBatches(OpFoldResult n) { batches = n; }
+  void restrictBatches(OpFoldResult n) {
+    batches = n;
+    restricted = true;
+  }
 
 private:
   /// The partials' scf.forall: out [N, B, Hq, Sq, Dv], sum, max, sigma
@@ -114,6 +117,7 @@ private:
   Type f32;
   OpFoldResult batches, rows;
   int64_t group, rowsPerHead;
+  bool restricted = false;
 };
 } // namespace
 
@@ -285,7 +289,20 @@ SmallVector<Value> KeySplit::build(Value splits, ValueRange dests) {
   SmallVector<Value> ins = {mergedSum};
   SmallVector<AffineMap> maps = {row};
   if (op.hasGate()) {
-    ins.push_back(op.getGateInput());
+    // Only the split batches of the gate: every operand of the merge must
+    // span its domain, or canonicalization takes the gate's static batch
+    // count for the run-time one (0 when the unsplit form runs) and the
+    // merge overwrites the unsplit result from partials it never wrote.
+    Value gateInput = op.getGateInput();
+    if (restricted) {
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(b, loc, gateInput);
+      sizes[0] = batches;
+      gateInput = tensor::ExtractSliceOp::create(
+          b, loc, gateInput, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)),
+          sizes, SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    }
+    ins.push_back(gateInput);
     SmallVector<AffineExpr> gate = {
         b.getAffineDimExpr(0),
         op.isGateShared() ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(1),
