@@ -13,6 +13,7 @@
 #include "BackwardTile.h"
 
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -417,6 +418,14 @@ struct GatedAttentionTileBackwardPass
     getOperation()->walk([&](AttentionBackwardOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (AttentionBackwardOp op : ops) {
+      // The passes round to and accumulate in f32 (BackwardTile.h).
+      if (needsWideAccumulator(op.getQueryType().getElementType())) {
+        op->emitError("the tiled backward accumulates in f32 and does not "
+                      "take f64 ops: lower them with "
+                      "convert-gated-attention-backward-to-linalg first "
+                      "(--gated-attention-to-llvm does)");
+        return signalPassFailure();
+      }
       SmallVector<Value> results =
           BackwardTileBuilder(rewriter, op, queryBlock, keyBlock).build();
       rewriter.replaceOp(op, results);
