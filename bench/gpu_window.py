@@ -89,12 +89,12 @@ def plan(out, sanitizer):
             45, "wgmma kernel against float64 on 11 cases"),
         Step("wgmma-bench", attention + [
             "--kernel", "wgmma", "--no-check", "--bench-match", HEADLINE,
-            "--tag", "-window"], 75, 50,
+            "--tag=-window"], 75, 50,
             "headline shapes, wgmma kernel, against SDPA + gate",
             hangs_with="wgmma-check"),
         Step("mma-sync-bench", attention + [
             "--kernel", "mma-sync", "--no-check", "--bench-match", HEADLINE,
-            "--tag", "-window"], 60, 40,
+            "--tag=-window"], 60, 40,
             "headline shapes, mma.sync kernel, against SDPA + gate"),
         Step("torch-op", [py, "test/Integration/GPU/torch-op.py"], 40, 25,
              "the torch op: numerics, strided views, CUDA graphs", package),
@@ -122,6 +122,25 @@ def plan(out, sanitizer):
             f"compute-sanitizer {tool}, wgmma kernel, ragged cases",
             hangs_with="wgmma-check"))
     return steps
+
+
+def check_args(steps):
+    """Each step that runs a bench/ script, with --help appended: its
+    parser reads the step's arguments first and exits 0 only if they parse
+    (a dry run's stand-ins never parse them; "--tag -window" once failed
+    on the device)."""
+    bad = 0
+    for s in steps:
+        if s.argv[0] != "python3" or not s.argv[1].startswith("bench/"):
+            continue
+        proc = subprocess.run([sys.executable] + s.argv[1:] + ["--help"],
+                              cwd=ROOT, capture_output=True, text=True)
+        ok = proc.returncode == 0
+        bad += not ok
+        print(f"{s.name}: {'arguments parse' if ok else 'BAD ARGUMENTS'}")
+        if not ok:
+            print(proc.stderr.strip().splitlines()[-1])
+    return 1 if bad else 0
 
 
 def find_sanitizer():
@@ -172,6 +191,9 @@ def main(argv=None):
     p.add_argument("--deadline", type=float, default=470.0,
                    help="seconds from the start (default 470)")
     p.add_argument("--list", action="store_true", help="print the plan")
+    p.add_argument("--check-args", action="store_true",
+                   help="parse each benchmark step's arguments with its "
+                   "script's own parser (its --help), running nothing")
     p.add_argument("--dry-run", action="store_true",
                    help="stand-in steps, no GPU needed")
     p.add_argument("--scale", type=float,
@@ -204,6 +226,8 @@ def main(argv=None):
             print(f"{'':16} {' '.join(s.argv)}")
         print(f"budgets {total} s, deadline {args.deadline:g} s")
         return 0
+    if args.check_args:
+        return check_args(steps)
 
     os.makedirs(os.path.join(ROOT, out), exist_ok=True)
     date = datetime.date.today().isoformat()

@@ -8,7 +8,7 @@ the exact forward rounded to the element type as the saved output (what
 test/Integration/Emulated/backward.test runs on the emulator), in both
 layouts, with L computed by the op; gradients bitwise identical run to
 run; `.backward()` through autograd gives what the op gives on the
-forward's own output.
+forward's own output and log-sum-exp.
 
 `--prepare DIR` (on a machine without a GPU) compiles the forward's and
 the backward's kernels for sm_90 into the disk cache DIR
@@ -96,8 +96,13 @@ for spec in CASES:
             [g.clone().requires_grad_()] if gated else [None])
         y = gat.attention(*leaves, **options(cfg, layout))
         y.backward(do)
+        # Autograd reads the L its forward wrote (attention_with_lse); the
+        # direct call gets the same one, so the two are bitwise equal.
+        _, lse = torch.ops.gated_attention.attention_with_lse(
+            *leaves, **options(cfg, layout))
         direct = torch.ops.gated_attention.attention_backward(
-            *leaves[:3], y.detach(), do, leaves[3], **options(cfg, layout))
+            *leaves[:3], y.detach(), do, leaves[3], lse,
+            **options(cfg, layout))
         for leaf, d in zip(leaves, direct):
             assert leaf is None or torch.equal(leaf.grad, d), layout
 if PREPARE:
