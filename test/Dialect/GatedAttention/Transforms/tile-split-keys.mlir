@@ -81,3 +81,29 @@ func.func @dynamic_keys(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x?x64xbf16>,
       -> (tensor<1x8x1x64xbf16>, tensor<1x8x1xf32>)
   return %o, %lse : tensor<1x8x1x64xbf16>, tensor<1x8x1xf32>
 }
+
+// -----
+
+// B static, Sq and Skv dynamic, gated: the split form's merge covers the
+// run-time split batches [0, Bs) in all its operands, the gate included.
+// Had it read the whole gate, canonicalization would take the gate's static
+// B for Bs, and the merge would overwrite the unsplit result when Bs = 0.
+// AUTO-LABEL: func.func @dynamic_rows_gated
+// AUTO:         %[[SPLIT:.+]] = arith.cmpi ugt, %{{.+}}, %c1
+// AUTO:         %[[BS:.+]] = arith.select %[[SPLIT]], %c1, %c0
+// AUTO:         %[[UNSPLIT:.+]] = scf.forall
+// AUTO:         } {gated_attention.online_softmax}
+// AUTO:         } {gated_attention.online_softmax}
+// AUTO:         %[[GATE:.+]] = tensor.extract_slice %arg3[0, 0, 0, 0] [%[[BS]], 8, %{{.+}}, 64]
+// AUTO:         %[[OUT:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[GATE]] : tensor<?x8x?xf32>, tensor<?x8x?x64xbf16>) outs(%{{.+}} : tensor<?x8x?x64xbf16>)
+// AUTO:         tensor.insert_slice %[[OUT]] into %[[UNSPLIT]][0, 0, 0, 0] [%[[BS]], 8, %{{.+}}, 64]
+func.func @dynamic_rows_gated(%q: tensor<1x8x?x64xbf16>,
+                              %k: tensor<1x2x?x64xbf16>,
+                              %v: tensor<1x2x?x64xbf16>,
+                              %g: tensor<1x8x?x64xbf16>)
+    -> tensor<1x8x?x64xbf16> {
+  %o = gated_attention.attention %q, %k, %v, %g {causal}
+      : (tensor<1x8x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>,
+         tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}
