@@ -100,9 +100,9 @@ struct GatedAttentionToPTXPipelineOptions
       llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> kernel{
       *this, "kernel",
-      llvm::cl::desc("Tensor-core kernel: mma-sync, wgmma (chip=sm_90a; in "
-                     "development, not yet validated on a GPU) or auto "
-                     "(mma-sync)"),
+      llvm::cl::desc("Tensor-core kernel: mma-sync, wgmma (chip=sm_90a; "
+                     "forward and backward) or auto (on sm_90a the wgmma "
+                     "forward with the mma.sync backward, else mma-sync)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> warps{
       *this, "warps",

@@ -7,6 +7,11 @@
 // RUN: gated-attention-opt %s --split-input-file \
 // RUN:   --convert-gated-attention-to-nvgpu="chip=sm_80" \
 // RUN:   --mlir-print-op-generic | FileCheck %s --check-prefix=SM80
+// kernel=auto on sm_90a keeps the mma.sync backward (only the forward's
+// wgmma kernel has run on a GPU yet):
+// RUN: gated-attention-opt %s --split-input-file \
+// RUN:   --convert-gated-attention-to-nvgpu="chip=sm_90a" \
+// RUN:   --mlir-print-op-generic | FileCheck %s --check-prefix=SM80
 
 // With kernel=wgmma (chip sm_90a) the dK/dV and dQ kernels are the
 // warp-specialized ones: a producer warpgroup and one consumer warpgroup
@@ -40,7 +45,8 @@
 // BODY: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // BODY-NOT: nvvm.mma.sync
 // BODY: sym_name = "gated_attention_bf16_h8x2_d128_causal_bwd_q_sm90a"
-// Without kernel=wgmma every kernel is mma.sync's:
+// Without kernel=wgmma (sm_80, or auto on sm_90a) every kernel is
+// mma.sync's:
 // SM80-NOT: wgmma.mma_async
 // SM80: sym_name = "gated_attention_bf16_h8x2_d128_causal_bwd_kv"
 // SM80-NOT: wgmma.mma_async

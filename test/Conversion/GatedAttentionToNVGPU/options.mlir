@@ -15,6 +15,11 @@
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma key-block=512" 2>&1 | FileCheck %s --check-prefix=WG-KEYS
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_80 kernel=wgmma" 2>&1 | FileCheck %s --check-prefix=WG-CHIP
 // RUN: not gated-attention-opt %s --convert-gated-attention-to-nvgpu="kernel=fast" 2>&1 | FileCheck %s --check-prefix=WG-KIND
+// kernel=auto: the wgmma forward on sm_90a, unless the user's warps are a
+// count it cannot run (then mma.sync, as on every other chip).
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu=chip=sm_90a | FileCheck %s --check-prefix=AUTO90A
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a warps=2" | FileCheck %s --check-prefix=AUTO90A-WARPS
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu=chip=sm_90 | FileCheck %s --check-prefix=AUTO90
 
 // 2 warps: 32 rows per CTA; 32-key blocks: 32x128 + 4 x 32x128 bf16.
 // TILES: gpu.launch_func {{.+}} threads in (%c64, {{.+}}) dynamic_shared_memory_size %c40960_i32
@@ -40,3 +45,12 @@ func.func @f(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<
 // The grid is (row blocks, Hq, B): CUDA caps y and z at 65535.
 // RUN: not gated-attention-opt %S/Inputs/many-heads.mlir --convert-gated-attention-to-nvgpu 2>&1 | FileCheck %s --check-prefix=GRID
 // GRID: many-heads.mlir:3:8: error: tensor-core kernel: Hq = 70000 and B = 1 must be at most 65535 (CUDA's grid y and z limit)
+
+// AUTO90A-LABEL: gpu.func @gated_attention_bf16_h2x2_d128_sm90a
+// AUTO90A: nvvm.setmaxregister
+// AUTO90A: nvvm.wgmma.mma_async
+// AUTO90A-NOT: nvgpu.mma.sync
+// AUTO90A-WARPS-LABEL: gpu.func @gated_attention_bf16_h2x2_d128(
+// AUTO90A-WARPS-NOT: wgmma
+// AUTO90-LABEL: gpu.func @gated_attention_bf16_h2x2_d128(
+// AUTO90-NOT: wgmma

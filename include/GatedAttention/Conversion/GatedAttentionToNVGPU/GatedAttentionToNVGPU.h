@@ -19,6 +19,9 @@ struct NVGPUKernelOptions {
   /// The sm_90a wgmma + TMA kernel for the ops it takes (head dims multiples
   /// of 64), instead of the mma.sync one.
   bool wgmma = false;
+  /// The sm_90a backward kernels (dK/dV and dQ on wgmma) where the head dims
+  /// fit them, instead of the mma.sync ones.
+  bool backwardWgmma = false;
   /// 0 picks them from the head dim.
   int64_t warps = 0, keyBlock = 0;
   /// Shared memory a CTA may use on the target (see NVGPUChips.h).
