@@ -298,9 +298,9 @@ struct ConvertGatedAttentionToNVGPUPass
     // `auto` on sm_90a takes the wgmma forward (checked and measured on an
     // H200: bench/README.md) unless the user's warps are a count it cannot
     // run; the wgmma backward waits for its own GPU run.
-    options.wgmma = kernel == "wgmma" ||
-                    (kernel == "auto" && target->hasWgmma &&
-                     (warps == 0 || warps == 4 || warps == 8));
+    options.wgmma =
+        kernel == "wgmma" || (kernel == "auto" && target->hasWgmma &&
+                              (warps == 0 || warps == 4 || warps == 8));
     options.backwardWgmma = kernel == "wgmma";
     options.warps = warps;
     options.keyBlock = keyBlock;
