@@ -28,7 +28,9 @@ Two phases, because the GPU machine has torch but no MLIR:
       in its time. A shape whose backward has no CUDA kernels (head dims
       above what the kernels take) gets the baseline's figures and the
       reason. Rows are appended to gpu-backward-<date>-<gpu>.csv as each
-      shape ends, so a run cut short keeps the finished ones.
+      shape ends, so a run cut short keeps the finished ones (with
+      GATED_ATTENTION_CUDA_KERNEL=mma-sync, or wgmma,
+      gpu-backward-mma-sync-<date>-<gpu>.csv: both runs are kept).
 
 Both compute bottom-right causal; with Sq = Skv it is SDPA's is_causal.
 The check before timing compares the op's gradients with the baseline's:
@@ -51,7 +53,7 @@ import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
 
 import gated_attention.torch as gat  # noqa: E402
-from gated_attention.torch import _cuda_backward  # noqa: E402
+from gated_attention.torch import _cuda_backward, _select  # noqa: E402
 
 TOKENS = 16384
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
@@ -100,13 +102,16 @@ def prepare(directory):
         if s != LENGTHS[0]:
             continue   # the kernels do not depend on B or S
         q, k, v, g, _ = tensors(layout, b, s, hq, hkv, d, "meta")
-        gat.warmup(q, k, v, g, causal=True, layout=layout, chip="sm_90",
-                   backward=False)
-        try:
-            gat.warmup(q, k, v, g, causal=True, layout=layout,
-                       chip="sm_90", backward=True)
-        except NotImplementedError as e:
-            print(f"{name}: forward only ({e})")
+        # What the op runs by default, and with
+        # GATED_ATTENTION_CUDA_KERNEL=mma-sync.
+        for kernel in (None, "mma-sync"):
+            gat.warmup(q, k, v, g, causal=True, layout=layout, chip="sm_90",
+                       backward=False, kernel=kernel)
+            try:
+                gat.warmup(q, k, v, g, causal=True, layout=layout,
+                           chip="sm_90", backward=True, kernel=kernel)
+            except NotImplementedError as e:
+                print(f"{name}: forward only ({e})")
     print(f"backward benchmark kernels for sm_90 in {directory}")
 
 
@@ -114,8 +119,10 @@ def _csv(out_dir):
     gpu = torch.cuda.get_device_name()
     os.makedirs(out_dir, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
-    path = os.path.join(out_dir, f"gpu-backward-{datetime.date.today()}-"
-                                 f"{stem}.csv")
+    choice = _select.choice()
+    kind = "" if choice == "auto" else f"{choice}-"
+    path = os.path.join(out_dir, f"gpu-backward-{kind}"
+                                 f"{datetime.date.today()}-{stem}.csv")
     f = open(path, "w")
     f.write(COLUMNS + "\n")
     f.flush()

@@ -5,7 +5,9 @@ Two phases, because the GPU machine has torch but no MLIR:
   prepare (here):
     .venv/bin/python bench/gpu_torch_op.py prepare build/device-check/torch-kernels
       compiles the kernels of every shape and layout below for sm_90 into
-      that disk cache (gated_attention.torch.warmup(chip="sm_90")).
+      that disk cache (gated_attention.torch.warmup(chip="sm_90")): those
+      the op runs by default (wgmma where they fit) and with
+      GATED_ATTENTION_CUDA_KERNEL=mma-sync, which run compares.
   run (on the GPU machine):
     GATED_ATTENTION_CACHE_DIR=build/device-check/torch-kernels \\
         python3 bench/gpu_torch_op.py run --out bench/results
@@ -16,7 +18,9 @@ Two phases, because the GPU machine has torch but no MLIR:
       Qwen3-Next's q | gate halves of one [B, S, 16, 512] projection with
       K, V [B, S, 2, 256] ("bshd"), and [B, 8, S, 128] tensors ("bhsd").
       Checks each result against the baseline's first, then writes
-      gpu-torch-op-<date>-<gpu>.csv (ms of each, speedup = baseline / op).
+      gpu-torch-op-<date>-<gpu>.csv (ms of each, speedup = baseline / op);
+      with GATED_ATTENTION_CUDA_KERNEL=mma-sync (or wgmma) the file is
+      gpu-torch-op-mma-sync-<date>-<gpu>.csv, so both runs are kept.
 
 Both compute bottom-right causal; with Sq = Skv it is SDPA's is_causal.
 """
@@ -32,6 +36,7 @@ import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
 
 import gated_attention.torch as gat  # noqa: E402
+from gated_attention.torch import _select  # noqa: E402
 
 # (name, layout, B, S, Hq, Hkv, D)
 SHAPES = [("qwen3-next", "bshd", b, s, 16, 2, 256)
@@ -55,7 +60,9 @@ def prepare(directory):
     gat.set_cache_dir(directory)
     for _, layout, b, s, hq, hkv, d in SHAPES:
         q, k, v, g = tensors(layout, b, s, hq, hkv, d, "meta")
-        gat.warmup(q, k, v, g, causal=True, layout=layout, chip="sm_90")
+        for kernel in (None, "mma-sync"):
+            gat.warmup(q, k, v, g, causal=True, layout=layout, chip="sm_90",
+                       kernel=kernel)
     print(f"torch op benchmark kernels for sm_90 in {directory}")
 
 
@@ -77,7 +84,9 @@ def run(out_dir):
         rows.append(f"{name},{layout},{b},{s},{hq},{hkv},{d},{op:.4f},"
                     f"{base:.4f},{base / op:.3f}")
         print(rows[-1], flush=True)
-    common.write_csv(out_dir, "gpu-torch-op", rows)
+    choice = _select.choice()
+    common.write_csv(out_dir, "gpu-torch-op" + (
+        "" if choice == "auto" else f"-{choice}"), rows)
     return 1 if failed else 0
 
 

@@ -27,7 +27,8 @@ def emulated_kernel(cfg):
     """A CudaKernel of `cfg` whose kernels are compiled for and run on the
     emulator (no driver, no device)."""
     kernel = object.__new__(_cuda.CudaKernel)
-    kernel.cfg, kernel.device, kernel._chip = cfg, torch.device("cpu"), "sm_80"
+    kernel.cfg, kernel.device = cfg, torch.device("cpu")
+    kernel._target = kernel._decode_target = ("sm_80", "mma-sync")
     kernel._lock, kernel._kernels = threading.Lock(), {}
     kernel._backend = emulate.HostMemoryEmulator()
     kernel._sm_count = 132
@@ -35,12 +36,12 @@ def emulated_kernel(cfg):
     return kernel
 
 
-def compile_kernel(cfg, chip, row_strides=None, lse=False):
+def compile_kernel(cfg, chip, kernel, row_strides=None, lse=False):
     op, desc = emulate.compile_case(cfg, row_strides=row_strides, lse=lse)
     return desc["kernel"], op, desc
 
 
-def compile_decode_kernels(cfg, chip, row_strides=None, lse=False):
+def compile_decode_kernels(cfg, chip, kernel, row_strides=None, lse=False):
     return {layout: (desc["kernel"], op, desc) for layout, (op, desc) in
             emulate.compile_decode(cfg, row_strides=row_strides,
                                    lse=lse).items()}

@@ -49,12 +49,23 @@ g, the gated output and L, and the backward reads L. Called directly,
 output, and its backward recomputes L (one more Q Kᵀ). Neither saves the
 ungated output. The backward runs on CPU tensors the tiled
 FlashAttention-2-shaped lowering (the reference one for float64); on CUDA
-tensors
-the sm_80 mma.sync backward kernels (sm_90 runs them too; bitwise
-reproducible run to run), for f16 / bf16, head dims up to 128 and the
-sigmoid / NS-sigmoid gates with ``combine="mul"`` (or no gate); other
-configurations raise NotImplementedError at ``.backward()``.
-``paged_attention`` is inference-only.
+tensors the backward kernels (bitwise reproducible run to run), for
+f16 / bf16, head dims up to 256 and the sigmoid / NS-sigmoid gates with
+``combine="mul"`` (or no gate); other configurations raise
+NotImplementedError at ``.backward()``. ``paged_attention`` is
+inference-only.
+
+Which CUDA kernels: on compute capability 9.0 (H100, H200) the sm_90a
+kernels built on wgmma (the forward, and the backward's dK/dV and dQ)
+where the head dims fit them (multiples of 64; the backward 64 or 128, or
+128 and 256 above 128, as the compiler decides), the mma.sync kernels
+compiled for sm_90 otherwise and for decode steps (Sq = 1); other GPUs
+run the mma.sync kernels of their chip. ``GATED_ATTENTION_CUDA_KERNEL``
+(``auto``, the default; ``wgmma``; ``mma-sync``: mma.sync everywhere)
+overrides it, read when a configuration's kernels are first made. The
+wgmma forward reads q, k and v as [B, H, S, D]-contiguous buffers: in
+another layout they are copied first. ``paged_attention`` runs the
+mma.sync kernels.
 """
 
 import torch
@@ -109,7 +120,7 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
            combine="mul", layout="bhsd", device=None, chip=None,
-           backward=None):
+           backward=None, kernel=None):
     """Compiles (or loads from the disk cache) the kernel that `attention`
     would run for these arguments, without running it. Tensors may be on
     the "meta" device (only shapes, dtypes and strides matter; B and the
@@ -121,10 +132,14 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     training step compiles nothing; on CUDA (and with `chip`) it raises NotImplementedError for a
     configuration the CUDA backward kernels do not take.
 
-    With `chip` ("sm_80", "sm_86", "sm_89", "sm_90") the CUDA kernels are
-    compiled ahead of time into the disk cache (cache_dir(), which must be
-    set) for a GPU of that chip, on a machine that need not have one: copy
-    the directory there and set GATED_ATTENTION_CACHE_DIR to it."""
+    With `chip` ("sm_80", "sm_86", "sm_89", "sm_90"; "sm_90a" names the
+    same GPUs as "sm_90") the CUDA kernels are compiled ahead of time into
+    the disk cache (cache_dir(), which must be set) for a GPU of that chip,
+    on a machine that need not have one: copy the directory there and set
+    GATED_ATTENTION_CACHE_DIR to it. They are the kernels that GPU loads
+    under `kernel` ("auto", "wgmma", "mma-sync"; default: what
+    GATED_ATTENTION_CUDA_KERNEL chooses there): on sm_90 the wgmma kernels
+    (and mma.sync's where they do not fit) unless "mma-sync"."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     device = torch.device(device) if device is not None else q.device
     if backward is None:
@@ -143,11 +158,16 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
                              "the disk cache: set_cache_dir() or "
                              "GATED_ATTENTION_CACHE_DIR first")
         _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out,
-                            lse=backward)
+                            lse=backward, kernel=kernel)
         if backward:
             from . import _cuda_backward
-            _cuda_backward.compile_kernels(_args.compile_key(cfg), chip)
+            _cuda_backward.ahead_of_time(_args.compile_key(cfg), chip,
+                                         kernel)
         return
+    if kernel is not None:
+        raise ValueError("gated_attention.warmup: kernel= goes with chip= "
+                         "(a device's kernels follow "
+                         "GATED_ATTENTION_CUDA_KERNEL)")
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     kernel = _op.kernel_for(cfg, device, lse=backward)

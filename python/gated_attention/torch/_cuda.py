@@ -33,6 +33,15 @@ Given an f32 `lse` [B, Hq, Sq] (contiguous), a call also writes the op's
 log-sum-exp into it (what the backward reads): the kernels of the op that
 returns it, compiled apart (their own cache entries; the kernels without
 it are unchanged), write it in their epilogue, or split-KV's merge does.
+
+Which kernels: _select decides (chip, kernel) once per configuration and
+device. On compute capability 9.0 the forward is the sm_90a wgmma kernel
+where the head dims fit it (GATED_ATTENTION_CUDA_KERNEL=mma-sync keeps
+mma.sync); it reads q, k and v through TMA maps of [B, H, S, D]-contiguous
+buffers, so those in another layout are copied first (the gate and the
+output keep their strides). A decode step (Sq = 1) runs the mma.sync
+kernels on every device: their CTAs pack the query heads of a K/V head,
+and they read the K/V cache in place.
 """
 
 import threading
@@ -40,20 +49,25 @@ import threading
 import torch
 
 from .. import compiler, cuda, launch, launcher
-
-# Compute capabilities -> the chip the kernel is compiled for.
-_CHIPS = {(8, 0): "sm_80", (8, 6): "sm_86", (8, 9): "sm_89", (9, 0): "sm_90"}
+from . import _select
 
 
-def chip_of(device):
-    capability = torch.cuda.get_device_capability(device)
-    chip = _CHIPS.get(tuple(capability))
-    if chip is None:
+def capability_of(device):
+    """The compute capability of `device`, or NotImplementedError where
+    the op has no kernels for it."""
+    capability = tuple(torch.cuda.get_device_capability(device))
+    if capability not in _select.MMA_SYNC_CHIPS:
         raise NotImplementedError(
             f"gated_attention: no CUDA kernel for compute capability "
             f"{capability[0]}.{capability[1]} ({torch.cuda.get_device_name(device)});"
-            f" it has kernels for {', '.join(_CHIPS.values())}")
-    return chip
+            f" it has kernels for "
+            f"{', '.join(_select.MMA_SYNC_CHIPS.values())}")
+    return capability
+
+
+def chip_of(device):
+    """The chip of `device`'s mma.sync kernels (the paged op's)."""
+    return _select.mma_sync(capability_of(device))[0]
 
 
 def strides_of(x):
@@ -66,9 +80,18 @@ def strides_of(x):
             "S": d if s == 1 else ss}
 
 
+def _map_operands(desc):
+    """The operands `desc`'s kernel reads through TMA maps."""
+    return {a["name"] for a in desc["arguments"]
+            if a["kind"] == "tensor_map"}
+
+
 def _readable(desc, name, x):
     """Whether the kernel can read operand `name` from `x` in place: rows
-    contiguous, not overlapping, aligned as the kernel's loads need."""
+    contiguous, not overlapping, aligned as the kernel's loads need; a TMA
+    map's operand [B, H, S, D]-contiguous, 16-byte aligned (TMA's rule)."""
+    if name in _map_operands(desc):
+        return x.is_contiguous() and x.data_ptr() % 16 == 0
     if x.shape[-1] != 1 and x.stride(-1) != 1:
         return False
     strides = strides_of(x)
@@ -96,8 +119,9 @@ def readable(desc, name, x):
 def plan(desc, cfg, q, k, v, g, out):
     """(buffers, strides, rows) of a launch on [B, H, S, D] views: the
     tensors the kernel reads (copies where it cannot read the caller's),
-    their {"B", "H", "S"} strides, and the row strides to compile the
-    kernel for ({operand: stride} where not the row's width)."""
+    their {"B", "H", "S"} strides (not of those read through TMA maps,
+    which are contiguous), and the row strides to compile the kernel for
+    ({operand: stride} where not the row's width)."""
     q = readable(desc, "q", q)
     k, v = readable(desc, "k", k), readable(desc, "v", v)
     # With D = Dv one stride pair serves K and V.
@@ -106,7 +130,8 @@ def plan(desc, cfg, q, k, v, g, out):
     buffers = {"q": q, "k": k, "v": v, "out": out}
     if g is not None:
         buffers["gate"] = readable(desc, "gate", g)
-    strides = {n: strides_of(x) for n, x in buffers.items()}
+    maps = _map_operands(desc)
+    strides = {n: strides_of(x) for n, x in buffers.items() if n not in maps}
     rows = {n: s["S"] for n, s in strides.items()
             if s["S"] != buffers[n].shape[-1]}
     return buffers, strides, rows
@@ -128,21 +153,35 @@ def _check_supported(cfg):
                          f"kernel: {reason}")
 
 
-def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False):
-    """Compiles into the disk cache the kernels a launch on these [B, H, S,
-    D] views (meta tensors too) needs on `chip`: the row-major one and the
-    one for their rows; with `lse` those that write the log-sum-exp."""
-    if chip not in _CHIPS.values():
-        raise ValueError(f"chip must be one of {', '.join(_CHIPS.values())} "
-                         f"(the torch op's CUDA kernels), got {chip!r}")
+def targets(cfg, capability, kernel=None):
+    """(forward, decode): the (chip, kernel) of `cfg`'s kernels on
+    `capability` (_select.forward), and of its decode steps (mma.sync)."""
+    return (_select.forward(cfg, capability, kernel),
+            _select.mma_sync(capability))
+
+
+def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False, kernel=None):
+    """Compiles into the disk cache the kernels that a launch on these [B,
+    H, S, D] views (meta tensors too) loads on a device of `chip` ("sm_90"
+    and "sm_90a" both name compute capability 9.0) under `kernel`
+    (_select.choice): the row-major one and the one for their rows; with
+    `lse` those that write the log-sum-exp (and the row-major one without,
+    which the device loads first)."""
+    capability = _select.capability_of(chip)
     _check_supported(cfg)
-    _, _, desc = cuda.compile_kernel(cfg, chip=chip, lse=lse)
+    forward, decode = targets(cfg, capability, kernel)
+    # What a CudaKernel loads when made: the forward's row-major kernel.
+    cuda.compile_kernel(cfg, chip=forward[0], kernel=forward[1])
+    target = decode if q.shape[2] == 1 else forward
+    _, _, desc = cuda.compile_kernel(cfg, chip=target[0], kernel=target[1],
+                                     lse=lse)
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
     if rows:
-        cuda.compile_kernel(cfg, chip=chip, row_strides=rows, lse=lse)
+        cuda.compile_kernel(cfg, chip=target[0], kernel=target[1],
+                            row_strides=rows, lse=lse)
     if q.shape[2] == 1:
-        cuda.compile_decode_kernels(cfg, chip=chip, row_strides=rows or None,
-                                    lse=lse)
+        cuda.compile_decode_kernels(cfg, chip=decode[0], kernel=decode[1],
+                                    row_strides=rows or None, lse=lse)
 
 
 class CudaKernel:
@@ -152,7 +191,9 @@ class CudaKernel:
     def __init__(self, cfg, device):
         _check_supported(cfg)
         self.cfg, self.device = cfg, device
-        self._chip = chip_of(device)
+        # (chip, kernel) of the forward and of a decode step.
+        self._target, self._decode_target = targets(
+            cfg, capability_of(device))
         self._lock = threading.Lock()
         self._kernels = {}
         with torch.cuda.device(device):
@@ -162,6 +203,13 @@ class CudaKernel:
         # The row-major kernel, compiled (or loaded) now: its description
         # also gives the alignment every layout needs.
         self._desc = self._kernel({}).desc
+
+    def _target_of(self, sq):
+        """(target, row-major description) of a launch on `sq` rows."""
+        if sq == 1 and self._decode_target != self._target:
+            return self._decode_target, self._kernel(
+                {}, target=self._decode_target).desc
+        return self._target, self._desc
 
     def _cached(self, key, compile_kernels):
         """The kernel(s) under `key`, made by `compile_kernels()` ->
@@ -179,27 +227,31 @@ class CudaKernel:
                     self._kernels[key] = kernels
         return kernels
 
-    def _kernel(self, rows, lse=False):
-        """The kernel for `rows` ({operand: row stride}, others row-major);
-        with `lse` the one that writes the log-sum-exp."""
-        key = (lse,) + tuple(sorted(rows.items()))
+    def _kernel(self, rows, lse=False, target=None):
+        """The kernel for `rows` ({operand: row stride}, others row-major)
+        on `target` (chip, kernel; default the forward's); with `lse` the
+        one that writes the log-sum-exp."""
+        chip, kind = target or self._target
+        key = (chip, kind, lse) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: {"dense": cuda.compile_kernel(
-            self.cfg, chip=self._chip, row_strides=dict(key[1:]) or None,
-            lse=lse)})["dense"]
+            self.cfg, chip=chip, kernel=kind,
+            row_strides=dict(key[3:]) or None, lse=lse)})["dense"]
 
     def _decode(self, rows, lse=False):
         """The kernels of a decode step whose K/V rows are `rows`: its own
         (dense, packing the query heads of a K/V head) and split-KV's
         (dense-split, split-merge); `lse` as for _kernel."""
+        chip, kind = self._decode_target
         key = ("decode", lse) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: cuda.compile_decode_kernels(
-            self.cfg, chip=self._chip, row_strides=dict(key[2:]) or None,
-            lse=lse))
+            self.cfg, chip=chip, kernel=kind,
+            row_strides=dict(key[2:]) or None, lse=lse))
 
     def prepare(self, q, k, v, g, out, lse=False):
         """Compiles (or loads) the kernel for these views' rows (`lse`: the
         one that writes the log-sum-exp)."""
-        self._kernel(plan(self._desc, self.cfg, q, k, v, g, out)[2], lse)
+        target, desc = self._target_of(q.shape[2])
+        self._kernel(plan(desc, self.cfg, q, k, v, g, out)[2], lse, target)
 
     def _check_lse(self, lse, q):
         """Raises ValueError unless `lse` is what the kernels write the
@@ -221,14 +273,16 @@ class CudaKernel:
         if lse is not None:
             self._check_lse(lse, q)
         with_lse = lse is not None
-        buffers, strides, rows = plan(self._desc, self.cfg, q, k, v, g, out)
+        target, desc = self._target_of(q.shape[2])
+        buffers, strides, rows = plan(desc, self.cfg, q, k, v, g, out)
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", out)
         if with_lse:
             buffers["lse"] = lse
         b, _, sq, _ = buffers["q"].shape
         skv = buffers["k"].shape[2]
-        kernels, splits = {"dense": self._kernel(rows, with_lse)}, 1
+        kernels = {"dense": self._kernel(rows, with_lse, target)}
+        splits = 1
         with torch.cuda.device(self.device):
             stream = torch.cuda.current_stream(self.device).cuda_stream
             if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):

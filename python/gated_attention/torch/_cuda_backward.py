@@ -1,15 +1,16 @@
-"""The op's CUDA backward: the sm_80 mma.sync backward kernels on torch's
-current stream.
+"""The op's CUDA backward: the backward kernels on torch's current stream.
 
 convert-gated-attention-to-nvgpu lowers gated_attention.attention_backward
 to three kernels (docs/Backward.md): preprocessing (D = rowsum(dOut * out),
 dY = dOut * act(G), dG), dK / dV per key block, dQ in a kernel of its own.
-They are compiled once per configuration (B, Sq, Skv dynamic) for the chip
-of the tensors' device through the disk cache, as the forward's kernels
-are (cuda.compile_backward_kernels); there is no wgmma backward, so sm_90
-runs the sm_80 kernels compiled for it. dQ has its own kernel and no
-atomics: the gradients are bitwise identical run to run, always (there is
-no non-deterministic mode to choose).
+They are compiled once per configuration (B, Sq, Skv dynamic) for the
+tensors' device through the disk cache, as the forward's kernels are
+(cuda.compile_backward_kernels), on the (chip, kernel) that _select picks:
+on compute capability 9.0 the sm_90a kernels whose dK/dV and dQ run on
+wgmma, where the head dims fit them (GATED_ATTENTION_CUDA_KERNEL=mma-sync
+keeps mma.sync), else the mma.sync kernels of the device's chip. dQ has
+its own kernel and no atomics: the gradients are bitwise identical run to
+run, always (there is no non-deterministic mode to choose).
 
 The kernels read the forward's f32 log-sum-exp L [B, Hq, Sq], which the
 forward's kernels write when asked (_cuda.CudaKernel with `lse`); without
@@ -29,7 +30,8 @@ import threading
 import torch
 
 from .. import cuda, launcher
-from ._cuda import chip_of
+from . import _select
+from ._cuda import capability_of
 
 _kernels = {}
 _lock = threading.Lock()
@@ -47,13 +49,22 @@ def unsupported(cfg, error):
         f"train on the CPU")
 
 
-def compile_kernels(cfg, chip):
+def compile_kernels(cfg, chip, kernel="mma-sync"):
     """{layout: (name, PTX, description)} of the backward of `cfg` on
-    `chip`, or NotImplementedError."""
+    `chip` with `kernel` (compile_backward_kernels'), or
+    NotImplementedError."""
     try:
-        return cuda.compile_backward_kernels(cfg, chip=chip)
+        return cuda.compile_backward_kernels(cfg, chip=chip, kernel=kernel)
     except ValueError as e:
         raise unsupported(cfg, e) from None
+
+
+def ahead_of_time(cfg, chip, kernel=None):
+    """Compiles into the disk cache the backward kernels that a device of
+    `chip` ("sm_90" and "sm_90a" both name compute capability 9.0) loads
+    for `cfg` under `kernel` (_select.choice)."""
+    compile_kernels(cfg, *_select.backward(cfg, _select.capability_of(chip),
+                                           kernel))
 
 
 class CudaBackwardKernel:
@@ -62,7 +73,8 @@ class CudaBackwardKernel:
 
     def __init__(self, cfg, device):
         self.cfg, self.device = cfg, device
-        compiled = compile_kernels(cfg, chip_of(device))
+        self.target = _select.backward(cfg, capability_of(device))
+        compiled = compile_kernels(cfg, *self.target)
         with torch.cuda.device(device):
             backend = cuda.Backend(cuda.Driver(device.index or 0))
             self.kernels = {layout: backend.kernel(ptx, desc)

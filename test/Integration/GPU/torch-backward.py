@@ -1,7 +1,9 @@
 # REQUIRES: cuda-gpu, torch
 # RUN: %PYTHON %s
-"""The torch op's backward on CUDA tensors (the sm_80 backward kernels;
-Qwen3-Next's D 256 and D 128, 64):
+"""The torch op's backward on CUDA tensors (the kernels the device runs:
+on sm_90 the wgmma dK/dV and dQ kernels where they fit, the mma.sync ones
+with GATED_ATTENTION_CUDA_KERNEL=mma-sync; Qwen3-Next's D 256 and D 128,
+64):
 torch.ops.gated_attention.attention_backward against the float64
 gradients within accuracy_backward's bound for the tensor-core kernels, on
 the exact forward rounded to the element type as the saved output (what
@@ -12,8 +14,9 @@ forward's own output and log-sum-exp.
 
 `--prepare DIR` (on a machine without a GPU) compiles the forward's and
 the backward's kernels for sm_90 into the disk cache DIR
-(gat.warmup(chip=, backward=True)); the device check runs the test on the
-GPU machine, which has no MLIR, with GATED_ATTENTION_CACHE_DIR=DIR."""
+(gat.warmup(chip=, backward=True)), the default's and mma.sync's; the
+device check runs the test on the GPU machine, which has no MLIR, with
+GATED_ATTENTION_CACHE_DIR=DIR."""
 
 import sys
 
@@ -65,10 +68,12 @@ for spec in CASES:
                                                     shape[1], shape[3])
                 return torch.empty(s, dtype=dtype, device="meta")
             shapes = cfg.shapes()
-            gat.warmup(meta(shapes["query"]), meta(shapes["key"]),
-                       meta(shapes["value"]),
-                       meta(shapes["gate"]) if gated else None,
-                       chip="sm_90", backward=True, **options(cfg, layout))
+            for kernel in (None, "mma-sync"):
+                gat.warmup(meta(shapes["query"]), meta(shapes["key"]),
+                           meta(shapes["value"]),
+                           meta(shapes["gate"]) if gated else None,
+                           chip="sm_90", backward=True, kernel=kernel,
+                           **options(cfg, layout))
             continue
         x, dout, out, _ = emulate_backward.case_inputs(cfg, 0)
         q, k, v = (user(x[n], dtype, layout)

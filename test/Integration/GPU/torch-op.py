@@ -9,8 +9,10 @@ capture in a CUDA graph: replaying the graph on new inputs (copied into
 the captured tensors) gives what an eager call gives.
 
 `--prepare DIR` (on a machine without a GPU) compiles every kernel the test
-needs for sm_90 into the disk cache DIR, ahead of time (gat.warmup(chip=));
-the device check runs the test on the GPU machine, which has no MLIR, with
+needs on an sm_90 GPU into the disk cache DIR, ahead of time
+(gat.warmup(chip=)): what it runs by default (the wgmma kernels where they
+fit) and with GATED_ATTENTION_CUDA_KERNEL=mma-sync; the device check runs
+the test on the GPU machine, which has no MLIR, with
 GATED_ATTENTION_CACHE_DIR=DIR."""
 
 import sys
@@ -33,9 +35,11 @@ def randn(*shape, dtype=torch.bfloat16):
 
 
 def attention(q, k, v, g, **kw):
-    """The op, or (--prepare) its kernels compiled for sm_90."""
+    """The op, or (--prepare) its kernels compiled for sm_90: the default's
+    and mma.sync's."""
     if PREPARE:
-        gat.warmup(q, k, v, g, chip="sm_90", **kw)
+        for kernel in (None, "mma-sync"):
+            gat.warmup(q, k, v, g, chip="sm_90", kernel=kernel, **kw)
         return None
     return gat.attention(q, k, v, g, **kw)
 
