@@ -29,6 +29,7 @@ OUT/device-window-DATE.csv once it ends; the benchmarks write their own
 CSVs row by row. A run killed from outside keeps every finished step.
 
   python3 bench/gpu_window.py [OUT] [--deadline S] [--list]
+      [--only STEP,...]
   python3 bench/gpu_window.py OUT --dry-run [--scale F]
       [--stand-in STEP=SECONDS[:RC] ...]
 
@@ -201,6 +202,10 @@ def main(argv=None):
                    "0.01)")
     p.add_argument("--stand-in", action="append", default=[],
                    metavar="STEP=SECONDS[:RC]")
+    p.add_argument("--only", metavar="STEP,...",
+                   help="run these steps only, in the plan's order (a "
+                   "second window that reruns what the first could not "
+                   "finish)")
     args = p.parse_args(argv)
     start = time.monotonic()
     scale = args.scale if args.scale is not None else (
@@ -217,6 +222,13 @@ def main(argv=None):
                     f"{', '.join(names)})")
         seconds, _, rc = value.partition(":")
         overrides[name] = (float(seconds), int(rc or 0))
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            p.error(f"--only: no step {', '.join(map(repr, unknown))} "
+                    f"(steps: {', '.join(names)})")
+        steps = [s for s in steps if s.name in wanted]
     if args.list:
         total = 0
         for s in steps:
