@@ -93,7 +93,7 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   b.setInsertionPointToStart(&entry);
   KernelArguments args(cfg, entry);
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
-  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidths(d, dv);
   lanes = LaneLayout::build(*this);
   atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
   numKeys = args["Skv"];

@@ -48,11 +48,11 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
   int64_t rowsPerPass = threads / chunksPerRow;
   // Threads that a row's chunks divide take a chunk column each and step
   // over rows; otherwise (D = 96 has 12 chunks a row, 128 threads) pass p
-  // takes chunks [p x threads, (p + 1) x threads) of the tile, row-major
-  // (tileError keeps the tile a whole number of passes).
+  // takes chunks [p x threads, (p + 1) x threads) of the tile, row-major.
+  // Either way thread t's chunk of pass p is chunk t + p x threads.
   bool wholeRows = threads % chunksPerRow == 0;
-  int64_t passes = wholeRows ? llvm::divideCeil(rows, rowsPerPass)
-                             : rows * chunksPerRow / threads;
+  int64_t chunks = rows * chunksPerRow;
+  int64_t passes = llvm::divideCeil(chunks, threads);
   Value threadRow, threadChunk;
   if (wholeRows) {
     threadRow = div(thread, chunksPerRow);
@@ -84,10 +84,25 @@ void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
     SmallVector<Value> dstIndices(prefix);
     dstIndices.push_back(r);
     dstIndices.push_back(swizzle.column(*this, chunk, swizzle.bits(*this, r)));
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, dst, dstIndices, src.buffer, ValueRange{srcIndex},
-        b.getIndexAttr(ChunkSwizzle::kChunkElements),
-        select(valid, eight, zero), b.getUnitAttr()));
+    Value size = select(valid, eight, zero);
+    auto copy = [&] {
+      return nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, tokenType, dst, dstIndices, src.buffer, ValueRange{srcIndex},
+          b.getIndexAttr(ChunkSwizzle::kChunkElements), size, b.getUnitAttr());
+    };
+    if ((pass + 1) * threads <= chunks) {
+      tokens.push_back(copy());
+      continue;
+    }
+    // A last pass the tile's chunks do not fill (the backward's 16-row
+    // blocks: 16 x 12 chunks at D = 96): threads past the tile copy
+    // nothing, not even zeros, which would land in the next row or tile.
+    // The copy's token stays in the branch: cp.async.commit_group commits
+    // every copy the thread issued, so the group still holds it.
+    auto inTile = scf::IfOp::create(b, loc, lt(r, idx(rows)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inTile.thenBlock());
+    (void)copy();
   }
 }
 

@@ -100,7 +100,7 @@ void MmaSyncFlashKernel::mainLoop(GlobalSlab qSlab, GlobalSlab kSlab,
                                   function_ref<void(SoftmaxState)> epilogue,
                                   Value split, Value splits) {
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
-  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidths(d, dv);
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
   // (Under the bottom-right causal mask a single query (Sq = 1) sees every
@@ -140,7 +140,7 @@ void MmaSyncFlashKernel::build(gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
-  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidth(std::min(d, dv));
+  ChunkSwizzle swizzle = ChunkSwizzle::forRowWidths(d, dv);
   lanes = LaneLayout::build(*this);
   atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
   if (cfg.isPaged())

@@ -25,11 +25,13 @@ public:
   /// Elements per 16-byte chunk of a 16-bit tile.
   static constexpr int64_t kChunkElements = 8;
 
-  /// The swizzle of tiles whose narrowest row is `minWidth` elements: as
-  /// many row bits as the row has chunks, up to 8 (8 rows = 8 distinct
-  /// chunks); none for a row of one chunk.
-  static ChunkSwizzle forRowWidth(int64_t minWidth) {
-    int64_t chunks = minWidth / kChunkElements;
+  /// The swizzle of tiles with rows of `d` and of `dv` elements: the row
+  /// modulo the largest power of two, at most 8 (8 rows = 8 distinct
+  /// chunks), that divides both rows' chunk counts, so that the XOR stays
+  /// inside every row (the narrower row's count is not enough: D = 64 has
+  /// 8 chunks, Dv = 96 has 12); none where a count is odd.
+  static ChunkSwizzle forRowWidths(int64_t d, int64_t dv) {
+    int64_t chunks = (d | dv) / kChunkElements;
     return ChunkSwizzle(std::min<int64_t>(chunks & -chunks, 8) - 1);
   }
 
