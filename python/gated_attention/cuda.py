@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -128,6 +129,10 @@ class Driver:
         return device
 
 
+# TMA maps a loaded kernel keeps (128 bytes of device memory each).
+_MAX_MAPS = 4096
+
+
 class _Loaded:
     """A kernel loaded into the driver's context: its module, its function
     and the TMA maps made for its launches, by (argument, buffer, dims): a
@@ -135,6 +140,58 @@ class _Loaded:
 
     def __init__(self, module, function):
         self.module, self.function, self.maps = module, function, {}
+
+
+class PreparedLaunch:
+    """A launcher.Launch's kernel parameters as ctypes values, made once
+    and launched on any buffers of the same sizes: a call rewrites only
+    the buffers' addresses (and the TMA maps', made once per address).
+    A memref is the five parameters of the description's abi (allocated,
+    aligned, offset, size, stride; validate() checked the order), an index
+    or stride one i64, a tensor map the device address of its
+    CUtensorMap. What a per-call launch spends in Python is building
+    these: the torch op keeps one per call signature."""
+
+    def __init__(self, backend, kernel, planned):
+        self._backend, self._kernel = backend, kernel
+        values, self._pointers, self._maps = [], [], []
+        for arg in planned.arguments:
+            if isinstance(arg, launcher.TensorMap):
+                slot = ctypes.c_uint64(0)
+                self._maps.append((arg, slot))
+                values.append(slot)
+            elif isinstance(arg, launcher.Memref):
+                words = {"allocated": ctypes.c_uint64(0),
+                         "aligned": ctypes.c_uint64(0),
+                         "offset": ctypes.c_int64(0),
+                         "size": ctypes.c_int64(arg.elements),
+                         "stride": ctypes.c_int64(1)}
+                self._pointers.append(
+                    (arg.name, words["allocated"], words["aligned"]))
+                values += [words[w] for w in planned.desc["abi"]["memref"]]
+            else:
+                values.append(ctypes.c_int64(arg.value))
+        self._values = values   # (what _params points into)
+        self._params = (ctypes.c_void_p * len(values))(
+            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p)
+              for v in values])
+        self._dims = planned.grid + planned.block + (planned.shared_memory,)
+        # Threads share a prepared launch: fill and launch as one.
+        self._lock = threading.Lock()
+
+    def __call__(self, addresses, stream=None):
+        """Launches on `addresses` ({argument name: device address}) on
+        `stream` (a CUstream handle; None: the default stream)."""
+        driver = self._backend.driver
+        with self._lock:
+            for name, allocated, aligned in self._pointers:
+                allocated.value = aligned.value = addresses[name]
+            for arg, slot in self._maps:
+                slot.value = self._backend._map(self._kernel, arg,
+                                                addresses[arg.name])
+            driver._check(driver.lib.cuLaunchKernel(
+                self._kernel.function, *self._dims, ctypes.c_void_p(stream),
+                self._params, None), "cuLaunchKernel")
 
 
 class Backend:
@@ -180,39 +237,44 @@ class Backend:
     def address(self, buffer):
         return int(buffer)
 
-    def _map(self, kernel, arg):
-        key = (arg.name, arg.buffer, arg.dims)
-        if key not in kernel.maps:
-            kernel.maps[key] = self.driver.tensor_map(
-                arg.buffer, arg.element_type, list(arg.dims), list(arg.box),
+    def _map(self, kernel, arg, address):
+        """The device address of the TMA map of tensor-map argument `arg`
+        over the buffer at `address`: made once per (argument, address,
+        dims) and kept with the kernel (a new one copies 128 bytes to the
+        device synchronously). Past _MAX_MAPS of a kernel they are freed,
+        once the device has finished the launches that read them."""
+        key = (arg.name, address, arg.dims)
+        found = kernel.maps.get(key)
+        if found is None:
+            if len(kernel.maps) >= _MAX_MAPS:
+                self.driver.synchronize()
+                for device in kernel.maps.values():
+                    self.driver.free(device)
+                kernel.maps.clear()
+            found = kernel.maps[key] = self.driver.tensor_map(
+                address, arg.element_type, list(arg.dims), list(arg.box),
                 arg.swizzle)
-        return kernel.maps[key]
+        return found
 
     def launch(self, kernel, planned, stream=None):
-        """cuLaunchKernel of a launcher.Launch: a memref is the five
-        parameters of the description's abi (allocated, aligned, offset,
-        size, stride; validate() checked the order), an index or stride
-        one i64, a tensor map the device address of its CUtensorMap."""
-        values = []
-        for arg in planned.arguments:
-            if isinstance(arg, launcher.TensorMap):
-                values.append(ctypes.c_uint64(self._map(kernel, arg)))
-            elif isinstance(arg, launcher.Memref):
-                words = {"allocated": ctypes.c_uint64(arg.buffer),
-                         "aligned": ctypes.c_uint64(arg.buffer),
-                         "offset": ctypes.c_int64(0),
-                         "size": ctypes.c_int64(arg.elements),
-                         "stride": ctypes.c_int64(1)}
-                values += [words[w] for w in planned.desc["abi"]["memref"]]
-            else:
-                values.append(ctypes.c_int64(arg.value))
-        params = (ctypes.c_void_p * len(values))(
-            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-        gx, gy, gz = planned.grid
-        bx, by, bz = planned.block
-        self.driver._check(self.driver.lib.cuLaunchKernel(
-            kernel.function, gx, gy, gz, bx, by, bz, planned.shared_memory,
-            ctypes.c_void_p(stream), params, None), "cuLaunchKernel")
+        """cuLaunchKernel of a launcher.Launch (see PreparedLaunch)."""
+        self.prepare(kernel, planned)(
+            {a.name: a.buffer for a in planned.arguments
+             if isinstance(a, (launcher.Memref, launcher.TensorMap))},
+            stream)
+
+    def prepare(self, kernel, planned):
+        """The PreparedLaunch of `planned` (a launcher.Launch of `kernel`,
+        this backend's loaded kernel)."""
+        return PreparedLaunch(self, kernel, planned)
+
+    def is_current(self):
+        """Whether the driver's context is this thread's current one (what
+        a launch needs)."""
+        current = ctypes.c_void_p()
+        self.driver._check(self.driver.lib.cuCtxGetCurrent(
+            ctypes.byref(current)), "cuCtxGetCurrent")
+        return current.value == self.driver.context.value
 
     # Memory, for launcher.run on host arrays.
     def upload(self, array, element_type):

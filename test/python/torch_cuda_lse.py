@@ -29,7 +29,7 @@ def emulated_kernel(cfg):
     kernel = object.__new__(_cuda.CudaKernel)
     kernel.cfg, kernel.device = cfg, torch.device("cpu")
     kernel._target = kernel._decode_target = ("sm_80", "mma-sync")
-    kernel._lock, kernel._kernels = threading.Lock(), {}
+    kernel._lock, kernel._kernels, kernel._calls = threading.Lock(), {}, {}
     kernel._backend = emulate.HostMemoryEmulator()
     kernel._sm_count = 132
     kernel._desc = kernel._kernel({}).desc
@@ -50,6 +50,7 @@ def compile_decode_kernels(cfg, chip, kernel, row_strides=None, lse=False):
 _cuda.cuda = types.SimpleNamespace(compile_kernel=compile_kernel,
                                    compile_decode_kernels=compile_decode_kernels)
 torch.cuda.device = lambda device: contextlib.nullcontext()
+_cuda.current_stream = lambda device: 0
 torch.cuda.current_stream = lambda device: types.SimpleNamespace(
     cuda_stream=0)
 

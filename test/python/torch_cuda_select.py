@@ -17,12 +17,12 @@ import contextlib
 import logging
 import os
 import tempfile
-import types
 
 import torch
 
 import gated_attention.torch as gat
 from gated_attention import config, cuda, launcher
+from gated_attention.testing.fake_cuda import fake_device
 from gated_attention.torch import _args, _cuda, _cuda_backward, _select
 
 ENV = "GATED_ATTENTION_CUDA_KERNEL"
@@ -101,14 +101,7 @@ print(f"PASS {ENV}")
 
 # 3. A CudaKernel on a faked device of compute capability `capability`:
 # kernels compiled for real, launches recorded.
-capability = [(9, 0)]
-torch.cuda.get_device_capability = lambda device=None: capability[0]
-torch.cuda.get_device_name = lambda device=None: "faked"
-torch.cuda.get_device_properties = lambda device=None: (
-    types.SimpleNamespace(multi_processor_count=132))
-torch.cuda.device = lambda device: contextlib.nullcontext()
-torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(
-    cuda_stream=0)
+device, faked = fake_device((9, 0))
 launches = []
 
 
@@ -131,16 +124,15 @@ class Backend:
         launches.append((ptx, planned))
 
 
-cuda.Driver, cuda.Backend = (lambda index: None), Backend
-device = torch.device("cuda", 0)
+cuda.Backend = Backend
 
-capability[0] = (7, 5)
+faked.capability = (7, 5)
 try:
     _cuda.CudaKernel(D128, device)
     raise AssertionError("no error")
 except NotImplementedError as e:
-    assert "compute capability 7.5 (faked)" in str(e), e
-capability[0] = (9, 0)
+    assert "compute capability 7.5 (stand-in)" in str(e), e
+faked.capability = (9, 0)
 
 kernel = _cuda.CudaKernel(D128, device)
 assert kernel._target == WGMMA and kernel._desc["instructions"] == "wgmma"

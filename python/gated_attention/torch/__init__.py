@@ -32,8 +32,9 @@ once per layout of the rows), except for a tensor whose last dim is
 strided, whose rows overlap or are not 16-byte aligned, which is copied
 first (see ``gated_attention.torch._cuda``); it launches on torch's current
 stream, with
-no host synchronization and no allocation besides the output, so it can be
-captured in a CUDA graph.
+no host synchronization (the wgmma kernel's: once per new address of q,
+k or v, for its TMA maps) and no allocation besides the output, so it can
+be captured in a CUDA graph.
 
 Kernels are compiled once per configuration (head counts, head dims, dtype,
 variant; not B or the lengths), logged on the ``gated_attention`` logger,

@@ -41,9 +41,20 @@ mma.sync); it reads q, k and v through TMA maps of [B, H, S, D]-contiguous
 buffers, so those in another layout are copied first (the gate and the
 output keep their strides). A decode step (Sq = 1) runs the mma.sync
 kernels on every device: their CTAs pack the query heads of a K/V head,
-and they read the K/V cache in place.
+and they read the K/V cache in place. The wgmma kernel's TMA maps are made
+once per buffer address (cuda.Backend), each a synchronous 128-byte copy
+to the device: a call on q, k or v at an address not seen before waits
+for the device once (a warm-up call on the tensors a CUDA graph captures
+makes them before the capture).
+
+Host time: the first call of each signature (shapes, strides, alignment;
+_signature) plans its launches (copies, split-KV partials, kernel
+parameters as ctypes values: cuda.PreparedLaunch); later calls only
+write their buffers' addresses into those and launch (bench/
+torch_op_overhead.py times it).
 """
 
+import dataclasses
 import threading
 
 import torch
@@ -184,9 +195,68 @@ def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False, kernel=None):
                                     row_strides=rows or None, lse=lse)
 
 
+# Call signatures a CudaKernel keeps the launches of (the oldest goes).
+_MAX_SIGNATURES = 256
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_stream(device):
+    """torch's current stream on `device`, a CUstream handle (without
+    making a torch.cuda.Stream)."""
+    if _RAW_STREAM is None:
+        return torch.cuda.current_stream(device).cuda_stream
+    return _RAW_STREAM(device.index or 0)
+
+
+def _signature(q, k, v, g, out, lse):
+    """What a call's launches depend on besides the buffers' addresses:
+    shapes, strides, the addresses' alignment (up to the 16 bytes the
+    kernels need), the lse tensor's layout."""
+    key = [q.shape, q.stride(), k.shape, k.stride(), v.shape, v.stride(),
+           out.shape, out.stride(), q.data_ptr() & 15, k.data_ptr() & 15,
+           v.data_ptr() & 15, out.data_ptr() & 15]
+    if g is not None:
+        key += [g.shape, g.stride(), g.data_ptr() & 15]
+    if lse is not None:
+        key += [lse.dtype, lse.shape, lse.stride(), lse.device,
+                lse.data_ptr() & 15]
+    return tuple(key)
+
+
+class _Call:
+    """What the calls of one signature do: copy `copies` (operand names;
+    the kernel cannot read them in place), allocate `partials` ((name, f32
+    elements)), then run `launches` (PreparedLaunch-like callables of
+    ({name: address}, stream))."""
+
+    __slots__ = ("copies", "partials", "launches")
+
+    def __init__(self, copies, partials, launches):
+        self.copies, self.partials, self.launches = copies, partials, launches
+
+
+def _prepared(backend, kernel, planned):
+    """`planned`'s launch of `kernel` on any addresses: the backend's
+    PreparedLaunch, or (a backend without one: the emulator) the Launch
+    with its buffers replaced."""
+    if hasattr(backend, "prepare"):
+        return backend.prepare(kernel.handle, planned)
+
+    def run(addresses, stream):
+        arguments = tuple(
+            dataclasses.replace(a, buffer=addresses[a.name])
+            if isinstance(a, (launcher.Memref, launcher.TensorMap)) else a
+            for a in planned.arguments)
+        backend.launch(kernel.handle,
+                       dataclasses.replace(planned, arguments=arguments),
+                       stream)
+    return run
+
+
 class CudaKernel:
     """The kernels of one configuration on one device: one per layout of
-    the rows (gated_attention.row_strides), each compiled on first use."""
+    the rows (gated_attention.row_strides), each compiled on first use;
+    the launches of each call signature, prepared on its first call."""
 
     def __init__(self, cfg, device):
         _check_supported(cfg)
@@ -195,7 +265,7 @@ class CudaKernel:
         self._target, self._decode_target = targets(
             cfg, capability_of(device))
         self._lock = threading.Lock()
-        self._kernels = {}
+        self._kernels, self._calls = {}, {}
         with torch.cuda.device(device):
             self._backend = cuda.Backend(cuda.Driver(device.index or 0))
         self._sm_count = torch.cuda.get_device_properties(
@@ -266,15 +336,16 @@ class CudaKernel:
                 f"{lse.dtype} {list(lse.shape)} on {lse.device}"
                 + ("" if lse.is_contiguous() else " (not contiguous)"))
 
-    def __call__(self, q, k, v, g, out, lse=None):
-        """[B, H, S, D] views; `out` one the kernel can write (new_output:
-        contiguous in the caller's layout); `lse`, when given, the f32
-        [B, Hq, Sq] contiguous tensor the log-sum-exp is written into."""
+    def _plan_call(self, q, k, v, g, out, lse):
+        """The _Call of a call on these tensors: what every call of their
+        signature (_signature) does."""
         if lse is not None:
             self._check_lse(lse, q)
         with_lse = lse is not None
         target, desc = self._target_of(q.shape[2])
         buffers, strides, rows = plan(desc, self.cfg, q, k, v, g, out)
+        given = {"q": q, "k": k, "v": v, "gate": g, "out": out}
+        copies = tuple(n for n, x in buffers.items() if x is not given[n])
         # A kernel without a gate still takes a (never read) gate buffer.
         buffers.setdefault("gate", out)
         if with_lse:
@@ -283,19 +354,55 @@ class CudaKernel:
         skv = buffers["k"].shape[2]
         kernels = {"dense": self._kernel(rows, with_lse, target)}
         splits = 1
+        if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
+            # The decode step's kernels: split-KV's where it pays, else
+            # its own, whose CTAs pack the query heads of a K/V head.
+            kernels = self._decode(rows, with_lse)
+            splits = launch.decode_split_count(
+                kernels["dense-split"].desc, b, skv, self._sm_count)
+        # The f32 partials of split-KV, from torch's allocator.
+        partials = tuple((name, n) for name, (_, n) in launcher.partials(
+            kernels, splits, b=b, sq=sq, skv=skv).items())
+        sized = {n: (x.data_ptr(), x.numel()) for n, x in buffers.items()}
+        sized.update((name, (0, n)) for name, n in partials)
+        launches = []
+        for layout in launcher.layouts(kernels, splits):
+            kernel = kernels[layout]
+            planned = kernel.plan(
+                sized, None if layout == "split-merge" else strides,
+                splits=splits, b=b, sq=sq, skv=skv)
+            if 0 not in planned.grid:   # (CUDA rejects an empty grid)
+                launches.append(_prepared(self._backend, kernel, planned))
+        return _Call(copies, partials, tuple(launches))
+
+    def __call__(self, q, k, v, g, out, lse=None):
+        """[B, H, S, D] views; `out` one the kernel can write (new_output:
+        contiguous in the caller's layout); `lse`, when given, the f32
+        [B, Hq, Sq] contiguous tensor the log-sum-exp is written into."""
+        key = _signature(q, k, v, g, out, lse)
+        call = self._calls.get(key)
+        if call is None:
+            call = self._plan_call(q, k, v, g, out, lse)
+            if len(self._calls) >= _MAX_SIGNATURES:
+                self._calls.pop(next(iter(self._calls)), None)
+            self._calls[key] = call
+        tensors = {"q": q, "k": k, "v": v, "out": out,
+                   "gate": out if g is None else g}
+        for name in call.copies:
+            tensors[name] = _copy(tensors[name])
+        if lse is not None:
+            tensors["lse"] = lse
+        for name, n in call.partials:
+            tensors[name] = out.new_empty(n, dtype=torch.float32)
+        addresses = {n: x.data_ptr() for n, x in tensors.items()}
+        current = getattr(self._backend, "is_current", None)
+        if current is None or current():
+            stream = current_stream(self.device)
+            for prepared in call.launches:
+                prepared(addresses, stream)
+            return
+        # Another device's context is current: make this one's current.
         with torch.cuda.device(self.device):
-            stream = torch.cuda.current_stream(self.device).cuda_stream
-            if sq == 1 and packed_rows(buffers["gate"]) and packed_rows(out):
-                # The decode step's kernels: split-KV's where it pays, else
-                # its own, whose CTAs pack the query heads of a K/V head.
-                kernels = self._decode(rows, with_lse)
-                splits = launch.decode_split_count(
-                    kernels["dense-split"].desc, b, skv, self._sm_count)
-            # The f32 partials of split-KV, from torch's allocator.
-            for name, (_, n) in launcher.partials(kernels, splits, b=b,
-                                                  sq=sq, skv=skv).items():
-                buffers[name] = out.new_empty(n, dtype=torch.float32)
-            launcher.launch_op(
-                kernels, {n: (x.data_ptr(), x.numel())
-                          for n, x in buffers.items()},
-                splits, strides, stream, b=b, sq=sq, skv=skv)
+            stream = current_stream(self.device)
+            for prepared in call.launches:
+                prepared(addresses, stream)

@@ -38,10 +38,55 @@ def kernel_for(cfg, device, lse=False):
     return kernel
 
 
+# CUDA call signatures -> their CudaKernel: a call of a known signature
+# skips _args.check (what it checks is in the key) and kernel_for.
+_cuda_calls = {}
+_MAX_CUDA_CALLS = 1024
+
+
+def _cuda_signature(q, k, v, g, causal, scale, gate, combine, layout,
+                    want_lse):
+    """Everything _args.check and kernel_for read of a call on CUDA
+    tensors: options, and each tensor's shape, dtype, device and layout
+    (sparse, mkldnn)."""
+    key = [causal, scale, gate, combine, layout, want_lse]
+    for x in (q, k, v) if g is None else (q, k, v, g):
+        key += [x.shape, x.dtype, x.device, x.layout]
+    return tuple(key)
+
+
+def _forward_cuda(q, k, v, g, causal, scale, gate, combine, layout,
+                  want_lse):
+    """_forward on CUDA tensors."""
+    key = _cuda_signature(q, k, v, g, causal, scale, gate, combine, layout,
+                          want_lse)
+    kernel = _cuda_calls.get(key)
+    if kernel is None:
+        cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
+        kernel = kernel_for(cfg, q.device, lse=want_lse)
+        if len(_cuda_calls) >= _MAX_CUDA_CALLS:
+            _cuda_calls.pop(next(iter(_cuda_calls)), None)
+        _cuda_calls[key] = kernel
+    out = _args.new_output(q, v, layout)
+    lse = _args.new_lse(q, layout) if want_lse else None
+    if out.numel() == 0:
+        return out, lse
+    if layout == "bhsd":
+        kernel(q, k, v, g, out, lse=lse)
+    else:
+        kernel(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+               None if g is None else g.transpose(1, 2), out.transpose(1, 2),
+               lse=lse)
+    return out, lse
+
+
 def _forward(q, k, v, g, causal, scale, gate, combine, layout,
              want_lse=False):
     """Runs the op into a new output and, with `want_lse`, a new
     log-sum-exp [B, Hq, Sq]; returns (out, lse or None)."""
+    if q.device.type == "cuda":
+        return _forward_cuda(q, k, v, g, causal, scale, gate, combine,
+                             layout, want_lse)
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     out = _args.new_output(q, v, layout)
     lse = _args.new_lse(q, layout) if want_lse else None
@@ -51,13 +96,10 @@ def _forward(q, k, v, g, causal, scale, gate, combine, layout,
     kernel = kernel_for(cfg, q.device, lse=want_lse)
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]
-    if q.device.type == "cuda":
-        kernel(*views, _args.as_bhsd(out, layout), lse=lse)
-    else:
-        from ._cpu import innermost_contiguous
-        inputs = [innermost_contiguous(x) for x in views if x is not None]
-        kernel(*inputs, _args.as_bhsd(out, layout),
-               *([lse] if want_lse else []))
+    from ._cpu import innermost_contiguous
+    inputs = [innermost_contiguous(x) for x in views if x is not None]
+    kernel(*inputs, _args.as_bhsd(out, layout),
+           *([lse] if want_lse else []))
     return out, lse
 
 
