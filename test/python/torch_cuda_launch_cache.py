@@ -5,7 +5,8 @@ GPU (cuda.Backend on a recording stand-in for libcuda, a faked compute
 capability 9.0 device, CPU tensors' addresses): a second call of one
 signature plans nothing and launches with its own buffers' addresses in
 the parameters the first call built (memref words, sizes, strides, grid);
-another shape, layout or alignment is another signature; the wgmma
+another shape, layout or alignment is another signature (the oldest of
+too many goes); the wgmma
 kernel's TMA maps are encoded once per buffer address; a decode step's
 split-KV partials come per call. The op's own signature cache still
 refuses what _args.check refuses (another dtype, a gate of another shape,
@@ -83,6 +84,16 @@ shifted = bf16(2 * 4 * 40 * 96 + 1)[1:].view(2, 4, 40, 96)
 kernel(shifted, *second[1:])
 assert len(kernel._calls) == 4, len(kernel._calls)
 assert len(launches(lib)) == 3
+# Past _MAX_SIGNATURES the oldest signature goes (and is planned again).
+_cuda._MAX_SIGNATURES = 4
+oldest = next(iter(kernel._calls))
+kernel(*[bf16(2, h, 42, 96) for h in (4, 2, 2, 4, 4)])
+assert len(kernel._calls) == 4 and oldest not in kernel._calls
+launches(lib)
+kernel(*first)
+(_, _, words), = launches(lib)
+assert words[:5] == memref_words(desc, "q", first[0])
+_cuda._MAX_SIGNATURES = 256
 print("PASS mma.sync launches prepared once per signature")
 
 # 2. The wgmma kernel: TMA maps encoded once per (operand, address).

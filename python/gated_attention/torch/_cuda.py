@@ -383,9 +383,10 @@ class CudaKernel:
         call = self._calls.get(key)
         if call is None:
             call = self._plan_call(q, k, v, g, out, lse)
-            if len(self._calls) >= _MAX_SIGNATURES:
-                self._calls.pop(next(iter(self._calls)), None)
-            self._calls[key] = call
+            with self._lock:
+                if len(self._calls) >= _MAX_SIGNATURES:
+                    self._calls.pop(next(iter(self._calls)))
+                self._calls[key] = call
         tensors = {"q": q, "k": k, "v": v, "out": out,
                    "gate": out if g is None else g}
         for name in call.copies:

@@ -64,9 +64,10 @@ def _forward_cuda(q, k, v, g, causal, scale, gate, combine, layout,
     if kernel is None:
         cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
         kernel = kernel_for(cfg, q.device, lse=want_lse)
-        if len(_cuda_calls) >= _MAX_CUDA_CALLS:
-            _cuda_calls.pop(next(iter(_cuda_calls)), None)
-        _cuda_calls[key] = kernel
+        with _lock:
+            if len(_cuda_calls) >= _MAX_CUDA_CALLS:
+                _cuda_calls.pop(next(iter(_cuda_calls)))
+            _cuda_calls[key] = kernel
     out = _args.new_output(q, v, layout)
     lse = _args.new_lse(q, layout) if want_lse else None
     if out.numel() == 0:
