@@ -230,6 +230,11 @@ with tempfile.TemporaryDirectory() as tmp:
                                                   lse=True)
             assert not compiles, compiles
         try:
+            gat.warmup(q, k, k, q, device="cuda", kernel="wgmma")
+            raise AssertionError("no error")
+        except ValueError as e:
+            assert "kernel= goes with chip=" in str(e), e
+        try:
             gat.warmup(q, k, k, q, chip="sm_75")
             raise AssertionError("no error")
         except ValueError as e:
