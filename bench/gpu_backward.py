@@ -8,8 +8,9 @@ Two phases, because the GPU machine has torch but no MLIR:
     .venv/bin/python bench/gpu_backward.py prepare build/device-check/torch-kernels
       compiles the forward's and the backward's kernels of every shape
       below for sm_90 into that disk cache (gated_attention.torch.warmup(
-      chip="sm_90", backward=True); a shape whose backward has no kernels
-      is noted and skipped).
+      chip="sm_90", backward=True): those the op runs by default, wgmma
+      where they fit, and with GATED_ATTENTION_CUDA_KERNEL=mma-sync; a
+      shape whose backward has no kernels is noted and skipped).
   run (on the GPU machine):
     GATED_ATTENTION_CACHE_DIR=build/device-check/torch-kernels \\
         python3 bench/gpu_backward.py run --out bench/results
