@@ -146,14 +146,16 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
         q, k, v, g = inputs(cfg, n)
         out = torch.empty(cfg.shapes()["result"], dtype=tdt[cfg.dtype],
                           device="cuda")
-        launch(kernel(case["stem"]), cfg, q, k, v, g, out)
+        kern = kernel(case["stem"])
+        launch(kern, cfg, q, k, v, g, out)
         torch.cuda.synchronize()
         # The project's float64 reference, on the same (rounded) inputs.
         host = dict(zip(("query", "key", "value", "gate"),
                         (t.double().cpu().numpy() for t in (q, k, v, g))))
         ref = cfg.reference(host)
         # Each element within the error model's bound (accuracy.py).
-        result = compare(cfg, out.double().cpu().numpy(), ref, host)
+        result = compare(cfg, out.double().cpu().numpy(), ref, host,
+                         kernel=kern.desc)
         failures += not result.ok
         print(f"{'PASS' if result.ok else 'FAIL'} [{kind}] {cfg.describe()} "
               f"err/bound={result.ratio:.3g} "

@@ -60,21 +60,46 @@ argument), then rounded to T:
 
 with u_o = u + 5e-6 (the output's rounding, plus printMemrefF32's six
 significant digits, which check.py reads) and s_o half T's smallest
-subnormal. The sm_90a kernel takes the built-in gates' sigmoid on the MUFU
-unit, sigmoid(g) = rcp.approx(1 + ex2.approx(-g log2 e)), and a sigmoid
-that multiplies as o * rcp.approx(l + l e) with 1 / l folded in; within
-eps_a still. The PTX ISA (ex2, section 9.7.3.21 in ISA 9.1) puts
-ex2.approx.f32 within 2 ulp of the correctly rounded result: 2.5 ulp of
-the exact one, 5 units of 2^-24 relative (moving e by d moves sigmoid by
-at most d relative); rcp.approx.f32 within 1 ulp (section 9.7.3.13), read
-the same way: 1.5 ulp, 3 units. The argument -g log2 e rounds by |g| units and carries the
-f32 constant log2 e's error (0.22 units relative): 1.25 |g| units;
-1 + e (or l + l e) rounds by one, SiLU's product or NS-sigmoid's sum by
-one more: 10 + 1.25 |g|.
-Both flush results below 2^-126 to zero: an activation below that is 0,
-and a folded scale below it drops an output of at most |o| = l A times it
-(l the row's sum of exp(s - max), A below): f_a = 2^-126 (1 + |g|). The gate multiplies the P rounding term: an unbounded gate
-(SiLU(g) ~ g) amplifies it, which fixed atol/rtol tolerances missed.
+subnormal. eps_a: exp(-g) within 2.5 ulp (libdevice's expf), its argument
+-g log2 e rounding by |g| units plus the f32 constant log2 e's error (0.22
+units relative): 1.25 |g| units; 1 + e, the division, SiLU's product or
+NS-sigmoid's sum one unit each: 10 + 1.25 |g|. Results below 2^-126 may
+be flushed to zero: an activation below that is 0, and a scale below it
+drops an output of at most |o| = l A times it (l the row's sum of
+exp(s - max), A below): f_a = 2^-126 (1 + |g|). The gate multiplies the
+P rounding term: an unbounded gate (SiLU(g) ~ g) amplifies it, which
+fixed atol/rtol tolerances missed.
+
+The sm_90a kernel (`kernel` names it: _sm90a in its name, or its launch
+description says wgmma) activates the built-in gates on the MUFU
+unit from t = tanh.approx.f32(g / 2), sigmoid(g) = (1 + t) / 2: sigmoid
+0.5 + 0.5 t, SiLU (g / 2)(1 + t), NS-sigmoid 0.75 + 0.25 t, and it
+divides by l before the epilogue (the last key block's P and O's last
+rescale carry rcp.approx(l) or, for a sigmoid that multiplies,
+rcp.approx(2 l), the output then o + o t). The PTX ISA (tanh) bounds
+tanh.approx.f32's relative error by 2^-10.987 (TANH_APPROX_ERROR): t is
+off by at most that times |t|, absolutely, and the activation by
+e_t = 2^-10.987 |t| |da/dt| with da/dt = 1/2, g/2, 1/4; near sigmoid = 0
+(t near -1) this is an absolute error, not a relative one. Its f32
+arithmetic: rcp.approx within 1.5 ulp of 1 / l (3 units; PTX ISA 9.1
+section 9.7.3.13), the products by it (P, O's factor, O) and the
+activation's FFMA one unit each, the combine one more:
+eps_a = 2^-24 8, and, combine add, 2^-24 6 |Y| for O's own scaling. g / 2
+is exact but below T's normal range (a bf16 product may flush, a 2^-126
+f32 one too): e_h = max(s_T, 2^-126) (2 + |g|) more; the output's
+rounding of the value off by them adds u_o (e_t + e_h). Then
+
+    mul:  |out - ref| <= |a| dY + (eps_a |a| + (1 + u_o)(e_t + e_h)) |Y|
+                         + u_o |ref| + s_o + f_a l A
+    add:  |out - ref| <= dY + eps_a |a| + (1 + u_o)(e_t + e_h)
+                         + 2^-24 6 |Y| + u_o |ref| + s_o + f_a
+
+Against the output's own rounding u |ref| = u sigmoid(g) |Y| (sigmoid,
+mul) the tanh term is at most 0.11 of bf16's for g >= -1 (sigmoid
+>= 0.27) and equal to it at g = -2.8 (sigmoid = 0.056); for f16 equal at
+g = -1.1 (sigmoid = 0.25). Below, it is an absolute error of at most
+2^-11.987 |Y|: a sixteenth of bf16's rounding of the ungated |Y|, half
+of f16's (docs/Design.md has the table).
 
 f64 runs the same model with the f64 arithmetic of the reference
 lowering: every 2^-24 of f32 arithmetic above becomes 2^-53
@@ -88,6 +113,7 @@ well below it.
 """
 
 import collections
+import re
 
 import numpy as np
 
@@ -96,6 +122,12 @@ from . import dtypes, reference
 F32_UNIT = 2.0**-24
 # The smallest normal f32: .ftz approximations flush results below it.
 F32_FLUSH = 2.0**-126
+# tanh.approx.f32's largest relative error (PTX ISA, tanh): the sm_90a
+# kernel's gate activation.
+TANH_APPROX_ERROR = 2.0**-10.987
+# d activation / d tanh(g / 2) of the built-in gates, as a function of g.
+_TANH_SLOPE = {"sigmoid": lambda g: 0.5, "silu": lambda g: 0.5 * np.abs(g),
+               "ns_sigmoid": lambda g: 0.25}
 # The key block of the tiled CPU path (--gated-attention-to-llvm's default
 # key-block), which ga.attention and CpuAttention run.
 CPU_KEY_BLOCK = 64
@@ -160,8 +192,18 @@ def lse_error_bound(cfg, inputs, key_block=None, log2_domain=False,
     return bound
 
 
+def tanh_gates(kernel):
+    """Whether `kernel` (a kernel's name or launch description; None: any
+    other lowering) activates the built-in gates from tanh.approx: the
+    sm_90a (wgmma) kernel."""
+    if isinstance(kernel, dict):
+        return kernel.get("instructions") == "wgmma"
+    return isinstance(kernel, str) and \
+        re.search(r"_sm90a(_|$)", kernel) is not None
+
+
 def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
-                splits=1):
+                splits=1, kernel=None):
     """Per-element bound on |out - reference| for `cfg` (an
     AttentionConfig) run on `inputs` ("query", "key", "value" and "gate":
     float64 arrays already representable in cfg.dtype); the shape of the
@@ -170,7 +212,8 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
     one whose sums run over all Skv keys. `flush_subnormals`: the tiled
     path's bf16 products run on AVX512-BF16 or AMX. `splits`: the tiled
     path splits each row's keys into that many merged parts (split-KV).
-    See the module docstring for the model."""
+    `kernel`: the kernel's name or launch description (tanh_gates: the
+    sm_90a kernel's activation). See the module docstring for the model."""
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, k, v = (np.asarray(inputs[n], np.float64)
@@ -211,15 +254,26 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
         return dy + u_out * np.abs(y) + half_subnormal
     g = np.asarray(inputs["gate"], np.float64)
     a = reference.activation(g, cfg.gate)
-    eps_a = unit * (10 + 1.25 * np.abs(g))
     flush = F32_FLUSH * (1 + np.abs(g))
+    if tanh_gates(kernel) and cfg.gate in _TANH_SLOPE:
+        eps_a = unit * 8
+        # Absolute errors of the activation: tanh.approx's, g / 2's.
+        # (1 + u_out): the output rounds the value that carries them.
+        e_a = (TANH_APPROX_ERROR * np.abs(np.tanh(g / 2))
+               * _TANH_SLOPE[cfg.gate](g)
+               + max(dtypes.SMALLEST_SUBNORMAL[cfg.dtype], F32_FLUSH)
+               * (2 + np.abs(g))) * (1 + u_out)
+        scaled = unit * 6
+    else:
+        eps_a = unit * (10 + 1.25 * np.abs(g))
+        e_a = scaled = 0.0
     if cfg.combine == "mul":
         with np.errstate(invalid="ignore"):
             lost = flush * np.where(l > 0, l, 0.0) * a_v
-        return (np.abs(a) * dy + eps_a * np.abs(a) * np.abs(y)
+        return (np.abs(a) * dy + (eps_a * np.abs(a) + e_a) * np.abs(y)
                 + u_out * np.abs(y * a) + half_subnormal + lost)
-    return (dy + eps_a * np.abs(a) + u_out * np.abs(y + a) + half_subnormal
-            + flush)
+    return (dy + eps_a * np.abs(a) + e_a + scaled * np.abs(y)
+            + u_out * np.abs(y + a) + half_subnormal + flush)
 
 
 def legacy_bound(cfg, ref):
@@ -230,15 +284,17 @@ def legacy_bound(cfg, ref):
 
 
 def compare(cfg, out, ref, inputs=None, key_block=None,
-            flush_subnormals=False, splits=1):
+            flush_subnormals=False, splits=1, kernel=None):
     """Comparison of `out` with the reference `ref` for `cfg`, element by
     element against error_bound(cfg, inputs, key_block, flush_subnormals,
-    splits) (fixed tolerances, a weaker check, without `inputs`)."""
+    splits, kernel) (fixed tolerances, a weaker check, without
+    `inputs`)."""
     out = np.asarray(out, np.float64)
     ref = np.asarray(ref, np.float64)
     if out.shape != ref.shape:
         return Comparison(False, float("inf"), float("inf"), None)
-    bound = (error_bound(cfg, inputs, key_block, flush_subnormals, splits)
+    bound = (error_bound(cfg, inputs, key_block, flush_subnormals, splits,
+                         kernel)
              if inputs is not None
              else legacy_bound(cfg, ref))
     return _within(out, ref, bound)

@@ -545,7 +545,8 @@ def main(argv=None):
             line = f" lse {accuracy.describe(lse_result)}"
         out = dtypes.from_bits(bits, cfg.dtype).astype(np.float64).reshape(
             cfg.shapes()["result"])
-        result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
+        result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs,
+                                  kernel=desc)
         ok = result.ok and (not args.lse or lse_result.ok)
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {cfg.describe()} "

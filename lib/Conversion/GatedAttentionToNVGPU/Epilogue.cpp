@@ -57,95 +57,161 @@ struct EpilogueRow {
 };
 } // namespace
 
+/// tanh(x) on the MUFU unit: LLVM's tanh with approximate functions allowed
+/// (afn), which NVPTX selects as tanh.approx.f32 (one instruction, relative
+/// error at most 2^-10.987 by the PTX ISA; gated_attention.accuracy's
+/// TANH_APPROX_ERROR).
+static Value fastTanh(const KernelBuilder &kb, Value x) {
+  return LLVM::TanhOp::create(
+      kb.builder(), kb.location(), x,
+      LLVM::FastmathFlagsAttr::get(kb.builder().getContext(),
+                                   LLVM::FastmathFlags::afn));
+}
+
+/// Whether the fast epilogue folds a sigmoid gate that multiplies into O's
+/// normalization: y = (O / 2l)(1 + t).
+static bool foldsSigmoid(const FlashKernelConfig &cfg) {
+  auto kind = dyn_cast<GateKindAttr>(cfg.gate);
+  return cfg.hasGate && kind && kind.getValue() == GateKind::sigmoid &&
+         cfg.combine == CombineKind::mul;
+}
+
+Value mlir::gated_attention::flash::normalizedRowScale(
+    const KernelBuilder &kb, const FlashKernelConfig &cfg, SoftmaxState state,
+    int64_t half) {
+  Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
+  Value empty = arith::CmpFOp::create(
+      kb.builder(), kb.location(), arith::CmpFPredicate::OEQ, l, kb.f32c(0.0));
+  Value norm = kb.select(empty, kb.f32c(1.0), l);
+  // 2 l is exact.
+  return fastReciprocal(kb, foldsSigmoid(cfg) ? kb.fadd(norm, norm) : norm);
+}
+
 namespace {
 /// How the epilogue turns O, l and the gate into the output. Accurate:
 /// 1 / l by IEEE division and the gate attribute's own activation. Fast
-/// (the sm_90a kernel): on the MUFU unit, with
-/// sigmoid(g) = rcp(1 + ex2(-g log2 e)) for the built-in gates; a sigmoid
-/// gate that multiplies folds 1 / l into the same reciprocal,
-/// y = o * rcp(l + l e), and a plugin gate keeps its own activation.
-/// docs/Design.md derives the error bound.
+/// (the sm_90a kernel): O arrives as k O / l (normalizedRowScale), and the
+/// built-in gates come from t = tanh.approx(g / 2), sigmoid(g) =
+/// (1 + t) / 2: sigmoid 0.5 + 0.5 t, SiLU (g / 2)(1 + t), NS-sigmoid
+/// 0.75 + 0.25 t, one FFMA each. The halving is exact, so it is done on the
+/// loaded pair of 16-bit gates, one packed multiply for two. A sigmoid gate
+/// that multiplies (k = 1/2) is y = o + o t, one FFMA. A plugin gate keeps
+/// its own activation. docs/Design.md derives the error bound.
 class OutputMath {
 public:
   OutputMath(const KernelBuilder &kb, const FlashKernelConfig &cfg, bool fast)
       : kb(kb), cfg(cfg), fast(fast),
-        kind(fast ? dyn_cast<GateKindAttr>(cfg.gate) : GateKindAttr()) {
-    folded = cfg.hasGate && kind && kind.getValue() == GateKind::sigmoid &&
-             cfg.combine == CombineKind::mul;
-  }
+        kind(fast ? dyn_cast<GateKindAttr>(cfg.gate) : GateKindAttr()),
+        folded(fast && foldsSigmoid(cfg)) {}
 
   /// Starts row half `half`: returns its sum l reduced over the quad.
   Value startRow(SoftmaxState state, int64_t half) {
     Value l = quadReduce(kb, state.sum(half), /*isMax=*/false);
-    if (!fast) {
+    if (!fast)
       inv = buildInverseRowSum(kb.builder(), kb.location(), l);
-      return l;
-    }
-    // A row that saw no key (l = 0) has O = 0: any finite l gives 0.
-    norm = kb.select(isZero(l), kb.f32c(1.0), l);
-    if (!folded)
-      inv = fastReciprocal(kb, norm);
     return l;
   }
 
-  /// A gate that is one value per row (headwise): activated once.
-  void setRowGate(Value g) {
-    if (folded)
-      inv = foldedScale(g);
-    else
-      rowGate = activate(g);
+  /// Whether gate() takes g / 2 rather than g.
+  bool takesHalf() const { return static_cast<bool>(kind); }
+
+  /// The pair of elementwise gates as gate() takes them: halved, in the
+  /// element type, where takesHalf().
+  Value preparePair(Value pair) const {
+    if (!takesHalf())
+      return pair;
+    auto type = cast<VectorType>(pair.getType());
+    Value half = arith::ConstantOp::create(
+        kb.builder(), kb.location(),
+        DenseElementsAttr::get(
+            type, FloatAttr::get(type.getElementType(), 0.5).getValue()));
+    return arith::MulFOp::create(kb.builder(), kb.location(), pair, half);
   }
 
-  /// What output() takes of an elementwise gate value `g`: its activation,
-  /// or (folded) sigmoid(g) / l.
-  Value gate(Value g) const { return folded ? foldedScale(g) : activate(g); }
+  /// A gate that is one value per row (headwise), in f32: activated once.
+  void setRowGate(Value g) {
+    if (takesHalf())
+      g = kb.fmul(g, kb.f32c(0.5));
+    // Folded: (O / 2l)(1 + t).
+    rowGate = folded ? kb.fadd(kb.f32c(1.0), fastTanh(kb, g)) : activate(g);
+  }
+
+  /// What output() takes of an elementwise gate value `g` (g / 2 where
+  /// takesHalf()): its activation, or (folded) t.
+  Value gate(Value g) const { return folded ? fastTanh(kb, g) : activate(g); }
 
   /// The output element of accumulator `o` and gate() of its elementwise
   /// gate `a` (null: none, or headwise).
   Value output(Value o, Value a = {}) const {
-    if (folded && a)
-      return kb.fmul(o, a);
-    Value y = kb.fmul(o, inv);
-    if (!cfg.hasGate || (folded && !a))
+    if (folded)
+      return a ? fma(o, a, o) : kb.fmul(o, rowGate);
+    Value y = fast ? o : kb.fmul(o, inv);
+    if (!cfg.hasGate)
       return y;
     return buildCombine(kb.builder(), kb.location(), cfg.combine, y,
                         a ? a : rowGate);
   }
 
 private:
-  Value isZero(Value x) const {
-    return arith::CmpFOp::create(kb.builder(), kb.location(),
-                                 arith::CmpFPredicate::OEQ, x, kb.f32c(0.0));
+  Value fma(Value x, Value y, Value z) const {
+    return LLVM::FMAOp::create(kb.builder(), kb.location(), x, y, z);
   }
-  /// 2^(-g log2 e) = exp(-g).
-  Value expNeg(Value g) const {
-    return fastExp2(kb, kb.fmul(g, kb.f32c(-M_LOG2E)));
-  }
-  /// sigmoid(g) / l = 1 / (l + l exp(-g)).
-  Value foldedScale(Value g) const {
-    Value d =
-        LLVM::FMAOp::create(kb.builder(), kb.location(), expNeg(g), norm, norm);
-    return fastReciprocal(kb, d);
-  }
+  /// The activation of g (g / 2 for the built-in gates).
   Value activate(Value g) const {
     OpBuilder &b = kb.builder();
     if (!kind)
       return cast<GateFunctionAttrInterface>(cfg.gate).buildActivation(
           b, kb.location(), g);
-    Value sigmoid = fastReciprocal(kb, kb.fadd(kb.f32c(1.0), expNeg(g)));
-    return buildGateFromSigmoid(b, kb.location(), kind.getValue(), g, sigmoid);
+    Value t = fastTanh(kb, g);
+    switch (kind.getValue()) {
+    case GateKind::sigmoid:
+      return fma(t, kb.f32c(0.5), kb.f32c(0.5));
+    case GateKind::silu:
+      return fma(g, t, g);
+    case GateKind::ns_sigmoid:
+      return fma(t, kb.f32c(0.25), kb.f32c(0.75));
+    }
+    llvm_unreachable("unknown gate kind");
   }
 
   const KernelBuilder &kb;
   const FlashKernelConfig &cfg;
   bool fast;
   GateKindAttr kind;
-  bool folded = false;
-  /// Per row: l (fast), 1 / l or the folded headwise scale, the headwise
-  /// activation.
-  Value norm, inv, rowGate;
+  bool folded;
+  /// Per row: 1 / l (accurate), the headwise activation (folded: 1 + t).
+  Value inv, rowGate;
 };
 } // namespace
+
+/// The two f32 values of a pair of 16-bit gates. `bits` (the fast
+/// epilogue): a bf16 is the high half of an f32, one shift or one mask of
+/// the pair's 32 bits each (a vector extf extracts the high half first, one
+/// instruction more).
+static std::pair<Value, Value> unpackPair(const KernelBuilder &kb, Value pair,
+                                          bool bits) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Type f32 = b.getF32Type();
+  auto type = cast<VectorType>(pair.getType());
+  if (!bits || !type.getElementType().isBF16()) {
+    Value wide = arith::ExtFOp::create(b, loc, VectorType::get({2}, f32), pair);
+    return {vector::ExtractOp::create(b, loc, wide, 0),
+            vector::ExtractOp::create(b, loc, wide, 1)};
+  }
+  Type i32 = b.getI32Type();
+  Value word = vector::ExtractOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair), 0);
+  auto constant = [&](uint32_t v) {
+    return arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  };
+  Value low = arith::ShLIOp::create(b, loc, word, constant(16));
+  Value high = arith::AndIOp::create(b, loc, word, constant(0xFFFF0000u));
+  return {arith::BitcastOp::create(b, loc, f32, low),
+          arith::BitcastOp::create(b, loc, f32, high)};
+}
 
 /// Stores `value` at `index` of `buffer` from the lane where `firstOfQuad`
 /// holds: after the quad's reduction its four lanes hold the same row
@@ -212,10 +278,8 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
       // The gate of this lane's two output columns.
       SmallVector<Value, 2> gates;
       if (!gatePairs.empty()) {
-        Value pair = arith::ExtFOp::create(b, loc, f32PairType, gatePairs[t]);
-        for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
-          gates.push_back(
-              math.gate(vector::ExtractOp::create(b, loc, pair, c)));
+        auto [g0, g1] = unpackPair(kb, math.preparePair(gatePairs[t]), fast);
+        gates = {math.gate(g0), math.gate(g1)};
       }
       // combine(O / l, gate) per element; the pair is rounded at once.
       SmallVector<Value, 2> y;

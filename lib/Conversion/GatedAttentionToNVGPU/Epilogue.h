@@ -38,12 +38,23 @@ struct EpilogueOperands {
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below
 /// Sq, and their log-sum-exp where `operands.lse` is set (by the first lane
-/// of each quad): the final step of the kernel for `state`. `fast`: 1 / l and
-/// the built-in gates' sigmoid on the MUFU unit (ex2.approx, rcp.approx; the
-/// sm_90a kernel), rather than by IEEE division and the accurate exp.
+/// of each quad): the final step of the kernel for `state`. `fast` (the
+/// sm_90a kernel): O arrives already scaled by normalizedRowScale(), and
+/// the built-in gates are activated on the MUFU unit (tanh.approx), rather
+/// than O divided by l here and the gate's accurate activation.
 void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                        const LaneLayout &lanes, SoftmaxState state, Value row0,
                        const EpilogueOperands &operands, bool fast = false);
+
+/// k / l for row half `half` of `state` (l reduced over the quad; a row
+/// that saw no key, l = 0, takes l = 1: its O is 0), with k = 1/2 where
+/// the fast epilogue multiplies by 1 + tanh(g / 2) = 2 sigmoid(g), else 1:
+/// the factor by which the sm_90a kernel scales the last key block's P
+/// and O's last rescale, so that O reaches emitGatedEpilogue(fast)
+/// normalized, one multiplication per element fewer there. 1 / l on the
+/// MUFU unit (rcp.approx.ftz).
+Value normalizedRowScale(const KernelBuilder &kb, const FlashKernelConfig &cfg,
+                         SoftmaxState state, int64_t half);
 
 /// Where a split-KV kernel writes its partial results: O / l as f32 rows
 /// and log2 of each row's sum of exp2(scaled score) ("LSE"), per split, for

@@ -107,6 +107,13 @@ private:
   void nextBlock(Value block, bool masked, MutableArrayRef<Value> values);
   /// The last block's P V.
   void lastValues(Value block, MutableArrayRef<Value> values);
+  /// When `block` is the tile's last: scales its P (`scores`, after the
+  /// softmax, before rounding) and O's factors `alphas` by
+  /// normalizedRowScale(), so that O leaves the loop divided by l (the
+  /// epilogue's multiplication per element, done here on the block's
+  /// fewer P elements). l itself stays as it is (the log-sum-exp reads it).
+  void normalizeLast(Value block, AccumulatorTile scores, SoftmaxState state,
+                     MutableArrayRef<Value> alphas);
   /// Runs `body` on a copy of `values` when the tile has key blocks;
   /// returns the values after it.
   SmallVector<Value>
@@ -206,6 +213,7 @@ void WgmmaFlashKernel::firstBlock(MutableArrayRef<Value> values) {
   softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
               /*masked=*/true, scores, softmaxState(values),
               /*fast=*/true, /*rescaleOut=*/false);
+  normalizeLast(block, scores, softmaxState(values), {});
   llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
              probabilities(values).begin());
 }
@@ -227,6 +235,7 @@ void WgmmaFlashKernel::nextBlock(Value block, bool masked,
       softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
                   masked, scores, state, /*fast=*/true,
                   /*rescaleOut=*/false);
+  normalizeLast(block, scores, state, alphas);
   finishValues(previous, out, values);
   if (rescaleFirst())
     llvm::copy(alphas, pendingAlphas(values).begin());
@@ -235,6 +244,44 @@ void WgmmaFlashKernel::nextBlock(Value block, bool masked,
       rescaleRow(*this, state.out(), half, alpha);
   llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
              probabilities(values).begin());
+}
+
+void WgmmaFlashKernel::normalizeLast(Value block, AccumulatorTile scores,
+                                     SoftmaxState state,
+                                     MutableArrayRef<Value> alphas) {
+  SmallVector<Value> scaled(scores.values());
+  llvm::append_range(scaled, alphas);
+  SmallVector<Type> types(scaled.size(), b.getF32Type());
+  // A branch the other blocks skip (uniform: every lane has the same
+  // block), not a select: 40 instructions on one block only.
+  auto ifOp =
+      scf::IfOp::create(b, loc, types, eq(block, sub(range->numBlocks(), 1)),
+                        /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> out(scaled);
+    AccumulatorTile p(
+        MutableArrayRef<Value>(out).take_front(scores.values().size()));
+    MutableArrayRef<Value> factors =
+        MutableArrayRef<Value>(out).drop_front(scores.values().size());
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+      Value scale = normalizedRowScale(*this, cfg, state, half);
+      p.forEachInRow(half,
+                     [&](int64_t, int64_t, Value &x) { x = fmul(x, scale); });
+      if (!factors.empty())
+        factors[half] = fmul(factors[half], scale);
+    }
+    scf::YieldOp::create(b, loc, out);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, scaled);
+  }
+  for (auto [i, v] : llvm::enumerate(ifOp.getResults())) {
+    if (i < scores.values().size())
+      scores.values()[i] = v;
+    else
+      alphas[i - scores.values().size()] = v;
+  }
 }
 
 void WgmmaFlashKernel::lastValues(Value block, MutableArrayRef<Value> values) {
@@ -364,8 +411,12 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
                               outStrides.row};
     if (cfg.lse) {
       operands.lse = args["lse"];
-      operands.lseBase =
-          mul(tile.slab(*this, tile.head, cfg.numQueryHeads), numRows);
+      // (b Hq + h) Sq as b (Hq Sq) + h Sq, like the slab offsets above:
+      // from the block ids alone, which ptxas reads again after the loop,
+      // where the product b Hq + h of the Q slab would be kept through it
+      // (at D 256 it spilled).
+      operands.lseBase = add(mul(tile.batch, mul(numRows, cfg.numQueryHeads)),
+                             mul(tile.head, numRows));
     }
     return operands;
   };

@@ -34,15 +34,16 @@ from .. import accuracy, config, mlir, native, runner
 
 
 def compare(cfg, out, ref, inputs=None, key_block=None,
-            flush_subnormals=False, splits=1):
+            flush_subnormals=False, splits=1, kernel=None):
     """accuracy.Comparison (ok, max_abs_err, ratio, worst) of `out` against
     the reference `ref`, each element within the error model's bound for
     `inputs` (accuracy.error_bound; `key_block` for the tiled path's
     compensated sums, `flush_subnormals` for its bf16 matrix-unit
-    products, `splits` for its split-KV parts); NaN in `out` fails unless
-    `ref` is NaN there too."""
+    products, `splits` for its split-KV parts, `kernel` for the GPU
+    kernel that computed it); NaN in `out` fails unless `ref` is NaN there
+    too."""
     return accuracy.compare(cfg, out, ref, inputs, key_block,
-                            flush_subnormals, splits)
+                            flush_subnormals, splits, kernel)
 
 
 def path_splits(path, kv_splits, cfg):

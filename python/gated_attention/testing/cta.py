@@ -48,18 +48,33 @@ CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less,
 # from thread to thread, so that the model, not luck, covers them.
 EX2_APPROX_ERROR = 2.0**-22
 RCP_APPROX_ERROR = 2.0**-23
+# tanh.approx.f32 (LLVM's tanh with afn): the PTX ISA's bound,
+# accuracy.TANH_APPROX_ERROR.
+TANH_APPROX_ERROR = 2.0**-10.987
 
 
-def _approximate(exact, relative):
+def _approximate(exact, relative, flush=True):
     """`exact` (float64, per thread) off by `relative` in alternating
     directions, rounded to f32 with denormal results flushed to (signed)
-    zero (.ftz)."""
+    zero where `flush` (.ftz)."""
     sign = np.where(np.arange(exact.shape[0]) % 2 == 0, 1.0, -1.0)
     sign = sign.reshape((-1,) + (1,) * (exact.ndim - 1))
     with np.errstate(invalid="ignore", over="ignore"):
         y = (exact * (1.0 + sign * relative)).astype(np.float32)
+        if not flush:
+            return y
         return np.where(np.abs(y) < np.finfo(np.float32).tiny,
                         np.float32(0) * y, y).astype(np.float32)
+
+
+def _round_to(values, type_str):
+    """float32 `values` rounded to the element type of `type_str` where it
+    is 16-bit (arithmetic on f16 / bf16 vectors rounds once, to nearest
+    even)."""
+    elem = _elem(type_str)
+    if elem in ("bf16", "f16"):
+        return from_bits(to_bits(values, elem), elem).reshape(values.shape)
+    return values
 
 
 class CTA:
@@ -107,6 +122,12 @@ class CTA:
         if n == "arith.constant":
             m = re.search(r"value = ([^:]+) : (\S+?)}", op.attrs)
             text, ty = m.group(1).strip(), m.group(2)
+            splat = re.fullmatch(r"dense<([^>]+)>", text)
+            if splat and ty.startswith("vector<"):   # a float splat
+                shape = [int(d) for d in re.search(r"vector<([\dx]+)x", ty)
+                         .group(1).split("x")]
+                return np.full((t, *shape), float(splat.group(1)),
+                               dtype=np.float32)
             if text.startswith("0x"):
                 val = np.array([int(text, 16)], np.uint32).view(np.float32)[0]
             elif ty in ("index", "i32", "i64", "i1"):
@@ -140,6 +161,11 @@ class CTA:
             return np.maximum(x[0], x[1])
         if n == "arith.andi":
             return x[0] & x[1]
+        if n == "arith.shli":
+            y = x[0] << x[1]
+            return y & 0xFFFFFFFF if _elem(rtype) == "i32" else y
+        if n == "arith.bitcast" and _elem(rtype) == "f32":   # i32 -> f32
+            return (x[0] & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
         if n == "arith.ori":
             return x[0] | x[1]
         if n == "arith.xori":
@@ -159,7 +185,7 @@ class CTA:
             with np.errstate(invalid="ignore"):
                 return (x[0] - x[1]).astype(np.float32)
         if n == "arith.mulf":
-            return (x[0] * x[1]).astype(np.float32)
+            return _round_to((x[0] * x[1]).astype(np.float32), rtype)
         if n == "arith.divf":
             with np.errstate(divide="ignore", invalid="ignore"):
                 return (x[0] / x[1]).astype(np.float32)
@@ -189,6 +215,10 @@ class CTA:
             with np.errstate(divide="ignore"):
                 return _approximate(1.0 / x[0].astype(np.float64),
                                     RCP_APPROX_ERROR)
+        if n == "llvm.intr.tanh" and "afn" in op.attrs:
+            # tanh.approx.f32, subnormal results kept.
+            return _approximate(np.tanh(x[0].astype(np.float64)),
+                                TANH_APPROX_ERROR, flush=False)
         if n == "math.tanh":
             return np.tanh(x[0]).astype(np.float32)
         if n == "arith.extf":

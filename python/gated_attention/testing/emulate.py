@@ -311,7 +311,8 @@ def check_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
     compare_lse in the kernels' log2 domain)."""
     out, lse, name = run_lse(cfg, seed, opt, options, schedule, splits)
     inputs = cfg.inputs(seed)
-    result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs)
+    result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs,
+                              kernel=name)
     lse_result = accuracy.compare_lse(cfg, lse, inputs, log2_domain=True)
     ok = result.ok and lse_result.ok
     where = f"{name}" + (f" splits={splits}" if splits else "")
@@ -360,7 +361,8 @@ def main(argv=None):
             continue
         out, ref, name = run_case(cfg, seed, args.opt, args.options,
                                   args.schedule)
-        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed),
+                                  kernel=name)
         failures += not result.ok
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name}] "
               f"{accuracy.describe(result)}", flush=True)

@@ -127,10 +127,11 @@ def build(case, rng):
                 seq_lens=np.array(case.keys, np.int64), cu_seqlens_q=cu, g=g)
 
 
-def check(case, arrays, out):
+def check(case, arrays, out, kernel=None):
     """Raises AssertionError unless `out` ([T, Hq, Dv]) matches the
-    reference within each sequence's bound and holds no NaN; returns the
-    worst error / bound."""
+    reference within each sequence's bound (that of `kernel`, the name or
+    description of the GPU kernel that wrote it: accuracy.error_bound) and
+    holds no NaN; returns the worst error / bound."""
     a = arrays
     out = np.asarray(out, np.float64)
     ref = paged.paged_attention_reference(
@@ -159,7 +160,8 @@ def check(case, arrays, out):
                            else np.zeros((1, 1, last - first, 1)))}
         result = accuracy.compare(case.dense_config(sq=last - first, skv=n),
                                   dense(out[first:last]),
-                                  dense(ref[first:last]), inputs)
+                                  dense(ref[first:last]), inputs,
+                                  kernel=kernel)
         assert result.ok, (f"{case.describe()}: sequence {s}: "
                            f"{accuracy.describe(result)}")
         worst = max(worst, result.ratio)

@@ -137,6 +137,14 @@
 // CHECK:             llvm.intr.fma
 // CHECK-NEXT:        llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT:         wgmma
+// The tile's last block (a branch the others skip) scales its P and O's
+// factors by 1 / (2 l): O leaves the loop divided by 2 l.
+// CHECK:             %[[ISLAST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:        scf.if %[[ISLAST]] -> (f32,
+// CHECK:               gpu.shuffle  xor
+// CHECK:               nvvm.rcp.approx.ftz.f
+// CHECK:             } else {
+// CHECK-NOT:         wgmma
 // CHECK:             nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:        scf.if %[[LANE0]] {
 // CHECK:               arith.addi %{{.+}}, %c114736
@@ -158,9 +166,19 @@
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:      scf.if %[[LANE0]] {
 // CHECK:             nvvm.mbarrier.arrive
-// The gated epilogue of the mma.sync kernel, on the same layout.
-// CHECK:         gpu.shuffle xor
+// The gated epilogue, on the mma.sync kernel's layout: each pair of gates
+// halved in bf16 and unpacked by a shift and a mask, sigmoid(g) / l as
+// (1 + tanh.approx(g / 2)) / 2l, y = o + o t.
+// CHECK:         arith.mulf %{{.+}}, %{{.+}} : vector<2xbf16>
+// CHECK-NEXT:    vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
+// CHECK:         arith.shli %{{.+}}, %c16_i32 : i32
+// CHECK-NEXT:    arith.andi %{{.+}}, %c-65536_i32 : i32
+// CHECK:         %[[T:.+]] = llvm.intr.tanh(%{{.+}}) {fastmathFlags = #llvm.fastmath<afn>}
+// CHECK:         llvm.intr.fma(%[[O:[^,]+]], %[[T]], %[[O]])
+// CHECK:         arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
 // CHECK:         vector.store
+// CHECK-NOT:     gpu.shuffle
+// CHECK-NOT:     nvvm.rcp.approx
 // CHECK-NOT:     wgmma
 // CHECK:       gpu.return
 // One consumer warpgroup (warps=4): 256 threads, setmaxnreg 56 / 256, and

@@ -48,7 +48,8 @@ for spec, splits, *layout in CASES:
         out, ref, name = emulate.run_decode(cfg, seed, splits,
                                             kv_bshd=layout == ["bshd"],
                                             q_padded=layout == ["qpad"])
-        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed),
+                                  kernel=name)
         failures += not result.ok
         count += 1
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
@@ -65,7 +66,7 @@ for cfg in (c for spec in (
         for c in config.parse_cases(spec)):
     seed = SEED * 1000 + count
     out, ref, name = emulate.run_case(cfg, seed)
-    result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+    result = accuracy.compare(cfg, out, ref, cfg.inputs(seed), kernel=name)
     failures += not result.ok
     count += 1
     print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "
@@ -78,7 +79,8 @@ for cfg in config.parse_cases(
     split = emulate.run_decode(cfg, seed, 3, options=WGMMA)
     direct = emulate.run_case(cfg, seed, options=WGMMA)
     for (out, ref, name), how in ((split, "splits=3"), (direct, "direct")):
-        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed))
+        result = accuracy.compare(cfg, out, ref, cfg.inputs(seed),
+                                  kernel=name)
         failures += not result.ok
         count += 1
         print(f"{'PASS' if result.ok else 'FAIL'} {cfg.describe()} [{name} "

@@ -61,7 +61,7 @@ for case in wide:
                                       schedule=schedule)
         if splits == 1:
             assert name.endswith("_sm90a"), name
-        worst = paged_cases.check(case, a, out)
+        worst = paged_cases.check(case, a, out, kernel=name)
         print(f"PASS {case.describe()} [{name} {options} splits={splits} "
               f"schedule={schedule}] err/bound={worst:.3g}", flush=True)
 # D = 192 on the mma.sync kernel too: its default tiles make whole copies.

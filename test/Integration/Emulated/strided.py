@@ -82,7 +82,8 @@ def run(cfg, options, seed):
                    strides=strides)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         b, sq, hq, cfg.dv).transpose(0, 2, 1, 3)
-    check = accuracy.compare(cfg, result, cfg.reference(inputs), inputs)
+    check = accuracy.compare(cfg, result, cfg.reference(inputs), inputs,
+                             kernel=desc)
     # The same storage read as if contiguous (by the kernel compiled for
     # [B, H, S, D]) must be wrong: the strides are used.
     kernel, desc = emulate.compile_case(cfg, options=options)

@@ -35,7 +35,8 @@ def run(text):
                        b=CFG.b, sq=CFG.sq, skv=CFG.skv)
     result = from_bits(out, CFG.dtype).astype(np.float64).reshape(
         CFG.shapes()["result"])
-    return accuracy.compare(CFG, result, CFG.reference(inputs), inputs)
+    return accuracy.compare(CFG, result, CFG.reference(inputs), inputs,
+                            kernel=desc)
 
 
 text = generic()
