@@ -95,10 +95,21 @@ def forward(cfg, capability, kernel=None):
     return _pick(capability, kernel, fits)
 
 
+# The widest head dim whose wgmma backward has run right on a GPU. On an
+# H200 (2026-12-04) the D 64 and 128 kernels passed torch-backward.py, and
+# the D 256 ones (two consumer warpgroups) did not finish a 200-row case
+# within 30 s: a hang, which no choice of the user's may risk, so wider
+# heads take the mma.sync backward (right at every head dim on that run).
+WGMMA_BACKWARD_MAX_HEAD_DIM = 128
+
+
 def backward(cfg, capability, kernel=None):
     """The (chip, kernel) of the backward of `cfg` on `capability`: wgmma
-    where the tool makes its dK/dV and dQ kernels on wgmma."""
+    where the tool makes its dK/dV and dQ kernels on wgmma and the head
+    dims are at most WGMMA_BACKWARD_MAX_HEAD_DIM."""
     def fits(chip, kind):
+        if max(cfg.d, cfg.dv) > WGMMA_BACKWARD_MAX_HEAD_DIM:
+            return False
         try:
             kernels = cuda.compile_backward_kernels(cfg, chip=chip,
                                                     kernel=kind)
