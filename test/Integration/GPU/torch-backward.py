@@ -75,6 +75,8 @@ for spec in CASES:
                            chip="sm_90", backward=True, kernel=kernel,
                            **options(cfg, layout))
             continue
+        # (Named before it runs: a case that hangs is the last one named.)
+        print(f"case {layout} {cfg.describe()}", flush=True)
         x, dout, out, _ = emulate_backward.case_inputs(cfg, 0)
         q, k, v = (user(x[n], dtype, layout)
                    for n in ("query", "key", "value"))
