@@ -81,8 +81,9 @@ static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
   return o.vectorBits ? o.vectorBits : hostVectorBits();
 }
 
-/// What `matrix-units` selects. `host` takes this host's AMX, else its
-/// AVX512-BF16, when the target is 512 bits wide.
+/// What `matrix-units` selects. `host` takes this host's AVX512-BF16 when
+/// the target is 512 bits wide, not its AMX: the AMX code has run only on an
+/// emulation of its tiles, so it is taken only when asked for (`amx`).
 static StringRef
 resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
   StringRef units = options.matrixUnits;
@@ -90,7 +91,9 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
     return units;
   if (targetVectorBits(options) < 512)
     return "fma";
-  return hostMatrixUnits();
+  StringRef host = hostMatrixUnits();
+  // (Every CPU with AMX-BF16 has AVX512-BF16.)
+  return host == "amx" ? "avx512-bf16" : host;
 }
 
 /// The contractions' register tile: one accumulator row is 2 vector

@@ -69,8 +69,9 @@ struct GatedAttentionToLLVMPipelineOptions
       *this, "matrix-units",
       llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
                      "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
-                     "tiles; both need 512-bit vectors) or host (amx, else "
-                     "avx512-bf16 on a host that has it, else fma)"),
+                     "tiles, never run on AMX hardware yet; both need "
+                     "512-bit vectors) or host (avx512-bf16 on a host that "
+                     "has it, else fma)"),
       llvm::cl::init("host")};
   PassOptions::Option<std::string> kvSplits{
       *this, "kv-splits",
