@@ -8,25 +8,15 @@ halves, [B, S, H, D] K and V) for sm_90's mma.sync kernels; the default
 gate and the output only; a second warm-up compiles nothing; no cache
 directory or an unknown chip is an error that says so."""
 
-import logging
 import os
 import tempfile
 
 import torch
 
 import gated_attention.torch as gat
+from gated_attention.testing.logs import recorded
 
-compiles = []
-
-
-class Count(logging.Handler):
-    def emit(self, record):
-        if record.getMessage().startswith("compiled "):
-            compiles.append(record.getMessage())
-
-
-logging.getLogger("gated_attention").addHandler(Count())
-logging.getLogger("gated_attention").setLevel(logging.INFO)
+compiles = recorded("compiled ")
 
 proj = torch.empty(1, 64, 4, 128, dtype=torch.bfloat16, device="meta")
 q, g = proj[..., :64], proj[..., 64:]

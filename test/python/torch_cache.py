@@ -14,13 +14,9 @@ import sys
 import tempfile
 
 WORKER = r"""
-import logging, sys, torch
-records = []
-class Keep(logging.Handler):
-    def emit(self, record):
-        records.append(record.getMessage())
-logging.getLogger("gated_attention").addHandler(Keep())
-logging.getLogger("gated_attention").setLevel(logging.INFO)
+import sys, torch
+from gated_attention.testing.logs import recorded
+records = recorded()
 import gated_attention.torch as gat
 torch.manual_seed(3)
 q, g = torch.randn(1, 4, 19, 32), torch.randn(1, 4, 19, 32)

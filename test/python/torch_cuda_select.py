@@ -14,7 +14,6 @@ and the backward, and that cache holds all the faked device then loads
 (nothing compiled); kernel="mma-sync" adds the sm_90 mma.sync ones."""
 
 import contextlib
-import logging
 import os
 import tempfile
 
@@ -23,6 +22,7 @@ import torch
 import gated_attention.torch as gat
 from gated_attention import config, cuda, launcher
 from gated_attention.testing.fake_cuda import fake_device
+from gated_attention.testing.logs import recorded
 from gated_attention.torch import _args, _cuda, _cuda_backward, _select
 
 ENV = "GATED_ATTENTION_CUDA_KERNEL"
@@ -182,17 +182,7 @@ assert backward.kernels["backward-kv"].desc["instructions"] == "wgmma"
 print("PASS the faked 9.0 device's launches")
 
 # 4. warmup(chip="sm_90a") fills the cache with what the device loads.
-compiles = []
-
-
-class Compiles(logging.Handler):
-    def emit(self, record):
-        if record.getMessage().startswith("compiling"):
-            compiles.append(record.getMessage())
-
-
-logging.getLogger("gated_attention").addHandler(Compiles())
-logging.getLogger("gated_attention").setLevel(logging.INFO)
+compiles = recorded("compiling")
 
 
 def ptx_files(directory):

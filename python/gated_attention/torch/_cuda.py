@@ -97,12 +97,18 @@ def _map_operands(desc):
             if a["kind"] == "tensor_map"}
 
 
+def contiguous_aligned(x):
+    """Whether `x` is contiguous and 16-byte aligned: what a TMA map and
+    the backward's kernels read in place (else a copy, `copy_of`)."""
+    return x.is_contiguous() and x.data_ptr() % 16 == 0
+
+
 def _readable(desc, name, x):
     """Whether the kernel can read operand `name` from `x` in place: rows
     contiguous, not overlapping, aligned as the kernel's loads need; a TMA
     map's operand [B, H, S, D]-contiguous, 16-byte aligned (TMA's rule)."""
     if name in _map_operands(desc):
-        return x.is_contiguous() and x.data_ptr() % 16 == 0
+        return contiguous_aligned(x)
     if x.shape[-1] != 1 and x.stride(-1) != 1:
         return False
     strides = strides_of(x)
@@ -116,15 +122,16 @@ def _readable(desc, name, x):
     return True
 
 
-def _copy(x):
-    # (A fresh buffer: a contiguous but misaligned x is no better.)
+def copy_of(x):
+    """A contiguous copy of `x`: a fresh buffer (torch's allocator aligns
+    it), since a contiguous but misaligned x is no better."""
     return x.clone(memory_format=torch.contiguous_format)
 
 
 def readable(desc, name, x):
     """`x` as the kernel can read it for operand `name`: itself, or a
     contiguous copy (see the module's docstring)."""
-    return x if _readable(desc, name, x) else _copy(x)
+    return x if _readable(desc, name, x) else copy_of(x)
 
 
 def plan(desc, cfg, q, k, v, g, out):
@@ -137,7 +144,7 @@ def plan(desc, cfg, q, k, v, g, out):
     k, v = readable(desc, "k", k), readable(desc, "v", v)
     # With D = Dv one stride pair serves K and V.
     if cfg.d == cfg.dv and strides_of(k) != strides_of(v):
-        k, v = (x if x.is_contiguous() else _copy(x) for x in (k, v))
+        k, v = (x if x.is_contiguous() else copy_of(x) for x in (k, v))
     buffers = {"q": q, "k": k, "v": v, "out": out}
     if g is not None:
         buffers["gate"] = readable(desc, "gate", g)
@@ -390,7 +397,7 @@ class CudaKernel:
         tensors = {"q": q, "k": k, "v": v, "out": out,
                    "gate": out if g is None else g}
         for name in call.copies:
-            tensors[name] = _copy(tensors[name])
+            tensors[name] = copy_of(tensors[name])
         if lse is not None:
             tensors["lse"] = lse
         for name, n in call.partials:

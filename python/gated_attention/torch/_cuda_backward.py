@@ -31,7 +31,7 @@ import torch
 
 from .. import cuda, launcher
 from . import _select
-from ._cuda import capability_of
+from ._cuda import capability_of, contiguous_aligned, copy_of
 
 _kernels = {}
 _lock = threading.Lock()
@@ -103,9 +103,7 @@ def kernel_for(cfg, device):
 def _buffer(x):
     """`x` as the kernels read it: contiguous and 16-byte aligned (itself
     where it is)."""
-    if x.is_contiguous() and x.data_ptr() % 16 == 0:
-        return x
-    return x.clone(memory_format=torch.contiguous_format)
+    return x if contiguous_aligned(x) else copy_of(x)
 
 
 def launch(kernels, q, k, v, out, dout, g, lse, grads, stream=None):
@@ -125,7 +123,7 @@ def launch(kernels, q, k, v, out, dout, g, lse, grads, stream=None):
         tensors["gate"] = g
     tensors = {n: _buffer(x) for n, x in tensors.items()}
     # Gradients the kernels cannot write in place go through a buffer.
-    targets = {n: x if x.is_contiguous() and x.data_ptr() % 16 == 0
+    targets = {n: x if contiguous_aligned(x)
                else torch.empty(x.shape, dtype=x.dtype, device=x.device)
                for n, x in zip(names, grads)}
     tensors.update(targets)
