@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from ..accuracy import TANH_APPROX_ERROR
 from ..dtypes import from_bits, to_bits
 from .generic_ir import _attr_int, _positions, _result_type, _split_types
 
@@ -48,9 +49,8 @@ CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less,
 # from thread to thread, so that the model, not luck, covers them.
 EX2_APPROX_ERROR = 2.0**-22
 RCP_APPROX_ERROR = 2.0**-23
-# tanh.approx.f32 (LLVM's tanh with afn): the PTX ISA's bound,
-# accuracy.TANH_APPROX_ERROR.
-TANH_APPROX_ERROR = 2.0**-10.987
+# tanh.approx.f32 (LLVM's tanh with afn) runs at the PTX ISA's bound,
+# accuracy.TANH_APPROX_ERROR (imported above).
 
 
 def _approximate(exact, relative, flush=True):
