@@ -79,6 +79,7 @@ void BackwardWgmmaKernel::begin(gpu::GPUFuncOp func) {
 
 void BackwardWgmmaKernel::runRoles(function_ref<void()> produce,
                                    function_ref<void(Value)> consume) {
+  assert(cfg.fitsRegisterPool() && "setmaxnreg split beyond the CTA's pool");
   auto init = scf::IfOp::create(b, loc, eq(thread, idx(0)));
   {
     OpBuilder::InsertionGuard guard(b);

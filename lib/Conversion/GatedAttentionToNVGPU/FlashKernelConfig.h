@@ -130,17 +130,33 @@ struct FlashKernelConfig {
   int64_t consumerWarpgroups() const { return warps / 4; }
   /// The registers per thread that setmaxnreg gives the producer and the
   /// consumer warpgroups (multiples of 8 in [24, 256]): the producer needs
-  /// few, the consumers' accumulators take the rest of the 64K-register
-  /// file, 128 x (producer + consumers x consumer) <= 65536.
-  /// (The backward's dK/dV producer computes packed GQA row addresses:
-  /// it takes the 8 registers that 24 + 2 x 240 leaves.)
+  /// few, the consumers' accumulators take the rest. setmaxnreg draws on
+  /// the CTA's own pool, what it was launched with (PTX ISA, setmaxnreg),
+  /// not the whole 64K file: 384 threads launch with 168 registers each,
+  /// so 24 + 2 x 240 = 3 x 168 is all two consumer warpgroups can have; a
+  /// 32-register producer beside them left an increase waiting forever
+  /// (the D = 256 dK/dV kernel hung on an H200). That kernel's producer
+  /// computes packed GQA row addresses, which spill in 24: it takes 40 and
+  /// its consumers 232 (40 + 2 x 232 = 3 x 168). fitsRegisterPool().
   int64_t producerRegisters() const {
     if (consumerWarpgroups() == 1)
       return 56;
-    return role == KernelRole::BackwardKeyValue ? 32 : 24;
+    return role == KernelRole::BackwardKeyValue ? 40 : 24;
   }
   int64_t consumerRegisters() const {
-    return consumerWarpgroups() == 1 ? 256 : 240;
+    if (consumerWarpgroups() == 1)
+      return 256;
+    return role == KernelRole::BackwardKeyValue ? 232 : 240;
+  }
+  /// Whether the setmaxnreg split fits the pool of a CTA of threads()
+  /// launched with the registers ptxas gives one CTA per SM (the 64K file
+  /// split over the threads in units of 8, at most 255, allocated as 256).
+  bool fitsRegisterPool() const {
+    int64_t entry = std::min<int64_t>(255, 65536 / threads() / 8 * 8);
+    int64_t pool = threads() * ((entry + 7) / 8 * 8);
+    return 128 * (producerRegisters() +
+                  consumerWarpgroups() * consumerRegisters()) <=
+           pool;
   }
   /// Whether the two consumer warpgroups take turns issuing their GEMMs
   /// (Pingpong.h): FlashAttention-3's choice for head dims up to 128; at 256

@@ -40,9 +40,14 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
   fence.proxy.async is an error (TMA writes through the async proxy).
 - Named barriers (bar.sync / bar.arrive with an id and a thread count)
   complete when that many threads have arrived; bar.sync waits for it.
-- setmaxnreg is checked against the register file: multiples of 8 in
-  [24, 256], decreases below and increases above the count at entry, and
-  128 x the warpgroups' counts within 64K registers.
+- setmaxnreg: multiples of 8 in [24, 256], decreases below and increases
+  above the current count. The registers come from the CTA's pool (PTX
+  ISA, setmaxnreg): what the CTA was launched with, its threads x the
+  count at entry in whole units of 8, never the whole register file; a
+  setmaxnreg.inc waits until the other warpgroups' decreases leave room
+  for it, so a split the pool cannot hold (a 32-register producer beside
+  two 240-register consumers at 384 threads of 168 each) deadlocks here
+  as it hangs on the GPU.
 - wgmma is asynchronous: its accumulators are pending until a
   wgmma.wait_group covers its commit group, and any other instruction that
   reads them before is an error (on a GPU it reads garbage, or ptxas
@@ -202,6 +207,9 @@ class WgmmaCTA:
         # one CTA per SM: the file split over the threads, in multiples of
         # 8, at most 255.
         self.entry_registers = min(255, REGISTER_FILE // threads // 8 * 8)
+        # The pool setmaxnreg draws on: the registers the CTA holds, each
+        # thread's allocated in units of 8.
+        self.register_pool = threads * -(-self.entry_registers // 8) * 8
         self.warpgroups = [Warpgroup(self, w, kernel, block_id, grid, args)
                            for w in range(threads // 128)]
         self.back = threading.Event()
@@ -293,10 +301,10 @@ class WgmmaCTA:
                     f"the CTA exits with {bar['arrived']} threads arrived at "
                     f"barrier {ident}")
         registers = [wg.registers for wg in self.warpgroups]
-        if 128 * sum(registers) > REGISTER_FILE:
+        if 128 * sum(registers) > self.register_pool:
             raise AssertionError(f"setmaxnreg: warpgroups hold {registers} "
                                  "registers per thread, more than the "
-                                 "register file")
+                                 f"CTA's pool of {self.register_pool}")
 
 
 class Warpgroup(CTA):
@@ -440,7 +448,20 @@ class Warpgroup(CTA):
             raise AssertionError(
                 f"setmaxnreg.{'inc' if increase else 'dec'} {count} from "
                 f"{self.registers} registers")
+        if increase:
+            cta = self.cta
+
+            def held():
+                return 128 * sum(count if wg is self else wg.registers
+                                 for wg in cta.warpgroups)
+            self.wait_until(
+                lambda: held() <= cta.register_pool,
+                lambda: f"setmaxnreg.inc {count}: the warpgroups would hold "
+                f"{held()} registers, the CTA's pool "
+                f"{cta.register_pool}")
         self.registers = count
+        # (A decrease may let a waiting increase through.)
+        self.cta.version += 1
         return None
 
     def smem_read(self, addresses, elem):

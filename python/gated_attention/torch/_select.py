@@ -100,6 +100,8 @@ def forward(cfg, capability, kernel=None):
 # the D 256 ones (two consumer warpgroups) did not finish a 200-row case
 # within 30 s: a hang, which no choice of the user's may risk, so wider
 # heads take the mma.sync backward (right at every head dim on that run).
+# Its cause (a setmaxnreg split beyond the CTA's register pool) is fixed
+# and modelled by the emulator since; this stays until a GPU runs it.
 WGMMA_BACKWARD_MAX_HEAD_DIM = 128
 
 

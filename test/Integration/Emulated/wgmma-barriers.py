@@ -2,7 +2,8 @@
 # The emulator's warpgroup scheduler and barrier model on small hand-written
 # kernels (the kernel tests exercise them only as the kernel uses them):
 # named barriers meet over their thread count or hang, a CTA must not exit
-# with a barrier phase begun, and setmaxnreg must fit the register file.
+# with a barrier phase begun, and setmaxnreg must fit the CTA's register
+# pool.
 import numpy as np
 
 from gated_attention import runner
@@ -109,14 +110,25 @@ run("""scf.if %lead {
         nvvm.mbarrier.arrive %smem : !llvm.ptr<3>
       }
     }""")
-# setmaxnreg: 24 + 240 x 2 fits 384 threads; 240 x 3 does not.
-run("""scf.if %first {
+# setmaxnreg draws on the CTA's pool, 384 threads x 168 registers: 24 +
+# 240 x 2 fits, under any order of the warpgroups (an increase that comes
+# first waits for the decrease); 32 + 240 x 2 is within the 64K file but
+# not the pool, and an increase waits forever (the D 256 dK/dV kernel's
+# hang on an H200); 240 x 3 as well.
+for seed in (None, 0, 1, 2, 3):
+    run("""scf.if %first {
       nvvm.setmaxregister decrease 24
     } else {
       nvvm.setmaxregister increase 240
-    }""", threads=384)
-error("nvvm.setmaxregister increase 240",
-      "more than the register file", threads=384)
+    }""", threads=384, schedule=seed)
+error("""scf.if %first {
+      nvvm.setmaxregister decrease 32
+    } else {
+      nvvm.setmaxregister increase 240
+    }""", "the CTA's pool 64512", threads=384,
+      kind=emulate_wgmma.MbarrierHang)
+error("nvvm.setmaxregister increase 240", "setmaxnreg.inc 240",
+      threads=384, kind=emulate_wgmma.MbarrierHang)
 # A decrease above the 168 registers at entry.
 error("nvvm.setmaxregister decrease 200", "setmaxnreg.dec 200 from 168",
       threads=384)
