@@ -105,7 +105,8 @@ for name in ("q", "k", "v", "do", "lse", "delta"):
 assert pre["do"].buffer == kv["do"].buffer and pre["delta"].buffer == \
     kv["delta"].buffer
 assert pre["delta"].elements == 2 * 4 * 40
-assert [p.grid for p in launches] == [(1, 4, 2), (2, 2, 2), (1, 4, 2)], [
+# The preprocessing: 4 lanes to a row of Dv = 32, 32 rows to a CTA.
+assert [p.grid for p in launches] == [(2, 4, 2), (2, 2, 2), (1, 4, 2)], [
     p.grid for p in launches]
 for p in launches[1:]:
     assert {a.name: a.value for a in p.arguments

@@ -8,10 +8,11 @@
 // shape (docs/Backward.md derives the math, AttentionBackwardMath.h builds
 // it), as three kernels launched in order on [B, H, S, W]-contiguous
 // buffers:
-//   1. preprocessing (SIMT, a thread per query row and gate head): D =
-//      rowsum(dOut * out), dY = dOut * act(G) ("do") and the gate's
-//      gradient, summed over the value dim (headwise gate) and the heads
-//      (shared gate) in the thread: no atomics;
+//   1. preprocessing (SIMT, coalesced: the lanes of a row take 8 columns
+//      each; PreprocessLanes): D = rowsum(dOut * out), dY = dOut * act(G)
+//      ("do") and the gate's gradient, summed over the value dim (headwise
+//      gate, by shuffles) and the heads (shared gate) in the row's lanes:
+//      no atomics;
 //   2. dK and dV: a CTA per 64 keys of one K/V head, a warp per 16 keys; it
 //      streams the query rows of the head's GQA group (packed (row, head)
 //      pairs) and recomputes P^T = exp(scale K Q^T - L), accumulating
@@ -38,6 +39,20 @@ class GPUFuncOp;
 } // namespace mlir::gpu
 
 namespace mlir::gated_attention::flash {
+
+/// How the preprocessing kernel spreads rows over its threads: each lane
+/// takes kElements consecutive columns of a row (one 16-byte access), a row
+/// takes lanesPerRow lanes (Dv / kElements up to a power of two, so that a
+/// row's lanes are one aligned group of a warp that xor shuffles stay in;
+/// lanes past the row's columns idle) and a CTA rowsPerBlock rows, of
+/// headsPerBlock query heads: those that share a gate head (to sum dG over
+/// them), one without a gate.
+struct PreprocessLanes {
+  static constexpr int64_t kElements = 8;
+  int64_t headsPerBlock, chunks, lanesPerRow, rowsPerBlock;
+
+  explicit PreprocessLanes(const FlashKernelConfig &cfg);
+};
 
 /// Each builds the kernel of `cfg` (its role one of the backward's) into
 /// `func`, reading its arguments by name (KernelArguments).

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelInterface.h"
+#include "BackwardKernels.h"
 #include "SharedMemoryLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -111,8 +112,9 @@ static void getBackward(const FlashKernelConfig &cfg, ArgumentList &list,
                         std::array<GridDimension, 3> &grid) {
   int64_t rows = cfg.queryBlock();
   if (cfg.role == KernelRole::BackwardPreprocess) {
-    // A thread per (row, gate head): it sums the gate's gradient over the
-    // heads that share the gate.
+    // A CTA per PreprocessLanes::rowsPerBlock rows of one gate head (one
+    // query head without a gate): a row's lanes sum the gate's gradient
+    // over the heads that share the gate.
     list.buffer("out", "B x Hq x Sq x Dv");
     list.buffer("dout", "B x Hq x Sq x Dv");
     list.buffer("gate", list.gateShape(/*dense=*/true));
@@ -120,9 +122,9 @@ static void getBackward(const FlashKernelConfig &cfg, ArgumentList &list,
     list.buffer("dg", list.gateShape(/*dense=*/true));
     list.rowBuffer("delta");
     list.indices({"Sq"});
-    grid = {GridDimension{"Sq", cfg.threads()},
-            GridDimension{"Hq", cfg.numQueryHeads / cfg.numGateHeads},
-            GridDimension{"B"}};
+    PreprocessLanes lanes(cfg);
+    grid = {GridDimension{"Sq", lanes.rowsPerBlock},
+            GridDimension{"Hq", lanes.headsPerBlock}, GridDimension{"B"}};
     return;
   }
   list.buffer("q", "B x Hq x Sq x D");

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardKernels.h"
 #include "KernelInterface.h"
 #include "KernelTiles.h"
 #include "WgmmaAtom.h"
@@ -88,7 +89,9 @@ std::string KernelInterface::describe(StringRef name) const {
       {"gate_width", cfg.gateWidth},
       {"causal", cfg.causal},
       {"gated", cfg.hasGate},
-      {"rows_per_block", cfg.queryBlock()},
+      {"rows_per_block", cfg.role == KernelRole::BackwardPreprocess
+                             ? PreprocessLanes(cfg).rowsPerBlock
+                             : cfg.queryBlock()},
       {"row_group", cfg.rowGroup()},
       {"key_block", cfg.keyBlock},
       // Each grid dimension is ceildiv(symbol, divisor) (+ a third

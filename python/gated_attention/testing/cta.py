@@ -25,6 +25,12 @@ def _elem(type_str):
     return m.group(1) if m else type_str
 
 
+def _vector_width(type_str):
+    """The elements of a 1-D vector type (a pair, or the backward
+    preprocessing's 16-byte chunks)."""
+    return int(re.search(r"vector<(\d+)x", type_str).group(1))
+
+
 class Memory:
     """A buffer of 16-bit elements (raw bits), shaped; or, with elem "i32",
     of 32-bit integers (the paged kernel's tables and lengths)."""
@@ -289,7 +295,7 @@ class CTA:
                 return f(x[0]).astype(np.float32)
         if n in ("memref.load", "vector.load") and x[0].elem == "f32":
             mem = x[0]
-            width = 2 if n == "vector.load" else 1
+            width = _vector_width(rtype) if n == "vector.load" else 1
             i = np.clip(x[1][:, None] + np.arange(width), 0,
                         max(mem.bits.size - 1, 0))
             vals = mem.bits[i].astype(np.float32)
@@ -300,7 +306,8 @@ class CTA:
             if n == "memref.store":
                 mem.bits[idx[active]] = val[active]
             else:
-                mem.bits[idx[active][:, None] + np.arange(2)] = val[active]
+                mem.bits[idx[active][:, None] + np.arange(val.shape[1])] = \
+                    val[active]
             return None
         if n == "memref.load" and x[0].elem == "i32":
             # A table read past its end is a kernel bug, not a value.
@@ -313,14 +320,16 @@ class CTA:
                 .astype(np.int64)
         if n in ("vector.load", "memref.load"):
             mem, idx = x[0], x[1]
-            width = 2 if n == "vector.load" else 1
+            width = _vector_width(rtype) if n == "vector.load" else 1
+            self._check_alignment(op, idx, 2)
             i = np.clip(idx[:, None] + np.arange(width), 0, mem.bits.size - 1)
             vals = from_bits(mem.bits[i], mem.elem)
             return vals if n == "vector.load" else vals[:, 0]
         if n == "vector.store":
             val, mem, idx = x
             active = np.nonzero(self.mask)[0]
-            i = idx[active][:, None] + np.arange(2)
+            self._check_alignment(op, idx, 2)
+            i = idx[active][:, None] + np.arange(val.shape[1])
             mem.bits[i] = to_bits(val[active], mem.elem)
             return None
         if n == "memref.store":   # one 16-bit element (the backward's)
@@ -377,6 +386,18 @@ class CTA:
         if n == "gpu.return":
             return None
         raise NotImplementedError(n)
+
+    def _check_alignment(self, op, idx, element_bytes):
+        """A vector access's `alignment` attribute holds for the active
+        lanes' element offsets (buffers start 16-byte aligned): a wider
+        access than its address allows faults on the device."""
+        m = re.search(r"alignment = (\d+)", op.attrs)
+        if not m:
+            return
+        offsets = idx[self.mask] * element_bytes
+        if offsets.size and np.any(offsets % int(m.group(1))):
+            raise AssertionError(f"{op.name} at a byte offset that is not a "
+                                 f"multiple of its alignment {m.group(1)}")
 
     def _collective(self):
         if not self.mask.all():

@@ -2,10 +2,12 @@
 // RUN:   --canonicalize --cse | FileCheck %s
 // RUN: gated-attention-opt %s --split-input-file --convert-gated-attention-to-nvgpu \
 // RUN:   --mlir-print-op-generic | FileCheck %s --check-prefix=BODY
+// RUN: gated-attention-opt %s --split-input-file --convert-gated-attention-to-nvgpu \
+// RUN:   --canonicalize --cse | FileCheck %s --check-prefix=COALESCED
 
 // The backward op becomes three launches in order: the preprocessing
-// (D into an f32 scratch buffer, dY into another, dG) on (ceildiv(Sq, 128),
-// Hq / Hg, B); dK/dV on (ceildiv(Skv, 64), Hkv, B) and dQ on
+// (D into an f32 scratch buffer, dY into another, dG) on (ceildiv(Sq, 16),
+// Hg, B) (8 lanes to a row of 64 columns: 16 rows to a CTA of 128 threads); dK/dV on (ceildiv(Skv, 64), Hkv, B) and dQ on
 // (ceildiv(Sq, 64), Hq, B), both reading the lse operand. Launches whose
 // grids would be empty are skipped (dK and dV need Skv > 0, dQ and the
 // preprocessing Sq > 0).
@@ -16,7 +18,8 @@
 // CHECK:         %[[LSE:.+]] = memref.collapse_shape {{.+}} : memref<?x8x?xf32> into memref<?xf32>
 // CHECK:         %[[DELTA:.+]] = memref.alloc(%{{.+}}) : memref<?xf32>
 // CHECK:         scf.if %[[ROWS:.+]] {
-// CHECK:           gpu.launch_func @[[PRE:gated_attention_bf16_h8x2_d64_causal_bwd_pre]]::@[[PRE]] blocks in (%{{.+}}, %c8, %[[B]]) threads in (%c128, %c1, %c1)
+// CHECK:           %[[PREX:.+]] = arith.ceildivui %[[SQ]], %c16
+// CHECK:           gpu.launch_func @[[PRE:gated_attention_bf16_h8x2_d64_causal_bwd_pre]]::@[[PRE]] blocks in (%[[PREX]], %c8, %[[B]]) threads in (%c128, %c1, %c1)
 // CHECK-SAME:        %[[DELTA]] : memref<?xf32>, %[[SQ]] : index)
 // CHECK:         scf.if %{{.+}} {
 // CHECK:           gpu.launch_func @[[KV:gated_attention_bf16_h8x2_d64_causal_bwd_kv]]::@[[KV]] blocks in (%{{.+}}, %c2, %[[B]]) threads in (%c128, %c1, %c1)
@@ -38,6 +41,27 @@
 // BODY: nvgpu.ldmatrix
 // BODY: nvvm.mma.sync
 // BODY: sym_name = "gated_attention_bf16_h8x2_d64_causal_bwd_q"
+// The preprocessing is coalesced: the 8 lanes of a row of 64 columns each
+// read 8 columns of the gate, dOut and out as one 16-byte vector, store
+// dY and dG as such, and sum D's products over the row's lanes by xor
+// shuffles (1, 2, 4: within the 8); no loop over the columns.
+// COALESCED-LABEL: gpu.func @gated_attention_bf16_h8x2_d64_causal_bwd_pre
+// COALESCED-NOT:     scf.for
+// COALESCED:         %[[CHUNK:.+]] = arith.remui %{{.+}}, %c8
+// COALESCED:         %[[COL:.+]] = arith.muli %[[CHUNK]], %c8
+// COALESCED:         %[[AT:.+]] = arith.addi %{{.+}}, %[[COL]]
+// COALESCED:         vector.load %arg2[%[[AT]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED:         vector.load %arg1[%[[AT]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED:         vector.load %arg0[%[[AT]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED:         vector.store %{{.+}}, %arg3[%[[AT]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED:         gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : f32
+// COALESCED:         gpu.shuffle  xor %{{.+}}, %c2_i32, %c32_i32 : f32
+// COALESCED:         gpu.shuffle  xor %{{.+}}, %c4_i32, %c32_i32 : f32
+// COALESCED-NOT:     gpu.shuffle
+// COALESCED:         memref.store %{{.+}}, %arg5[%{{.+}}] : memref<?xf32>
+// COALESCED:         vector.store %{{.+}}, %arg4[%[[AT]]] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED-NOT:     scf.for
+// COALESCED:         gpu.return
 func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>, %o: tensor<?x8x?x64xbf16>, %do: tensor<?x8x?x64xbf16>, %g: tensor<?x8x?x64xbf16>, %lse: tensor<?x8x?xf32>) -> (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>) {
   %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) {causal}
       : (tensor<?x8x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?xf32>)
@@ -47,13 +71,49 @@ func.func @gqa(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<
 
 // -----
 
-// A shared gate: one preprocessing CTA row per batch (grid y = Hq / Hg =
-// 1), its thread summing dG over the 4 heads.
+// A shared gate: one preprocessing CTA row per batch (grid y = Hg = 1),
+// each row's lanes reading the gate once and adding dG's terms over the 4
+// heads in registers.
 // CHECK-LABEL: func.func @shared_gate
 // CHECK:         gpu.launch_func @{{.+}}_bwd_pre::@{{.+}} blocks in (%{{.+}}, %c1, %c2)
+// COALESCED-LABEL: gpu.func @gated_attention_f16_h4x4_d64_bwd_pre
+// COALESCED:         vector.load %arg2[%{{.+}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// COALESCED:         %[[GRAD:.+]] = scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>)
+// COALESCED:           vector.load %arg1
+// COALESCED:           vector.load %arg0
+// COALESCED:           vector.store %{{.+}}, %arg3
+// COALESCED:           memref.store %{{.+}}, %arg5
+// COALESCED:           scf.yield %{{.+}} : vector<8xf32>
+// COALESCED:         %[[ROUNDED:.+]] = arith.truncf %[[GRAD]] : vector<8xf32> to vector<8xf16>
+// COALESCED:         vector.store %[[ROUNDED]], %arg4
 func.func @shared_gate(%q: tensor<2x4x?x64xf16>, %k: tensor<2x4x?x64xf16>, %v: tensor<2x4x?x64xf16>, %o: tensor<2x4x?x64xf16>, %do: tensor<2x4x?x64xf16>, %g: tensor<2x1x?x64xf16>, %lse: tensor<2x4x?xf32>) -> (tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x1x?x64xf16>) {
   %r:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse)
       : (tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x1x?x64xf16>, tensor<2x4x?xf32>)
       -> (tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x1x?x64xf16>)
   return %r#0, %r#1, %r#2, %r#3 : tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x4x?x64xf16>, tensor<2x1x?x64xf16>
+}
+
+// -----
+
+// Without a gate the preprocessing writes only D, a CTA row per query head
+// (grid y = Hq = 4), with 16 lanes to a row of 128 columns: 8 rows to a
+// CTA, and no loop over heads.
+// CHECK-LABEL: func.func @no_gate
+// CHECK:         %[[SQ:.+]] = tensor.dim %arg0, %c2
+// CHECK:         %[[X:.+]] = arith.ceildivui %[[SQ]], %c8
+// CHECK:         gpu.launch_func @{{.+}}_nogate_bwd_pre::@{{.+}} blocks in (%[[X]], %c4, %c2)
+// COALESCED-LABEL: gpu.func @gated_attention_bf16_h4x1_d128_nogate_bwd_pre
+// COALESCED-NOT:     scf.for
+// COALESCED:         vector.load %arg1[%{{.+}}] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED:         vector.load %arg0[%{{.+}}] {alignment = 16 : i64} : memref<?xbf16>, vector<8xbf16>
+// COALESCED-COUNT-4: gpu.shuffle  xor
+// COALESCED-NOT:     vector.store
+// COALESCED:         memref.store %{{.+}}, %arg5[%{{.+}}] : memref<?xf32>
+// COALESCED-NOT:     vector.store
+// COALESCED:         gpu.return
+func.func @no_gate(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x1x?x128xbf16>, %v: tensor<2x1x?x128xbf16>, %o: tensor<2x4x?x128xbf16>, %do: tensor<2x4x?x128xbf16>, %lse: tensor<2x4x?xf32>) -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>) {
+  %r:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse)
+      : (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?x128xbf16>, tensor<2x4x?xf32>)
+      -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>)
+  return %r#0, %r#1, %r#2 : tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>
 }
