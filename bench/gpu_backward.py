@@ -28,7 +28,11 @@ Two phases, because the GPU machine has torch but no MLIR:
       backward computes L first (`lse` column: "computed"); that Q K^T is
       in its time. A shape whose backward has no CUDA kernels (head dims
       above what the kernels take) gets the baseline's figures and the
-      reason. Rows are appended to gpu-backward-<date>-<gpu>.csv as each
+      reason. The op's backward is also timed kernel by kernel (CUDA events
+      recorded on the launch stream between its three launches, mean of 5
+      steps): op_pre_ms (the preprocessing: D, dY, dG), op_kv_ms (dK, dV)
+      and op_q_ms (dQ); what op_bwd_ms has besides them is L, copies and
+      autograd. Rows are appended to gpu-backward-<date>-<gpu>.csv as each
       shape ends, so a run cut short keeps the finished ones (with
       GATED_ATTENTION_CUDA_KERNEL=mma-sync, or wgmma,
       gpu-backward-mma-sync-<date>-<gpu>.csv: both runs are kept).
@@ -54,6 +58,7 @@ import gpu_torch_common as common  # noqa: E402
 import torch  # noqa: E402
 
 import gated_attention.torch as gat  # noqa: E402
+from gated_attention import launcher  # noqa: E402
 from gated_attention.torch import _cuda_backward, _select  # noqa: E402
 
 TOKENS = 16384
@@ -64,7 +69,8 @@ SHAPES = [("d128", "bhsd", TOKENS // s, s, 16, 16, 128) for s in LENGTHS] + \
 SANITY = 5e-2
 COLUMNS = ("shape,layout,B,S,Hq,Hkv,D,op_fwd_ms,op_step_ms,op_bwd_ms,"
            "op_bwd_tflops,base_fwd_ms,base_step_ms,base_bwd_ms,"
-           "base_bwd_tflops,bwd_ratio,step_ratio,bitwise,lse,note")
+           "base_bwd_tflops,bwd_ratio,step_ratio,bitwise,lse,op_pre_ms,"
+           "op_kv_ms,op_q_ms,note")
 
 
 def tensors(layout, b, s, hq, hkv, d, device, grad=True):
@@ -141,6 +147,51 @@ def _measure(fn, args, leaves, dout, layout):
     return fwd, common.timed(step, reps=5)
 
 
+class _Marked:
+    """A backward kernel whose launch records a CUDA event after it on
+    torch's current stream (the stream _cuda_backward launches on)."""
+
+    def __init__(self, kernel, marks):
+        self.kernel, self.desc, self.marks = kernel, kernel.desc, marks
+
+    def launch(self, *args, **kwargs):
+        planned = self.kernel.launch(*args, **kwargs)
+        self.marks.append(torch.cuda.Event(enable_timing=True))
+        self.marks[-1].record()
+        return planned
+
+
+def kernel_times(fn, args, leaves, dout, layout, reps=5):
+    """{layout: ms} of each of the op's backward kernels
+    (launcher.BACKWARD_LAYOUTS), the mean over `reps` steps after one
+    untimed: events recorded on the stream between the launches, which the
+    host does not wait on, so the kernels run as in a step."""
+    steps = []
+    original = launcher.launch_backward
+
+    def launch_marked(kernels, buffers, stream=None, **sizes):
+        marks = [torch.cuda.Event(enable_timing=True)]
+        marks[0].record()
+        steps.append(marks)
+        marked = {n: _Marked(k, marks) for n, k in kernels.items()}
+        return original(marked, buffers, stream, **sizes)
+
+    launcher.launch_backward = launch_marked
+    try:
+        for _ in range(reps + 1):
+            gradients(fn, args, leaves, dout, layout)
+        torch.cuda.synchronize()
+    finally:
+        launcher.launch_backward = original
+    timed = [marks for marks in steps[1:]
+             if len(marks) == len(launcher.BACKWARD_LAYOUTS) + 1]
+    if not timed:
+        return {}
+    return {name: sum(m[i].elapsed_time(m[i + 1]) for m in timed) /
+            len(timed)
+            for i, name in enumerate(launcher.BACKWARD_LAYOUTS)}
+
+
 def run(out_dir):
     failed = False
     lse_calls = []
@@ -160,7 +211,7 @@ def run(out_dir):
         base_f, base_s = _measure(common.baseline, args, leaves, dout, layout)
         base_b = base_s - base_f
         row = [name, layout, b, s, hq, hkv, d]
-        note, bitwise, lse = "", "", ""
+        note, bitwise, lse, per_kernel = "", "", "", {}
         try:
             ref = gradients(common.baseline, args, leaves, dout, layout)
             lse_calls.clear()
@@ -179,6 +230,7 @@ def run(out_dir):
                 op_b = op_s - op_f
                 row += [f"{op_f:.4f}", f"{op_s:.4f}", f"{op_b:.4f}",
                         f"{flops / op_b / 1e9:.1f}"]
+                per_kernel = kernel_times(op, args, leaves, dout, layout)
         except NotImplementedError as e:
             note = f"no CUDA backward: {str(e).splitlines()[0]}"
         if len(row) == 7:
@@ -190,7 +242,10 @@ def run(out_dir):
                     f"{base_s / float(row[8]):.3f}"]
         else:
             row += ["", ""]
-        row += [str(bitwise), lse, '"' + note.replace('"', "'") + '"']
+        row += [str(bitwise), lse]
+        row += [f"{per_kernel[n]:.4f}" if n in per_kernel else ""
+                for n in launcher.BACKWARD_LAYOUTS]
+        row += ['"' + note.replace('"', "'") + '"']
         csv.write(",".join(str(x) for x in row) + "\n")
         csv.flush()
         print(",".join(str(x) for x in row), flush=True)
