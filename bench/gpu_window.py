@@ -111,7 +111,8 @@ def plan(out, sanitizer):
              package),
         Step("backward-bench", [py, "bench/gpu_backward.py", "run", "--out",
                                 out], 60, 35,
-             "the torch op's forward + backward against SDPA + gate", cache),
+             "the torch op's forward + backward against SDPA + gate, and "
+             "its backward kernel by kernel", cache),
         Step("backward-stages", [py, "bench/gpu_backward_stages.py", "run"],
              70, 30, "which sm_90a backward kernel hangs at D 256 (one "
              "stage more per process, each under a timeout)", cache),
