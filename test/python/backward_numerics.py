@@ -8,7 +8,10 @@ a random matrix over GQA 1/2/8, D 64/128/256 with Dv != D, causal or not,
 Sq != Skv (rows that see no key, Skv = 0), several query and key blocks
 with ragged tails (Sq, Skv not multiples of the 64-row blocks), every gate
 and combine, headwise/elementwise, shared/per-head gates, f32/f16/bf16;
-and the reference lowering (reference=1) on a few of its cases. The
+each case both recomputing L and reading the forward's (the training
+path; there the kernel also runs on NaN-filled gradient buffers and must
+give the same bits: the op does not zero them); and the reference lowering
+(reference=1) on a few of its cases. The
 hand-written float64 reference is itself checked against torch's float64
 autograd of the unfused expression, and the bound rejects a wrong gate
 derivative and one element off by 5 bounds."""
@@ -41,17 +44,33 @@ def inputs_of(cfg, seed):
     return x, dout, out
 
 
-def run(cfg, x, dout, out):
+def run(cfg, x, dout, out, lse=None):
+    """The op's gradients; with `lse` (float64 [B, Hq, Sq]) it reads that
+    log-sum-exp, rounded to f32, as the training path does. Then the
+    kernel is also run on gradient buffers filled with NaN: the op hands
+    it uninitialized ones, so it must write every element (rows that see
+    no key, ragged tails, Skv = 0) and give the same bits."""
     gated = cfg.gate != "none"
     args = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
+    inputs = args + [tensor(out, cfg.dtype), tensor(dout, cfg.dtype),
+                     tensor(x["gate"], cfg.dtype) if gated else None]
+    lse_t = None if lse is None else torch.from_numpy(
+        np.ascontiguousarray(lse, np.float32))
     dq, dk, dv, dg = torch.ops.gated_attention.attention_backward(
-        *args, tensor(out, cfg.dtype), tensor(dout, cfg.dtype),
-        tensor(x["gate"], cfg.dtype) if gated else None, causal=cfg.causal,
-        scale=cfg.scale, gate=cfg.gate if gated else "sigmoid",
-        combine=cfg.combine)
+        *inputs, lse_t, causal=cfg.causal, scale=cfg.scale,
+        gate=cfg.gate if gated else "sigmoid", combine=cfg.combine)
     grads = {"query": dq, "key": dk, "value": dv}
     if gated:
         grads["gate"] = dg
+    if lse is not None and any(t.numel() for t in grads.values()):
+        poisoned = [torch.full_like(t, float("nan")) for t in grads.values()]
+        kernel = _backward.kernel_for(
+            _args.check(*args, inputs[5], cfg.causal, cfg.scale,
+                        cfg.gate if gated else "sigmoid", cfg.combine,
+                        "bhsd"), lse=True)
+        kernel(*[t for t in inputs if t is not None], lse_t, *poisoned)
+        for name, want, got in zip(grads, grads.values(), poisoned):
+            assert torch.equal(want, got), (cfg.describe(), name)
     return {n: t.double().numpy() for n, t in grads.items()}
 
 
@@ -133,13 +152,18 @@ for n, base in enumerate(cases):
             **{f: getattr(base, f) for f in base.__dataclass_fields__},
             "sq": sq, "skv": skv})
         x, dout, out = inputs_of(cfg, 100 + n)
-        got = run(cfg, x, dout, out)
-        result = accuracy_backward.compare_backward(cfg, got, x, dout)
-        for name, r in result.items():
-            assert r.ok, (cfg.describe(), name, r)
-            worst = max(worst, r.ratio)
-        print(f"PASS {cfg.describe()} " + " ".join(
-            f"d{name[0]}:{r.ratio:.2g}" for name, r in result.items()))
+        # Recomputing L, and reading the forward's (the training path).
+        lse = reference.log_sum_exp(x["query"], x["key"], cfg.scale,
+                                    cfg.causal)
+        for given in (None, lse):
+            got = run(cfg, x, dout, out, given)
+            result = accuracy_backward.compare_backward(cfg, got, x, dout)
+            for name, r in result.items():
+                assert r.ok, (cfg.describe(), given is not None, name, r)
+                worst = max(worst, r.ratio)
+            print(f"PASS {cfg.describe()}{' lse' if given is not None else ''} "
+                  + " ".join(f"d{name[0]}:{r.ratio:.2g}"
+                             for name, r in result.items()))
 print(f"worst err/bound {worst:.3g}")
 
 # The reference lowering (--gated-attention-to-llvm=reference=1, the tiled

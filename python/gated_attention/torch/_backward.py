@@ -101,8 +101,10 @@ def attention_backward(
         raise NotImplementedError(
             f"gated_attention::attention_backward runs on CPU and CUDA "
             f"tensors, not {q.device.type}")
-    grads = [torch.zeros_like(x) for x in (q, k, v)]
-    grads.append(torch.zeros_like(g) if g is not None
+    # The kernel writes every element of each gradient (rows that see no
+    # key get 0), so they need no zero fill: a pass over each saved.
+    grads = [torch.empty_like(x) for x in (q, k, v)]
+    grads.append(torch.empty_like(g) if g is not None
                  else q.new_empty(_NO_GATE_SHAPE))
     if all(x.numel() == 0 for x in grads):
         return tuple(grads)

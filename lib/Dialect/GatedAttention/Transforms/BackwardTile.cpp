@@ -327,6 +327,14 @@ Value BackwardTileBuilder::newTensor(ArrayRef<OpFoldResult> sizes, Type type) {
       b, loc, RankedTensorType::get(shape, type), dynamicSizes);
 }
 
+Value BackwardTileBuilder::resultTensor(ArrayRef<OpFoldResult> sizes,
+                                        Type type) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+  return tensor::EmptyOp::create(b, loc, shape, type, dynamicSizes);
+}
+
 Value BackwardTileBuilder::castTo(Value t, Type type) {
   if (t.getType() == type)
     return t;

@@ -44,8 +44,10 @@ public:
 
 protected:
   /// What the preprocessing writes, per query row (f32): dY [B, Hq, Sq,
-  /// Dv], L and D [B, Hq, Sq], and the gate's gradient before the sum over
-  /// shared heads [B, Hq, Sq, Dg] (null without a gate).
+  /// Dv], L (the op's lse operand where given) and D [B, Hq, Sq], and the
+  /// gate's gradient [B, Hq, Sq, Dg]: in f32 before the sum over the heads
+  /// of a shared gate, else the result in the element type (null without a
+  /// gate).
   struct Rows {
     Value dy, lse, delta, gateGrad;
   };
@@ -163,6 +165,10 @@ protected:
   /// A new tensor for a gradient or a per-row quantity (never merged with
   /// another by CSE: see the reference lowering's gradient()).
   Value newTensor(ArrayRef<OpFoldResult> sizes, Type type);
+  /// The tensor a result is written into: a tensor.empty, which
+  /// empty-tensor elimination replaces by the caller's buffer where the
+  /// result is materialized in one (no allocation and copy per call).
+  Value resultTensor(ArrayRef<OpFoldResult> sizes, Type type);
   /// `t` as `type` (a tensor.cast where only static sizes differ).
   Value castTo(Value t, Type type);
 

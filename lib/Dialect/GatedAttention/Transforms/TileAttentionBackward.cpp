@@ -16,6 +16,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -45,21 +46,28 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
   // new scf.forall without the VectorizeTiles mark.
   OpFoldResult rowsB = tensor::getMixedSize(b, loc, op.getQuery(), 0),
                rowsS = tensor::getMixedSize(b, loc, op.getQuery(), 2);
+  // dY, L where it is recomputed (a given L is read where it is), D, and
+  // the gate's gradient: f32 per head for a shared gate (summed over the
+  // heads afterwards), else rounded here into the result, which
+  // bufferization then places in the caller's buffer.
   SmallVector<Value> outputs = {
-      newTensor({rowsB, hq, rowsS, b.getIndexAttr(dv)}, f32),
-      newTensor({rowsB, hq, rowsS}, f32), newTensor({rowsB, hq, rowsS}, f32)};
-  if (gated)
+      newTensor({rowsB, hq, rowsS, b.getIndexAttr(dv)}, f32)};
+  if (!lseIn)
+    outputs.push_back(newTensor({rowsB, hq, rowsS}, f32));
+  unsigned deltaOut = outputs.size(), gateOut = deltaOut + 1;
+  outputs.push_back(newTensor({rowsB, hq, rowsS}, f32));
+  if (gated && shared)
     outputs.push_back(newTensor(
         {rowsB, hq, rowsS, b.getIndexAttr(op.getGateType().getDimSize(3))},
         f32));
-  Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, index(bq));
-
-  SmallVector<Value> results = forall(
-      {batch, index(heads), blocks}, outputs,
-      [&](ValueRange ivs) -> SmallVector<TileWrite> {
-        Value bi = ivs[0], h = ivs[1];
-        Value row0 = arith::MulIOp::create(b, loc, ivs[2], index(bq));
-        Value rows = rowsFrom(row0);
+  else if (gated)
+    outputs.push_back(resultTensor(
+        tensor::getMixedSizes(b, loc, op.getGateInput()), elementType));
+  // Whole blocks read views of their rows; only the partial one is padded.
+  SmallVector<Value> results = blockForall(
+      heads, numRows, bq, outputs,
+      [&](Value bi, Value h, Value row0,
+          OpFoldResult rows) -> SmallVector<TileWrite> {
         Value kvHead = arith::DivUIOp::create(b, loc, h, index(group));
         Value dout = rowsOf(op.getOutputGrad(), bi, h, row0, rows, bq, true);
         Value out = rowsOf(op.getOutput(), bi, h, row0, rows, bq, true);
@@ -70,10 +78,11 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
         Value q, lse, y;
         if (!lseIn || needY)
           q = rowsOf(op.getQuery(), bi, h, row0, rows, bq, true);
+        Value rowCount = getValueOrCreateConstantIndexOp(b, loc, rows);
         lse = lseIn ? rowsOf(lseIn, bi, h, row0, rows, bq, false)
-                    : recomputeLse(q, bi, kvHead, row0, rows);
+                    : recomputeLse(q, bi, kvHead, row0, rowCount);
         if (needY)
-          y = recomputeOutput(q, lse, bi, kvHead, row0, rows);
+          y = recomputeOutput(q, lse, bi, kvHead, row0, rowCount);
 
         AffineMap gateMap = headwise ? i : ij;
         SmallVector<Value> dyIns = {dout};
@@ -100,8 +109,9 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
                       return arith::AddFOp::create(nb, loc, a[2], prod);
                     });
         SmallVector<TileWrite> writes = {{dy, 0, bi, h, row0, rows},
-                                         {lse, 1, bi, h, row0, rows},
-                                         {delta, 2, bi, h, row0, rows}};
+                                         {delta, deltaOut, bi, h, row0, rows}};
+        if (!lseIn)
+          writes.push_back({lse, 1, bi, h, row0, rows});
         if (gated) {
           // Per head, summed over Dv for a headwise gate.
           auto derivative = cast<GateDerivativeAttrInterface>(op.getGate());
@@ -117,13 +127,15 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
                             y ? a[2] : Value(), y ? Value() : a[2]);
                         return arith::AddFOp::create(nb, loc, a[3], elem);
                       });
-          writes.push_back({grad, 3, bi, h, row0, rows});
+          writes.push_back(
+              {shared ? grad : rounded(grad), gateOut, bi, h, row0, rows});
         }
         return writes;
       });
-  Rows rowsOut{results[0], results[1], results[2], Value()};
+  Rows rowsOut{results[0], lseIn ? lseIn : results[1], results[deltaOut],
+               Value()};
   if (gated)
-    rowsOut.gateGrad = results[3];
+    rowsOut.gateGrad = results[gateOut];
   return rowsOut;
 }
 
@@ -243,6 +255,12 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                     start, numRows, bq, numRows, acc,
                     [&](Value row0, OpFoldResult rows,
                         ValueRange acc) -> SmallVector<Value> {
+                      // Q as stored for Sᵀ = K Qᵀ, whose operands are both
+                      // inputs: bf16 ones multiply exactly in pairs on the
+                      // matrix units (vdpbf16ps, VectorizeTiles), twice the
+                      // FMAs' rate; in f32 for dK += dSᵀ Q, which must not
+                      // round dS.
+                      Value qIn = rowsOf(query, bi, h, row0, rows, bq, false);
                       Value q = rowsOf(query, bi, h, row0, rows, bq, true);
                       Value dy =
                           rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
@@ -253,7 +271,7 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                       AffineMap rowsK = map(3, {d0, d2}),
                                 colsK = map(3, {d1, d2}), kn = map(3, {d2, d1});
                       Value scores =
-                          contract(k, rowsK, q, colsK, filled({bk, bq}, 0.0));
+                          contract(k, rowsK, qIn, colsK, filled({bk, bq}, 0.0));
                       Value p = weights(scores, lse, row0, key0, true);
                       Value dp =
                           contract(v, rowsK, dy, colsK, filled({bk, bq}, 0.0));
@@ -299,7 +317,8 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
 
 Value BackwardTileBuilder::sumQueryGrads(Value partial, Value splits) {
   Value query = op.getQuery();
-  Value output = newTensor(tensor::getMixedSizes(b, loc, query), elementType);
+  Value output =
+      resultTensor(tensor::getMixedSizes(b, loc, query), elementType);
   return blockForall(
              op.getNumQueryHeads(), numRows, bq, output,
              [&](Value bi, Value h, Value row0,
@@ -331,7 +350,7 @@ Value BackwardTileBuilder::sumQueryGrads(Value partial, Value splits) {
 
 Value BackwardTileBuilder::unstageKeyBlocks(Value staged, Value splits,
                                             Value like) {
-  Value output = newTensor(tensor::getMixedSizes(b, loc, like), elementType);
+  Value output = resultTensor(tensor::getMixedSizes(b, loc, like), elementType);
   return blockForall(op.getNumKVHeads(), numKeys, bk, output,
                      [&](Value bi, Value kvHead, Value key0,
                          OpFoldResult cols) -> SmallVector<TileWrite> {
@@ -358,18 +377,14 @@ Value BackwardTileBuilder::gateGrad(Value perHead) {
   bindDims(ctx, d0, d1, d2, d3);
   Value gate = op.getGateInput();
   RankedTensorType gateType = op.getGateType();
-  AffineMap id4 = map(4, {d0, d1, d2, d3});
   Type element = elementType;
   auto round = [&](OpBuilder &nb, ValueRange a) -> Value {
     return element == f32 ? a[0]
                           : arith::TruncFOp::create(nb, loc, element, a[0]);
   };
+  // A per-head gate's gradient is the preprocessing's, rounded there.
   if (!op.isGateShared())
-    return castTo(
-        generic(perHead,
-                newTensor(tensor::getMixedSizes(b, loc, gate), elementType),
-                {id4, id4}, round),
-        gateType);
+    return castTo(perHead, gateType);
   // A shared gate serves every head: its gradient sums over them.
   SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, gate, 0),
                                      tensor::getMixedSize(b, loc, gate, 2),
@@ -377,10 +392,11 @@ Value BackwardTileBuilder::gateGrad(Value perHead) {
   Value zero =
       linalg::FillOp::create(b, loc, f32Const(b, 0.0), newTensor(sizes, f32))
           .getResult(0);
-  Value sum = generic(perHead, zero, {id4, map(4, {d0, d2, d3})},
-                      [&](OpBuilder &nb, ValueRange a) -> Value {
-                        return arith::AddFOp::create(nb, loc, a[0], a[1]);
-                      });
+  Value sum =
+      generic(perHead, zero, {map(4, {d0, d1, d2, d3}), map(4, {d0, d2, d3})},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                return arith::AddFOp::create(nb, loc, a[0], a[1]);
+              });
   AffineMap id3 = map(3, {d0, d1, d2});
   Value result = generic(sum, newTensor(sizes, elementType), {id3, id3}, round);
   auto target = RankedTensorType::get(gateType.getShape(), elementType);

@@ -6,21 +6,29 @@
 // over (Hkv, splits): split s takes key blocks s, s + splits, ... (at most 4
 // splits, here min(4, key blocks)); per key block the group's 2 heads
 // looped, each from the first row that sees the block (key0 - (Skv - Sq),
-// at least 0), key-major (Sᵀ = K Qᵀ, 8 x 16), dK and dV in f32 tile
-// accumulators rounded once and staged at block / splits, and dQ += dS K
-// (dSᵀ read down its columns) into the split's own f32 partial dQ; the whole
-// query blocks read views of the rows, only the last, partial block a
-// padded copy. Then dQ = the partials summed in split order, and dK, dV
-// unstaged, each over the whole blocks and then the partial ones.
+// at least 0), key-major (Sᵀ = K Qᵀ, 8 x 16, reading Q as stored: bf16
+// pairs multiply exactly where the matrix units take them), dK and dV in
+// f32 tile accumulators rounded once and staged at block / splits, and
+// dQ += dS K (dSᵀ read down its columns) into the split's own f32 partial
+// dQ; the whole query blocks read views of the rows, only the last, partial
+// block a
+// padded copy (the preprocessing too: a loop over the whole blocks, then
+// one over the partial ones). Then dQ = the partials summed in split order,
+// and dK, dV unstaged, each over the whole blocks and then the partial ones.
 // CHECK:       #[[DSCOLS:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
 // CHECK-LABEL: func.func @gqa_causal
 // CHECK-NOT:     {{\?x\?x}}
 // CHECK-DAG:     %[[SQ:.+]] = tensor.dim %arg0, %c2
 // CHECK-DAG:     %[[SKV:.+]] = tensor.dim %arg1, %c2
 // CHECK:         %[[OFFSET:.+]] = arith.subi %[[SKV]], %[[SQ]]
-// CHECK:         %[[ROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs
+// CHECK:         %[[WHOLEROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs
+// CHECK-NOT:       tensor.pad {{.+}} to tensor<16x16xbf16>
+// CHECK:           tensor.extract_slice %arg4{{.+}} to tensor<16x16xbf16>
 // CHECK:           scf.for %{{.+}} = %c0 to %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>)
 // CHECK:           math.log
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[ROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs(%{{.+}} = %[[WHOLEROWS]]#0, %{{.+}} = %[[WHOLEROWS]]#1, %{{.+}} = %[[WHOLEROWS]]#2)
+// CHECK:           tensor.pad
 // CHECK:         } {gated_attention.online_softmax}
 // CHECK:         %[[BLOCKS:.+]] = arith.ceildivui %[[SKV]], %c8
 // CHECK:         %[[FEW:.+]] = arith.minsi %[[BLOCKS]], %c4
@@ -36,12 +44,12 @@
 // CHECK:               %[[WHOLE:.+]] = arith.addi %[[START]], %{{.+}}
 // CHECK:               scf.for %{{.+}} = %[[START]] to %[[WHOLE]] step %c16 iter_args({{.+}}) -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<1x2x?x32xf32>)
 // CHECK-NOT:               tensor.pad
-// CHECK:                 tensor.extract_slice %arg0{{.+}} to tensor<16x32xbf16>
+// CHECK:                 %[[Q:.+]] = tensor.extract_slice %arg0{{.+}} to tensor<16x32xbf16>
 // CHECK-NOT:               tensor.pad
 // CHECK:                 tensor.extract_slice %[[ROWS]]#0{{.+}} to tensor<16x16xf32>
 // CHECK:                 tensor.extract_slice %[[ROWS]]#1
 // CHECK:                 tensor.extract_slice %[[ROWS]]#2
-// CHECK:                 %[[ST:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<16x32xf32>) outs(%{{.+}} : tensor<8x16xf32>)
+// CHECK:                 %[[ST:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[Q]] : tensor<8x32xf32>, tensor<16x32xbf16>) outs(%{{.+}} : tensor<8x16xf32>)
 // CHECK:                 %[[PT:.+]] = linalg.generic {{.+}} ins(%[[ST]], %{{.+}} : tensor<8x16xf32>, tensor<16xf32>)
 // CHECK:                   math.exp
 // CHECK:                 %[[DST:.+]] = linalg.generic {{.+}} ins(%[[PT]], %{{.+}}, %{{.+}} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>)
@@ -74,17 +82,29 @@ func.func @gqa_causal(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x2x?x32xbf16>, %v: 
 
 // -----
 
-// Sigmoid gate with the forward's L given: the preprocessing reads L and
-// runs no key loop; D = rowsum(dOut * out) and dG = dOut * out * sigmoid(-g)
-// read the saved output.
+// Sigmoid gate with the forward's L given: the preprocessing runs no key
+// loop and writes no L (dY, D and dG only); the key-block pass reads the
+// given one. D = rowsum(dOut * out) and dG = dOut * out * sigmoid(-g) read
+// the saved output, and the per-head gate's gradient is written by the
+// preprocessing into the result (a tensor.empty, which bufferization puts
+// in the caller's buffer), as are dQ, dK and dV by their passes.
 // CHECK-LABEL: func.func @sigmoid_with_lse
-// CHECK:         scf.forall
+// CHECK:         %[[DG:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
+// CHECK:         scf.forall {{.+}} shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %[[DG]]) -> (tensor<2x4x?x32xf32>, tensor<2x4x?xf32>, tensor<2x4x?x32xf32>)
 // CHECK-NOT:       {{scf.for }}
+// CHECK-NOT:       %arg6
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[PRE:.+]]:3 = scf.forall
+// CHECK-NOT:       %arg6
+// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %arg6
-// CHECK-NOT:       {{scf.for }}
 // CHECK:         } {gated_attention.online_softmax}
-// CHECK:         scf.forall
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         %[[DQ:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
+// CHECK:         scf.forall {{.+}} shared_outs(%{{.+}} = %[[DQ]])
+// CHECK:         %[[DK:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
+// CHECK:         %[[DV:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
+// CHECK:         return %{{.+}}, %{{.+}}, %{{.+}}, %[[PRE]]#2
 func.func @sigmoid_with_lse(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>, %v: tensor<2x4x?x32xf32>, %o: tensor<2x4x?x32xf32>, %do: tensor<2x4x?x32xf32>, %g: tensor<2x4x?x32xf32>, %lse: tensor<2x4x?xf32>) -> (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>) {
   %0:4 = gated_attention.attention_backward %q, %k, %v, %o, %do, %g lse(%lse) : (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?xf32>) -> (tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>)
   return %0#0, %0#1, %0#2, %0#3 : tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>
