@@ -255,13 +255,16 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                     start, numRows, bq, numRows, acc,
                     [&](Value row0, OpFoldResult rows,
                         ValueRange acc) -> SmallVector<Value> {
-                      // Q as stored for Sᵀ = K Qᵀ, whose operands are both
-                      // inputs: bf16 ones multiply exactly in pairs on the
+                      // bf16 Q as stored for Sᵀ = K Qᵀ, whose operands are
+                      // both inputs: they multiply exactly in pairs on the
                       // matrix units (vdpbf16ps, VectorizeTiles), twice the
                       // FMAs' rate; in f32 for dK += dSᵀ Q, which must not
-                      // round dS.
-                      Value qIn = rowsOf(query, bi, h, row0, rows, bq, false);
+                      // round dS (and for S in f16, which has no pairs).
                       Value q = rowsOf(query, bi, h, row0, rows, bq, true);
+                      Value qIn =
+                          elementType.isBF16()
+                              ? rowsOf(query, bi, h, row0, rows, bq, false)
+                              : q;
                       Value dy =
                           rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
                       Value lse =
