@@ -55,7 +55,10 @@ void mlir::gated_attention::flash::scaleAndMaskScores(
         if (scaleLog2)
           x = kb.fmul(x, scaleLog2);
         if (!keyLimits.empty()) {
-          Value key = kb.add(firstKey, t * 8 + c);
+          Value key = firstKey ? kb.add(firstKey, t * 8 + c)
+                               : arith::ConstantOp::create(
+                                     kb.builder(), kb.location(),
+                                     kb.builder().getI32IntegerAttr(t * 8 + c));
           x = kb.select(kb.lt(key, keyLimits[half]), x, negInf);
         }
       }
@@ -116,13 +119,36 @@ SmallVector<Value, 2> mlir::gated_attention::flash::softmaxStep(
     const KernelBuilder &kb, const LaneLayout &lanes,
     const KeyBlockRange &range, Value warpRow, Value block, int64_t keyBlock,
     double scale, bool masked, AccumulatorTile scores, SoftmaxState state,
-    bool fast, bool rescaleOut) {
+    bool fast, bool rescaleOut, bool relativeMask) {
   // Masked blocks hold keys past Skv or above the causal diagonal.
-  Value firstKey = kb.add(kb.mul(block, keyBlock), lanes.columnPair(kb));
+  Value firstKey;
   SmallVector<Value, 2> keyLimits;
-  if (masked)
-    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
-      keyLimits.push_back(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
+  if (masked && relativeMask) {
+    // Each row's bound relative to the lane's first key, in i32 (keys, rows
+    // and bounds are below 2^31 in magnitude), once per row: each score is
+    // then one compare with a constant, where a 64-bit key and bound took
+    // an add and two compares (and their registers).
+    OpBuilder &b = kb.builder();
+    Location loc = kb.location();
+    auto i32 = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+    };
+    Value first = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, i32(block),
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(keyBlock))),
+        i32(lanes.columnPair(kb)));
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
+      Value limit = i32(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
+      keyLimits.push_back(arith::SubIOp::create(b, loc, limit, first));
+    }
+  } else {
+    firstKey = kb.add(kb.mul(block, keyBlock), lanes.columnPair(kb));
+    if (masked)
+      for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+        keyLimits.push_back(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
+  }
   // Fast: the scale goes into each score's exponent.
   scaleAndMaskScores(kb, scores, fast ? std::nullopt : std::optional(scale),
                      firstKey, keyLimits);

@@ -59,14 +59,16 @@ Value fastExp2(const KernelBuilder &kb, Value x);
 /// 1 / x on the MUFU unit with denormal results flushed to zero
 /// (rcp.approx.ftz.f32, within 1 ulp: PTX ISA 9.1, section 9.7.3.13, rcp,
 /// which gated_attention.accuracy reads as 1 ulp from the correctly
-/// rounded result, 1.5 of 1 / x): one instruction, where the IEEE division takes
-/// about eight and a slow-path call.
+/// rounded result, 1.5 of 1 / x): one instruction, where the IEEE division
+/// takes about eight and a slow-path call.
 Value fastReciprocal(const KernelBuilder &kb, Value x);
 
 /// Scores S (raw Q K^T) to the log2 domain, S * scale * log2(e), with
 /// `scale` (raw without). With `keyLimits` (one per row half), the key of
 /// each column is `firstKey + 8 * tile + column` and keys at or past the
-/// row's limit become -inf.
+/// row's limit become -inf; without `firstKey` the limits are i32 and
+/// relative to the lane's first key (each score one compare with a
+/// constant).
 void scaleAndMaskScores(const KernelBuilder &kb, AccumulatorTile scores,
                         std::optional<double> scale, Value firstKey,
                         ArrayRef<Value> keyLimits);
@@ -92,12 +94,16 @@ SmallVector<Value, 2> updateSoftmax(const KernelBuilder &kb,
 /// `masked`, then updateSoftmax; `fast`: on raw scores (the wgmma kernel;
 /// the mma.sync kernel keeps the scaled form: at D = 256 its registers are
 /// exactly full, and the fast form's schedule spills there,
-/// test/Pipelines/ptxas.test).
+/// test/Pipelines/ptxas.test). `relativeMask`: the mask takes each row's
+/// bound relative to the lane's first key, in i32, once per row, and each
+/// score is one compare with a constant (the wgmma kernel; the mma.sync
+/// kernels keep their PTX, test/Pipelines/mma-sync-ptx.test).
 SmallVector<Value, 2>
 softmaxStep(const KernelBuilder &kb, const LaneLayout &lanes,
             const KeyBlockRange &range, Value warpRow, Value block,
             int64_t keyBlock, double scale, bool masked, AccumulatorTile scores,
-            SoftmaxState state, bool fast, bool rescaleOut = true);
+            SoftmaxState state, bool fast, bool rescaleOut = true,
+            bool relativeMask = false);
 
 /// The op's log-sum-exp L of a row (natural log, +inf for a row that saw
 /// no key) from the kernels' log2-domain state: its maximum `max` (log2

@@ -40,11 +40,11 @@ std::pair<int64_t, int64_t> flash::defaultTiles(FlashKernelKind kind, int64_t d,
                                                 bool causal, bool paged) {
   if (kind == FlashKernelKind::Wgmma) {
     // FlashAttention-3's tiles: two consumer warpgroups (128 query rows);
-    // 176 keys at D = 128 and 80 at D = 256, smaller when causal (less
-    // work above the diagonal wasted, and the mask's registers). Each
-    // thread's S takes key-block / 2 registers, P key-block / 4 and O
-    // Dv / 2: the consumers' 240 hold them without spills
-    // (test/Pipelines/ptxas-wgmma.test checks; causal D = 256 spills at 80).
+    // 176 keys at D = 128 (128 when causal: less work above the diagonal
+    // wasted, and the mask's registers) and 80 at D = 256. Each thread's S
+    // takes key-block / 2 registers, P key-block / 4 and O Dv / 2: the
+    // consumers' 240 hold them without spills
+    // (test/Pipelines/ptxas-wgmma.test checks).
     // Reading pages row by row (copiesRows): 128 keys at D = 128, as
     // FlashAttention-3's cp.async path (the copies take issue slots a
     // longer block would not hide); at D = 256 one consumer warpgroup of
@@ -54,7 +54,7 @@ std::pair<int64_t, int64_t> flash::defaultTiles(FlashKernelKind kind, int64_t d,
       return {4, 64};
     int64_t keyBlock = d <= 64    ? 128
                        : d <= 128 ? (causal || paged ? 128 : 176)
-                                  : (causal ? 64 : 80);
+                                  : 80;
     return {8, keyBlock};
   }
   // The paged kernel carries its sequence's table and lengths through the

@@ -88,6 +88,19 @@ Value KeyBlockRange::isMasked(const KernelBuilder &kb, Value block) const {
                                kb.mul(kb.add(block, 1), keyBlock), unmaskedEnd);
 }
 
+Value KeyBlockRange::isMaskedNarrow(const KernelBuilder &kb,
+                                    Value block) const {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value next = arith::AddIOp::create(b, loc, block, i32(1));
+  Value end = arith::MulIOp::create(b, loc, next, i32(keyBlock));
+  Value bound = arith::IndexCastOp::create(b, loc, b.getI32Type(), unmaskedEnd);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, bound);
+}
+
 Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
   if (!causal)
     return numKeys;
@@ -100,21 +113,31 @@ Value KeyBlockRange::keyLimit(const KernelBuilder &kb, Value row) const {
 SmallVector<Value> mlir::gated_attention::flash::buildKeyLoop(
     const KernelBuilder &kb, const KeyBlockRange &range, ValueRange init,
     function_ref<void(Value)> begin,
-    function_ref<void(Value, bool, MutableArrayRef<Value>)> step,
-    int64_t first) {
+    function_ref<void(Value, bool, MutableArrayRef<Value>)> step, int64_t first,
+    bool narrow) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Value lower = kb.idx(first);
   if (Value begin = range.firstBlock())
     lower = kb.add(begin, first);
-  auto loop =
-      scf::ForOp::create(b, loc, lower, range.numBlocks(), kb.idx(1), init);
+  Value upper = range.numBlocks(), one = kb.idx(1);
+  if (narrow) {
+    lower = arith::IndexCastOp::create(b, loc, b.getI32Type(), lower);
+    upper = arith::IndexCastOp::create(b, loc, b.getI32Type(), upper);
+    one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+  }
+  auto loop = scf::ForOp::create(b, loc, lower, upper, one, init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
+  Value counter = loop.getInductionVar();
+  Value j = counter;
+  if (narrow)
+    j = arith::IndexCastOp::create(b, loc, b.getIndexType(), counter);
   begin(j);
   SmallVector<Type> types(init.getTypes());
-  auto ifOp = scf::IfOp::create(b, loc, types, range.isMasked(kb, j), true);
+  Value masked =
+      narrow ? range.isMaskedNarrow(kb, counter) : range.isMasked(kb, j);
+  auto ifOp = scf::IfOp::create(b, loc, types, masked, true);
   for (bool masked : {true, false}) {
     OpBuilder::InsertionGuard guard2(b);
     b.setInsertionPointToStart(masked ? ifOp.thenBlock() : ifOp.elseBlock());

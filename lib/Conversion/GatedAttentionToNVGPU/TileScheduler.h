@@ -86,6 +86,8 @@ public:
   /// Whether block `block` needs the mask: it holds keys past Skv or
   /// (causal) keys that the tile's first row does not see.
   Value isMasked(const KernelBuilder &kb, Value block) const;
+  /// isMasked of an i32 block, compared in i32.
+  Value isMaskedNarrow(const KernelBuilder &kb, Value block) const;
   /// Keys at or past this bound are masked for query row `row`: Skv, or
   /// (causal) min(row + Skv - Sq + 1, Skv).
   Value keyLimit(const KernelBuilder &kb, Value row) const;
@@ -102,12 +104,15 @@ private:
 /// iteration j, `begin(j)` (the copy pipeline's step); then `step(j,
 /// masked, state)` updates `state` in place, built twice (with and without
 /// the mask) and chosen per block. The loop starts at block `first` (a
-/// kernel that peels the first block). Returns the final values.
+/// kernel that peels the first block). With `narrow` the loop counts in
+/// i32 (j, an index, is its extension) and tests the mask in i32: a
+/// 64-bit counter costs a carry per add and two compares per test in every
+/// iteration (block counts are far below 2^31). Returns the final values.
 SmallVector<Value>
 buildKeyLoop(const KernelBuilder &kb, const KeyBlockRange &range,
              ValueRange init, function_ref<void(Value)> begin,
              function_ref<void(Value, bool, MutableArrayRef<Value>)> step,
-             int64_t first = 0);
+             int64_t first = 0, bool narrow = false);
 
 } // namespace mlir::gated_attention::flash
 

@@ -132,10 +132,16 @@ public:
   Value queryTile();
   Value keyTile(Value block);
   Value valueTile(Value block);
+  /// The stage that key block `block` goes through, and the bytes between
+  /// two stages of the `which` ring.
+  Value stageOf(Value block);
+  int64_t stageBytes(KeyValue which) const {
+    return which == KeyValue::Key ? layout.keyStageBytes
+                                  : layout.valueStageBytes;
+  }
 
 private:
   Value pointer(int64_t offset, Value stage = nullptr, int64_t stride = 0);
-  Value stageOf(Value block);
   /// The parity of the phase of block `block`'s use of its stage.
   Value phaseOf(Value block);
   /// The `full` or `empty` barrier of the `which` tile of `block`.

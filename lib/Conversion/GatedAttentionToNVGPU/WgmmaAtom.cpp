@@ -128,6 +128,23 @@ static Value advanceLowWord(OpBuilder &b, Location loc, Value descriptor,
                    "=l,r,r", /*sideEffects=*/false);
 }
 
+Value WgmmaAtom::stageDescriptor(Value first, Value stage, int64_t stageBytes) {
+  auto i32 = b.getI32Type();
+  auto i64 = b.getI64Type();
+  Value words = arith::MulIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, i32, stage),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(stageBytes >> 4)));
+  Value low = LLVM::AddOp::create(
+      b, loc, LLVM::TruncOp::create(b, loc, i32, first), words);
+  Value high = LLVM::TruncOp::create(
+      b, loc, i32,
+      LLVM::LShrOp::create(
+          b, loc, first,
+          LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(32))));
+  return inlinePtx(b, loc, i64, ValueRange{low, high}, "mov.b64 $0, {$1, $2};",
+                   "=l,r,r", /*sideEffects=*/false);
+}
+
 void WgmmaAtom::fence() { NVVM::WgmmaFenceAlignedOp::create(b, loc); }
 
 void WgmmaAtom::wait(int64_t pending) {
@@ -157,20 +174,34 @@ Value WgmmaAtom::issueKeys(Value queryDescriptor, int64_t queryRows,
   Type accType = structType(AccumulatorTile::numRegisters(keys));
   auto type =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  // Every operand is computed before the fence: a register written between
-  // two wgmmas makes ptxas fence each one (C7519).
-  SmallVector<std::pair<Value, Value>> descriptors;
-  for (int64_t kk = 0; kk < headDim / kK; ++kk)
-    descriptors.push_back(
-        {advance(queryDescriptor, kMajorStepOffset(queryRows, kk)),
-         advanceLowWord(b, loc, keyDescriptor, kMajorStepOffset(keys, kk))});
+  // Q's descriptors are computed before the fence (loop-invariant in a
+  // kernel's loop), and the first half of K's; the other half each right
+  // before its wgmma, after the fence. ptxas keeps K's in uniform
+  // registers: all 16 of D 256 made ahead take more of them than there are
+  // (it parked some in vector registers and moved them back every block),
+  // all made after the fence left the non-causal D 256 consumers spilling
+  // (test/Pipelines/ptxas-wgmma.test); half and half takes neither. (A
+  // vector register written between two wgmmas would make ptxas fence each
+  // one, C7519; these are uniform.)
+  int64_t steps = headDim / kK, ahead = (steps + 1) / 2;
+  SmallVector<Value> queryDescriptors, keyDescriptors;
+  for (int64_t kk = 0; kk < steps; ++kk)
+    queryDescriptors.push_back(
+        advance(queryDescriptor, kMajorStepOffset(queryRows, kk)));
+  auto keyStep = [&](int64_t kk) {
+    return advanceLowWord(b, loc, keyDescriptor, kMajorStepOffset(keys, kk));
+  };
+  for (int64_t kk = 0; kk < ahead; ++kk)
+    keyDescriptors.push_back(keyStep(kk));
   Value acc = LLVM::UndefOp::create(b, loc, accType);
   fence();
-  for (int64_t kk = 0; kk < headDim / kK; ++kk) {
+  for (int64_t kk = 0; kk < steps; ++kk) {
+    if (kk >= ahead)
+      keyDescriptors.push_back(keyStep(kk));
     // The first step ignores the (undefined) accumulator.
     auto scaleOut = kk ? NVVM::WGMMAScaleOut::one : NVVM::WGMMAScaleOut::zero;
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, accType, acc, descriptors[kk].first, descriptors[kk].second,
+        b, loc, accType, acc, queryDescriptors[kk], keyDescriptors[kk],
         NVVM::MMAShapeAttr::get(ctx, kM, keys, kK),
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, type),

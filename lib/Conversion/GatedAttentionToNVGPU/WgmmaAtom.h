@@ -78,6 +78,12 @@ public:
   Value nMajorDescriptor(Value tile, int64_t rows);
   /// `descriptor` advanced by `bytes` (a multiple of 16).
   Value advance(Value descriptor, int64_t bytes);
+  /// The descriptor of stage `stage` (an index) of a ring whose stages are
+  /// `stageBytes` apart, from `first`, stage 0's: its low word plus stage x
+  /// stageBytes / 16, no carry (shared addresses are below 2^18). A loop
+  /// computes `first` once and one multiply-add per block, where building
+  /// the descriptor from the stage's address takes five.
+  Value stageDescriptor(Value first, Value stage, int64_t stageBytes);
 
   /// Issues scores = Q K^T for a `keys`-key block as one commit group: D /
   /// 16 SS wgmmas m64 n`keys`, A being 64 rows of a `queryRows`-row Q tile.

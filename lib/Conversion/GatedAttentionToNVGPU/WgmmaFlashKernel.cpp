@@ -133,6 +133,8 @@ private:
   /// The warp's first query row in the sequence.
   Value warpRow;
   Value queryDescriptor;
+  /// The descriptors of the K and V tiles of stage 0.
+  Value keyDescriptor, valueDescriptor;
   Value laneZero;
   int64_t numSoftmaxValues = 0;
 };
@@ -152,9 +154,10 @@ void WgmmaFlashKernel::setMaxRegisters(int64_t registers,
 }
 
 Value WgmmaFlashKernel::issueScores(Value block) {
-  return atom->issueKeys(queryDescriptor, cfg.queryBlock(),
-                         atom->kMajorDescriptor(pipeline->keyTile(block)),
-                         cfg.headDim, cfg.keyBlock);
+  Value keys = atom->stageDescriptor(keyDescriptor, pipeline->stageOf(block),
+                                     pipeline->stageBytes(KeyValue::Key));
+  return atom->issueKeys(queryDescriptor, cfg.queryBlock(), keys, cfg.headDim,
+                         cfg.keyBlock);
 }
 
 /// `value`, through a move LLVM must keep below the side effects before it
@@ -180,10 +183,11 @@ SmallVector<Value>
 WgmmaFlashKernel::issueValues(Value block, MutableArrayRef<Value> values) {
   pipeline->waitFull(KeyValue::Value, block);
   rescalePending(values);
-  return atom->issueValues(
-      softmaxState(values).out().values(), probabilities(values),
-      atom->nMajorDescriptor(pipeline->valueTile(block), cfg.keyBlock),
-      cfg.keyBlock);
+  Value descriptor =
+      atom->stageDescriptor(valueDescriptor, pipeline->stageOf(block),
+                            pipeline->stageBytes(KeyValue::Value));
+  return atom->issueValues(softmaxState(values).out().values(),
+                           probabilities(values), descriptor, cfg.keyBlock);
 }
 
 void WgmmaFlashKernel::finishValues(Value block, ArrayRef<Value> out,
@@ -212,7 +216,8 @@ void WgmmaFlashKernel::firstBlock(MutableArrayRef<Value> values) {
   // O is 0: nothing to rescale.
   softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
               /*masked=*/true, scores, softmaxState(values),
-              /*fast=*/true, /*rescaleOut=*/false);
+              /*fast=*/true, /*rescaleOut=*/false,
+              /*relativeMask=*/true);
   normalizeLast(block, scores, softmaxState(values), {});
   llvm::copy(atom->probabilityFragments(scores, cfg.keyBlock),
              probabilities(values).begin());
@@ -234,7 +239,7 @@ void WgmmaFlashKernel::nextBlock(Value block, bool masked,
   SmallVector<Value, 2> alphas =
       softmaxStep(*this, lanes, *range, warpRow, block, cfg.keyBlock, cfg.scale,
                   masked, scores, state, /*fast=*/true,
-                  /*rescaleOut=*/false);
+                  /*rescaleOut=*/false, /*relativeMask=*/true);
   normalizeLast(block, scores, state, alphas);
   finishValues(previous, out, values);
   if (rescaleFirst())
@@ -254,9 +259,13 @@ void WgmmaFlashKernel::normalizeLast(Value block, AccumulatorTile scores,
   SmallVector<Type> types(scaled.size(), b.getF32Type());
   // A branch the other blocks skip (uniform: every lane has the same
   // block), not a select: 40 instructions on one block only.
-  auto ifOp =
-      scf::IfOp::create(b, loc, types, eq(block, sub(range->numBlocks(), 1)),
-                        /*withElseRegion=*/true);
+  // Compared in i32, like the loop's counter (buildKeyLoop's narrow).
+  auto i32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  Value last = i32(sub(range->numBlocks(), 1));
+  auto ifOp = scf::IfOp::create(b, loc, types, eq(i32(block), last),
+                                /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -340,6 +349,11 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
   Value rows = LLVM::GEPOp::create(b, loc, queryTile.getType(), b.getI8Type(),
                                    queryTile, ValueRange{offset});
   queryDescriptor = atom->kMajorDescriptor(rows);
+  // Stage 0's K and V descriptors: a block's are these plus its stage's
+  // offset (WgmmaAtom::stageDescriptor).
+  keyDescriptor = atom->kMajorDescriptor(pipeline->keyTile(idx(0)));
+  valueDescriptor =
+      atom->nMajorDescriptor(pipeline->valueTile(idx(0)), cfg.keyBlock);
 
   laneZero = eq(lanes.lane, idx(0));
   turns.emplace(b, loc, consumer, cfg.pingpong());
@@ -357,7 +371,7 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
       [&](Value j, bool masked, MutableArrayRef<Value> values) {
         nextBlock(j, masked, values);
       },
-      /*first=*/1);
+      /*first=*/1, /*narrow=*/true);
   state = ifAnyBlock(state, [&](MutableArrayRef<Value> v) {
     lastValues(sub(range->numBlocks(), 1), v);
   });

@@ -83,6 +83,9 @@
 // Block 0, if the tile has any: S_0 = Q K_0^T (4 k16 steps of m64n128k16,
 // both K-major, the first ignoring the accumulator), waited for, K_0
 // released by lane 0 of each warp, then its softmax; P_0 is carried packed.
+// K's step descriptors are its low word plus the step's offset, joined to
+// the high word: the first half made before the fence, the other half each
+// right before its wgmma (ptxas keeps them in uniform registers).
 // CHECK:         %[[ANY:.+]] = arith.cmpi sgt, %[[N:.+]], %c0
 // CHECK:         scf.if %[[ANY]] -> ({{.+}}) {
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32
@@ -92,7 +95,13 @@
 // CHECK:           nvvm.barrier id = %[[WGS]] number_of_threads = %c256_i32
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-NEXT:      nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
-// CHECK-COUNT-3:   nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT:      nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT:      %[[KLOW2:.+]] = llvm.add %{{.+}}, %{{.+}} : i32
+// CHECK-NEXT:      %[[KSTEP2:.+]] = llvm.inline_asm asm_dialect = att "mov.b64 $0, {$1, $2};", "=l,r,r" %[[KLOW2]], %{{.+}} : (i32, i32) -> i64
+// CHECK-NEXT:      nvvm.wgmma.mma_async %{{.+}}, %[[KSTEP2]], %{{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NEXT:      llvm.add
+// CHECK-NEXT:      llvm.inline_asm asm_dialect = att "mov.b64
+// CHECK-NEXT:      nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:      %[[OTHER:.+]] = arith.subi %c3, %[[WG]]
 // CHECK-NEXT:      %[[OTHER32:.+]] = arith.index_cast %[[OTHER]] : index to i32
@@ -106,18 +115,23 @@
 // CHECK-NOT:       math.exp2
 // CHECK-NOT:       wgmma
 // CHECK:         } else {
-// Blocks 1..n-1: wait for K_j (parity (j / 2) % 2); in its turn, issue
-// S_j, wait for V_{j-1}, issue O += P_{j-1} V_{j-1} (8 k16 steps, P from
-// registers, V transposed) behind it, pass the turn; wait for S_j alone and
-// release K_j; the softmax of block j runs while P V does; then wait for
-// P V, release V_{j-1} and rescale O.
-// CHECK:         scf.for %[[J2:.+]] = %c1 to %[[N]]
+// Blocks 1..n-1, counted in i32 (a 64-bit counter costs carries and
+// double compares): wait for K_j (parity (j / 2) % 2); in its turn, issue
+// S_j (its K descriptors from stage 0's plus the stage's offset, one
+// multiply-add), wait for V_{j-1}, issue O += P_{j-1} V_{j-1} (8 k16
+// steps, P from registers, V transposed) behind it, pass the turn; wait
+// for S_j alone and release K_j; the softmax of block j runs while P V
+// does; then wait for P V, release V_{j-1} and rescale O.
+// CHECK:         %[[N32:.+]] = arith.index_cast %[[N]] : index to i32
+// CHECK:         scf.for %[[J32:.+]] = %c1_i32 to %[[N32]] step %c1_i32
+// CHECK-NEXT:      %[[J2:.+]] = arith.index_cast %[[J32]] : i32 to index
 // CHECK:           %[[HALF2:.+]] = arith.divui %[[J2]], %c2
 // CHECK:           %[[PHASE:.+]] = arith.remui %[[HALF2]], %c2
 // CHECK:           %[[PHASE32:.+]] = arith.index_cast %[[PHASE]] : index to i32
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.+}}, %[[PHASE32]]
 // CHECK:           scf.if
 // CHECK:             nvvm.barrier id
+// CHECK:             arith.muli %{{.+}}, %c1024_i32 : i32
 // CHECK:             nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4:     nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>
 // CHECK-NEXT:        nvvm.wgmma.commit.group.sync.aligned
@@ -139,7 +153,7 @@
 // CHECK-NOT:         wgmma
 // The tile's last block (a branch the others skip) scales its P and O's
 // factors by 1 / (2 l): O leaves the loop divided by 2 l.
-// CHECK:             %[[ISLAST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : index
+// CHECK:             %[[ISLAST:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : i32
 // CHECK-NEXT:        scf.if %[[ISLAST]] -> (f32,
 // CHECK:               gpu.shuffle  xor
 // CHECK:               nvvm.rcp.approx.ftz.f
