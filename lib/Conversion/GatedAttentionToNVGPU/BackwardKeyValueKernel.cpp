@@ -15,15 +15,19 @@
 //   S^T = K Q^T, P^T = exp2(scale log2(e) S^T - log2(e) L), dV += P^T dY,
 //   dP^T = V dY^T, dS^T = scale P^T (dP^T - D), dK += dS^T Q.
 // Causal: blocks before the first query that sees the CTA's first key are
-// skipped; the rest are masked per element.
+// skipped; the rest are masked per element. Above D = 128 two warps share
+// each 16 keys' dK and dV columns: one computes S^T, the other dP^T, and
+// they trade them through shared memory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BackwardKernels.h"
 #include "CpAsyncPipeline.h"
 #include "MmaSyncAtom.h"
+#include "SharedMemoryLayout.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -42,6 +46,12 @@ private:
   /// One block of packed query rows, in `buffer`: updates dK and dV.
   void queryBlock(Value block, Value buffer, AccumulatorTile gradK,
                   AccumulatorTile gradV);
+  /// The block's S^T = K Q^T and dP^T = V dY^T of the warp's 16 keys.
+  SmallVector<Value> scoresT(Value buffer);
+  SmallVector<Value> gradPT(Value buffer);
+  /// Both products, a column split's warp computing one of them.
+  void tradeProducts(Value buffer, SmallVectorImpl<Value> &s,
+                     SmallVectorImpl<Value> &dp);
 
   const FlashKernelConfig &cfg;
   LaneLayout lanes;
@@ -54,26 +64,86 @@ private:
   Value warpKey, warpTileRow;
   /// V and its slab's offset.
   Value valueBuffer, valueBase;
+  /// Column split: f32 [warps, registers, lanes] in shared memory (flat),
+  /// where a tile's two warps trade S^T and dP^T.
+  Value exchange;
 };
 } // namespace
 
-void KeyValueKernel::queryBlock(Value block, Value buffer,
-                                AccumulatorTile gradK, AccumulatorTile gradV) {
-  Value zero = f32c(0.0);
+SmallVector<Value> KeyValueKernel::scoresT(Value buffer) {
   int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
-  SmallVector<Value> s(regs, zero), dp(regs, zero);
-  AccumulatorTile scores(s), gradP(dp);
+  SmallVector<Value> s(regs, f32c(0.0));
+  AccumulatorTile scores(s);
   for (int64_t kk = 0; kk < cfg.headDim / MmaSyncAtom::kK; ++kk) {
     Fragment key = atom->loadA(pipeline->queryTile(), {}, warpTileRow, kk,
                                /*transpose=*/false);
     atom->multiplyKeys(scores, key, pipeline->keyTiles(), {buffer}, kk);
   }
+  return s;
+}
+
+SmallVector<Value> KeyValueKernel::gradPT(Value buffer) {
+  int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
+  SmallVector<Value> dp(regs, f32c(0.0));
+  AccumulatorTile gradP(dp);
   for (int64_t kk = 0; kk < cfg.valueHeadDim / MmaSyncAtom::kK; ++kk) {
     Fragment value =
         loadGlobalFragment(*this, lanes, cfg.elementType, valueBuffer,
                            valueBase, cfg.valueHeadDim, warpKey, numKeys, kk);
     atom->multiplyKeys(gradP, value, pipeline->valueTiles(), {buffer}, kk);
   }
+  return dp;
+}
+
+void KeyValueKernel::tradeProducts(Value buffer, SmallVectorImpl<Value> &s,
+                                   SmallVectorImpl<Value> &dp) {
+  // Column split: the tile's two warps would each compute both products,
+  // loading both operands' fragments; with the pair's dK and dV halves
+  // beside them that overflowed 255 registers at D 160 to 224. Warp 0
+  // computes S^T and warp 1 dP^T instead, each in full (the same sums as
+  // one warp computing both), and they trade them through shared memory.
+  int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
+  Value first = eq(columns->part, idx(0));
+  auto branch =
+      scf::IfOp::create(b, loc, SmallVector<Type>(regs, b.getF32Type()), first,
+                        /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    scf::YieldOp::create(b, loc, scoresT(buffer));
+    b.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(b, loc, gradPT(buffer));
+  }
+  // [warp, register, lane]: a warp's 32 lanes store and load consecutive
+  // words. advance()'s barriers order a block's loads before the next
+  // block's stores.
+  Value partner = arith::XOrIOp::create(b, loc, lanes.warp, idx(1));
+  auto word = [&](Value warp, int64_t r) {
+    return add(mul(add(mul(warp, regs), r), 32), lanes.lane);
+  };
+  for (int64_t r = 0; r < regs; ++r)
+    memref::StoreOp::create(b, loc, branch.getResult(r), exchange,
+                            ValueRange{word(lanes.warp, r)});
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t r = 0; r < regs; ++r) {
+    Value mine = branch.getResult(r);
+    Value theirs =
+        memref::LoadOp::create(b, loc, exchange, ValueRange{word(partner, r)});
+    s.push_back(select(first, mine, theirs));
+    dp.push_back(select(first, theirs, mine));
+  }
+}
+
+void KeyValueKernel::queryBlock(Value block, Value buffer,
+                                AccumulatorTile gradK, AccumulatorTile gradV) {
+  SmallVector<Value> s, dp;
+  if (cfg.columnSplit == 1) {
+    s = scoresT(buffer);
+    dp = gradPT(buffer);
+  } else {
+    tradeProducts(buffer, s, dp);
+  }
+  AccumulatorTile scores(s), gradP(dp);
   Value firstColumn = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
   transposedScoreGrads(*this, lanes, cfg, *queries, firstColumn, warpKey,
                        scores, gradP);
@@ -116,6 +186,20 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   GlobalSlab qSlab = queries->query, doSlab = queries->grad;
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
+  if (cfg.columnSplit > 1) {
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value smem = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                        wg));
+    int64_t regs = AccumulatorTile::numRegisters(cfg.keyBlock);
+    exchange = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({cfg.warps * regs * 32}, b.getF32Type(), AffineMap(),
+                        wg),
+        smem, idx(CpAsyncSharedLayout::get(cfg).exchange), ValueRange{});
+  }
   (void)pipeline->loadFirst(kSlab, keyBase, numKeys, qSlab, doSlab, numRows,
                             firstBlock);
 

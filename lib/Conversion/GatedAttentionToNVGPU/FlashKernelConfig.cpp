@@ -180,8 +180,10 @@ FlashKernelConfig FlashKernelConfig::getBackward(AttentionBackwardOp op,
   // and dV accumulators take 128 registers a thread, and 32 streamed rows
   // spill (test/Pipelines/ptxas-backward.test).
   // Above D = 128 even that does not fit: two warps share each 16-row
-  // tile, each accumulating half of the columns (and each computing the
-  // tile's S and dP), 16-row blocks streamed.
+  // tile, each accumulating half of the columns, 16-row blocks streamed.
+  // The dK/dV kernel's pair computes S^T in one warp and dP^T in the other
+  // and trades them through shared memory (each computing both spilled at
+  // D 160 to 224); the dQ kernel's pair computes S and dP in each warp.
   cfg.warps = 4;
   int64_t width = std::max(cfg.headDim, cfg.valueHeadDim);
   bool wide = width > 64;

@@ -17,7 +17,10 @@ CpAsyncSharedLayout CpAsyncSharedLayout::get(const FlashKernelConfig &cfg) {
   layout.query = 0;
   layout.keys = cfg.queryTileBytes();
   layout.values = layout.keys + kStages * cfg.keyTileBytes();
-  layout.total = layout.values + kStages * cfg.valueTileBytes();
+  layout.exchange = layout.values + kStages * cfg.valueTileBytes();
+  bool trades = cfg.role == KernelRole::BackwardKeyValue && cfg.columnSplit > 1;
+  layout.total =
+      layout.exchange + (trades ? cfg.warps * 16 * cfg.keyBlock * 4 : 0);
   return layout;
 }
 

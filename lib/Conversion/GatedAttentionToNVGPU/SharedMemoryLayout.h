@@ -21,7 +21,9 @@ namespace mlir::gated_attention::flash {
 /// the Q tile, then the two stages of K, then the two of V.
 struct CpAsyncSharedLayout {
   static constexpr int64_t kStages = 2;
-  int64_t query, keys, values, total;
+  /// `exchange`: the backward dK/dV kernel's column split trades S^T and
+  /// dP^T there, a 16 x keyBlock f32 tile a warp (empty otherwise).
+  int64_t query, keys, values, exchange, total;
   static CpAsyncSharedLayout get(const FlashKernelConfig &cfg);
 };
 

@@ -33,7 +33,8 @@ def _vector_width(type_str):
 
 class Memory:
     """A buffer of 16-bit elements (raw bits), shaped; or, with elem "i32",
-    of 32-bit integers (the paged kernel's tables and lengths)."""
+    of 32-bit integers (the paged kernel's tables and lengths); or, with
+    elem "f32", of float32 values."""
 
     def __init__(self, bits, elem):
         self.bits, self.elem = bits, elem
@@ -278,9 +279,13 @@ class CTA:
             offset = self.uniform(x[1])
             shape = [int(s) for s in re.search(r"memref<([\dx]+)x", rtype)
                      .group(1).split("x")]
-            size = int(np.prod(shape)) * 2
-            view = self.smem[offset:offset + size].view(np.uint16).reshape(shape)
-            return Memory(view, _elem(rtype.split(",")[0]))
+            elem = _elem(rtype.split(",")[0])
+            # 16-bit tiles hold bits; an f32 view (the dK/dV kernel's
+            # exchange of S^T and dP^T) holds values, as f32 buffers do.
+            word = np.float32 if elem == "f32" else np.uint16
+            size = int(np.prod(shape)) * np.dtype(word).itemsize
+            view = self.smem[offset:offset + size].view(word).reshape(shape)
+            return Memory(view, elem)
         if n == "nvgpu.device_async_copy":
             return self.async_copy(op, x)
         if n == "nvgpu.ldmatrix":
@@ -400,7 +405,12 @@ class CTA:
                                  f"multiple of its alignment {m.group(1)}")
 
     def _collective(self):
-        if not self.mask.all():
+        # The .aligned collectives need their warp converged, not the CTA:
+        # a branch uniform per warp may hold them (the dK/dV kernel's warp
+        # pairs compute one product each); the idle warps' results are
+        # discarded where the branch merges.
+        warps = self.mask.reshape(-1, 32)
+        if not np.all(warps.all(axis=1) | ~warps.any(axis=1)):
             raise AssertionError("warp-collective op under a divergent branch")
 
     def async_copy(self, op, x):

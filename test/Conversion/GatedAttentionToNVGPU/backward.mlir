@@ -117,3 +117,36 @@ func.func @no_gate(%q: tensor<2x4x?x128xbf16>, %k: tensor<2x1x?x128xbf16>, %v: t
       -> (tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>)
   return %r#0, %r#1, %r#2 : tensor<2x4x?x128xbf16>, tensor<2x1x?x128xbf16>, tensor<2x1x?x128xbf16>
 }
+
+// -----
+
+// Above D = 128 two warps share each 16-row tile's dK/dV columns. Warp 0
+// of a pair computes S^T = K Q^T and warp 1 dP^T = V dY^T (D / 16 = 12
+// steps of two 8-column MMAs each), and they trade them through an f32
+// area after the tiles (8 warps x 8 registers x 32 lanes; 49,152 + 8,192
+// bytes), not each computing both, which spilled at D 160 to 224.
+// CHECK-LABEL: func.func @column_split
+// CHECK:         gpu.launch_func @{{.+}}_d192_nogate_bwd_kv::@{{.+}} threads in (%c256, %c1, %c1) dynamic_shared_memory_size %c57344_i32
+// CHECK-LABEL: gpu.func @gated_attention_f16_h2x2_d192_nogate_bwd_kv
+// CHECK:         %[[X:.+]] = memref.view %{{.+}}[%c49152][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK:         scf.for
+// CHECK:           %[[P:.+]]:8 = scf.if %{{.+}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-24:    nvvm.mma.sync
+// CHECK-NOT:         nvvm.mma.sync
+// CHECK:           } else {
+// CHECK-COUNT-24:    nvvm.mma.sync
+// CHECK-NOT:         nvvm.mma.sync
+// CHECK:           memref.store %[[P]]#0, %[[X]][%{{.+}}] : memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT:       nvvm.mma.sync
+// CHECK:           gpu.barrier
+// CHECK-NOT:       nvvm.mma.sync
+// CHECK:           memref.load %[[X]][%{{.+}}] : memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-24:  nvvm.mma.sync
+// CHECK-NOT:       nvvm.mma.sync
+// CHECK:           scf.yield
+func.func @column_split(%q: tensor<1x2x?x192xf16>, %k: tensor<1x2x?x192xf16>, %v: tensor<1x2x?x192xf16>, %o: tensor<1x2x?x192xf16>, %do: tensor<1x2x?x192xf16>, %lse: tensor<1x2x?xf32>) -> (tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>) {
+  %r:3 = gated_attention.attention_backward %q, %k, %v, %o, %do lse(%lse)
+      : (tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?xf32>)
+      -> (tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>)
+  return %r#0, %r#1, %r#2 : tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>, tensor<1x2x?x192xf16>
+}
