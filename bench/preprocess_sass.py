@@ -185,15 +185,20 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     ptx_files = args.ptx
     if not ptx_files:
+        import gated_attention
         from gated_attention.runner import opt_path
         opt = args.opt or opt_path()
         source = "".join(_FUNC.format(name=n, d=d) for n, d in CASES.items())
         lowered = subprocess.run(
             [opt, "-", "--gated-attention-to-ptx=chip=sm_90a kernel=wgmma"],
             input=source, capture_output=True, text=True, check=True).stdout
+        # (The package is on this process's path, not on the child's.)
+        package = os.path.dirname(os.path.dirname(gated_attention.__file__))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [package, os.environ.get("PYTHONPATH")])))
         subprocess.run([sys.executable, "-m", "gated_attention.ptx", "-",
                         "-o", workdir], input=lowered, text=True, check=True,
-                       capture_output=True)
+                       capture_output=True, env=env)
         ptx_files = sorted(os.path.join(workdir, f)
                            for f in os.listdir(workdir)
                            if f.endswith("_bwd_pre.ptx"))
