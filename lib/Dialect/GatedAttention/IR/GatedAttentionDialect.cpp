@@ -43,6 +43,12 @@ void GatedAttentionDialect::initialize() {
   addInterfaces<GatedAttentionInlinerInterface>();
 }
 
+// A tile grid's loops are not a device's processing units: their id and
+// index are the loop's position, and no mapping is linear.
+int64_t TileMappingAttr::getMappingId() const { return getDim(); }
+bool TileMappingAttr::isLinearMapping() const { return false; }
+int64_t TileMappingAttr::getRelativeIndex() const { return getDim(); }
+
 void GatedAttentionDialect::addRaisePatterns(RaisePatternsFn populate) {
   raisePatterns.push_back(populate);
 }

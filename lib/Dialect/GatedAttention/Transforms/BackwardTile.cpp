@@ -50,7 +50,7 @@ SmallVector<Value> BackwardTileBuilder::forall(
     function_ref<SmallVector<TileWrite>(ValueRange ivs)> body) {
   auto loop = scf::ForallOp::create(b, loc, getAsOpFoldResult(bounds), outputs,
                                     std::nullopt);
-  loop->setAttr(kOnlineSoftmaxLoopAttr, b.getUnitAttr());
+  markOnlineSoftmaxLoop(loop);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   SmallVector<TileWrite> writes = body(loop.getInductionVars());
@@ -64,14 +64,11 @@ SmallVector<Value> BackwardTileBuilder::forall(
     }
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes = {w.rows};
-    SmallVector<int64_t> shape = {ShapedType::kDynamic};
-    if (type.getRank() == 2) {
+    if (type.getRank() == 2)
       sizes.push_back(b.getIndexAttr(type.getDimSize(1)));
-      shape.push_back(type.getDimSize(1));
-    }
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
     sources.push_back(tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), w.tile,
+        b, loc, tensor::ExtractSliceOp::inferResultType(type, sizes), w.tile,
         offsets, sizes, strides));
   }
   b.setInsertionPointToStart(loop.getTerminator().getBody());
@@ -160,15 +157,15 @@ Value BackwardTileBuilder::rowsOf(Value source, Value batchIv, Value head,
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
   bool twoD = hasWidth && !flat;
   bool whole = getConstantIntValue(rows) == block;
-  SmallVector<int64_t> sliceShape = {whole ? block : ShapedType::kDynamic};
   SmallVector<int64_t> tileShape = {block};
-  if (twoD) {
-    sliceShape.push_back(width);
+  if (twoD)
     tileShape.push_back(width);
-  }
-  Value tile = tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(sliceShape, element), source, offsets,
-      sizes, strides);
+  // [rows] or [rows, W] of the [1, 1, rows(, W)] region: static where rows
+  // is (a static Sq or Skv).
+  auto sliceType = tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+      tileShape.size(), type, sizes);
+  Value tile = tensor::ExtractSliceOp::create(b, loc, sliceType, source,
+                                              offsets, sizes, strides);
   if (!whole) {
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     tile = tensor::createPadHighOp(RankedTensorType::get(tileShape, element),
@@ -186,14 +183,13 @@ Value BackwardTileBuilder::putRows(Value dest, Value tile, Value batchIv,
                                    Value head, Value row0, OpFoldResult rows) {
   auto type = cast<RankedTensorType>(tile.getType());
   int64_t width = type.getDimSize(1);
-  if (getConstantIntValue(rows) != type.getDimSize(0))
+  if (getConstantIntValue(rows) != type.getDimSize(0)) {
+    SmallVector<OpFoldResult> sizes = {rows, b.getIndexAttr(width)};
     tile = tensor::ExtractSliceOp::create(
-        b, loc,
-        RankedTensorType::get({ShapedType::kDynamic, width},
-                              type.getElementType()),
-        tile, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rows, b.getIndexAttr(width)},
+        b, loc, tensor::ExtractSliceOp::inferResultType(type, sizes), tile,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)}, sizes,
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  }
   SmallVector<OpFoldResult> offsets = {batchIv, head, row0, b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), rows,
                                      b.getIndexAttr(width)};
@@ -319,10 +315,19 @@ Value BackwardTileBuilder::firstRow(Value key0) {
       b, loc, index(0), arith::SubIOp::create(b, loc, key0, causalOffset));
 }
 
+/// `sizes` with constant values as attributes: static dims.
+static SmallVector<OpFoldResult> foldedSizes(ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> folded;
+  for (OpFoldResult size : sizes)
+    folded.push_back(isa<Value>(size) ? getAsOpFoldResult(cast<Value>(size))
+                                      : size);
+  return folded;
+}
+
 Value BackwardTileBuilder::newTensor(ArrayRef<OpFoldResult> sizes, Type type) {
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
-  dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+  dispatchIndexOpFoldResults(foldedSizes(sizes), dynamicSizes, shape);
   return bufferization::AllocTensorOp::create(
       b, loc, RankedTensorType::get(shape, type), dynamicSizes);
 }
@@ -331,7 +336,7 @@ Value BackwardTileBuilder::resultTensor(ArrayRef<OpFoldResult> sizes,
                                         Type type) {
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
-  dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+  dispatchIndexOpFoldResults(foldedSizes(sizes), dynamicSizes, shape);
   return tensor::EmptyOp::create(b, loc, shape, type, dynamicSizes);
 }
 

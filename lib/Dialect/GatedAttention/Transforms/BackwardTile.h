@@ -161,7 +161,12 @@ protected:
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(dims, 0, results, b.getContext());
   }
-  Value dim(Value t, int64_t i) { return tensor::DimOp::create(b, loc, t, i); }
+  /// (Folded: a static dim is a constant, so that the sizes built from it
+  /// fold too and the tiles' tensors get static types, not casts, which
+  /// canonicalization would fold into the foralls.)
+  Value dim(Value t, int64_t i) {
+    return b.createOrFold<tensor::DimOp>(loc, t, i);
+  }
   /// A new tensor for a gradient or a per-row quantity (never merged with
   /// another by CSE: see the reference lowering's gradient()).
   Value newTensor(ArrayRef<OpFoldResult> sizes, Type type);

@@ -194,7 +194,7 @@ FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
       rewriter, loc,
       ArrayRef<OpFoldResult>{numTiles, rewriter.getIndexAttr(hq / stack)},
       ValueRange{init}, std::nullopt);
-  forall->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
+  markOnlineSoftmaxLoop(forall);
   rewriter.setInsertionPoint(forall.getTerminator());
   Value tileId = forall.getInductionVar(0);
   Value firstHead = ix.mul(forall.getInductionVar(1), ix.c(stack));

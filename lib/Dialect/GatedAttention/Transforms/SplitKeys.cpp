@@ -189,7 +189,7 @@ SmallVector<Value> KeySplit::partials(Value splits) {
   auto forall = scf::ForallOp::create(
       b, loc, SmallVector<OpFoldResult>(upper.size(), zero), upper, loopSteps,
       scratch, std::nullopt);
-  forall->setAttr(kOnlineSoftmaxLoopAttr, b.getUnitAttr());
+  markOnlineSoftmaxLoop(forall);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   SmallVector<Value, 4> ivs;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionAttrs.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
@@ -22,6 +23,20 @@ namespace mlir::gated_attention {
 
 using namespace mlir;
 using namespace mlir::gated_attention;
+
+void mlir::gated_attention::markOnlineSoftmaxLoop(scf::ForallOp loop) {
+  SmallVector<Attribute> mapping;
+  for (int64_t i = 0, e = loop.getRank(); i < e; ++i)
+    mapping.push_back(TileMappingAttr::get(loop.getContext(), i));
+  loop.setMappingAttr(ArrayAttr::get(loop.getContext(), mapping));
+}
+
+bool mlir::gated_attention::isOnlineSoftmaxLoop(Operation *op) {
+  auto loop = dyn_cast<scf::ForallOp>(op);
+  if (!loop || !loop.getMapping())
+    return false;
+  return llvm::all_of(*loop.getMapping(), llvm::IsaPred<TileMappingAttr>);
+}
 
 /// The op's Sq, from its query or its result type (kDynamic if neither
 /// knows it).
@@ -82,7 +97,7 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
                   .getResult());
   Value result = results.front();
   rewriter.replaceOp(op, results);
-  tiled->loops.front()->setAttr(kOnlineSoftmaxLoopAttr, rewriter.getUnitAttr());
+  markOnlineSoftmaxLoop(cast<scf::ForallOp>(tiled->loops.front()));
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   // With Sq dynamic, each tile also gets the decode step's one-row version.
   OnlineSoftmaxOptions tileOptions = options;

@@ -146,15 +146,15 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
 static constexpr int64_t kTargetIterations = 16, kMaxSplits = 4;
 
 Value BackwardTileBuilder::keySplits() {
-  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, numKeys, index(bk));
-  Value heads = arith::MulIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, batch, index(1)),
+  Value keyBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, numKeys, index(bk));
+  Value heads = b.createOrFold<arith::MulIOp>(
+      loc, b.createOrFold<arith::MaxSIOp>(loc, batch, index(1)),
       index(op.getNumKVHeads()));
   Value wanted =
-      arith::CeilDivUIOp::create(b, loc, index(kTargetIterations), heads);
-  Value splits = arith::MinSIOp::create(b, loc, wanted, index(kMaxSplits));
-  splits = arith::MinSIOp::create(b, loc, splits, keyBlocks);
-  return arith::MaxSIOp::create(b, loc, splits, index(1));
+      b.createOrFold<arith::CeilDivUIOp>(loc, index(kTargetIterations), heads);
+  Value splits = b.createOrFold<arith::MinSIOp>(loc, wanted, index(kMaxSplits));
+  splits = b.createOrFold<arith::MinSIOp>(loc, splits, keyBlocks);
+  return b.createOrFold<arith::MaxSIOp>(loc, splits, index(1));
 }
 
 SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
@@ -167,10 +167,11 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
   // contributions to dQ in a partial dQ of its own, and stages each key
   // block's dK and dV rows at its block index / splits.
   Value splits = keySplits();
-  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, numKeys, index(bk));
-  Value stagedRows = arith::MulIOp::create(
-      b, loc, arith::CeilDivUIOp::create(b, loc, keyBlocks, splits), index(bk));
-  Value slots = arith::MulIOp::create(b, loc, batch, splits);
+  Value keyBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, numKeys, index(bk));
+  Value stagedRows = b.createOrFold<arith::MulIOp>(
+      loc, b.createOrFold<arith::CeilDivUIOp>(loc, keyBlocks, splits),
+      index(bk));
+  Value slots = b.createOrFold<arith::MulIOp>(loc, batch, splits);
   OpFoldResult rowsS = tensor::getMixedSize(b, loc, query, 2);
   SmallVector<Value> outputs = {
       newTensor({slots, b.getIndexAttr(heads), rowsS, b.getIndexAttr(d)}, f32),
@@ -182,7 +183,7 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
   auto loop = scf::ForallOp::create(
       b, loc, getAsOpFoldResult({batch, index(kvHeads), splits}), outputs,
       std::nullopt);
-  loop->setAttr(kOnlineSoftmaxLoopAttr, b.getUnitAttr());
+  markOnlineSoftmaxLoop(loop);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -202,17 +203,17 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                                          b.getIndexAttr(numHeads), rows,
                                          b.getIndexAttr(type.getDimSize(3))};
       SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-      auto sliceType = RankedTensorType::get(
-          {1, numHeads, ShapedType::kDynamic, type.getDimSize(3)},
-          type.getElementType());
+      // (Static rows, of static Sq or Skv, give a static slice.)
+      auto sliceType = tensor::ExtractSliceOp::inferResultType(type, sizes);
       return {tensor::ExtractSliceOp::create(b, loc, sliceType, dest, offsets,
                                              sizes, strides),
               sizes};
     };
     ValueRange shared = loop.getRegionIterArgs();
     auto [partial, partialSizes] = region(shared[0], firstHead, group, rowsS);
-    auto [stagedK, stagedSizes] = region(shared[1], kvHead, 1, stagedRows);
-    auto [stagedV, stagedVSizes] = region(shared[2], kvHead, 1, stagedRows);
+    OpFoldResult staged = getAsOpFoldResult(stagedRows);
+    auto [stagedK, stagedSizes] = region(shared[1], kvHead, 1, staged);
+    auto [stagedV, stagedVSizes] = region(shared[2], kvHead, 1, staged);
     Value zero = index(0);
 
     // The partial dQ starts at 0 (every row: a split may see none of some).

@@ -38,7 +38,7 @@ using utils::IteratorType;
 bool isInOnlineSoftmaxTile(Operation *op) {
   for (auto loop = op->getParentOfType<scf::ForallOp>(); loop;
        loop = loop->getParentOfType<scf::ForallOp>())
-    if (loop->hasAttr(kOnlineSoftmaxLoopAttr))
+    if (isOnlineSoftmaxLoop(loop))
       return true;
   return false;
 }

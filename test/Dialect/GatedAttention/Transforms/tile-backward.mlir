@@ -21,19 +21,19 @@
 // CHECK-DAG:     %[[SQ:.+]] = tensor.dim %arg0, %c2
 // CHECK-DAG:     %[[SKV:.+]] = tensor.dim %arg1, %c2
 // CHECK:         %[[OFFSET:.+]] = arith.subi %[[SKV]], %[[SQ]]
-// CHECK:         %[[WHOLEROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs
+// CHECK:         %[[WHOLEROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %{{.+}}) shared_outs
 // CHECK-NOT:       tensor.pad {{.+}} to tensor<16x16xbf16>
 // CHECK:           tensor.extract_slice %arg4{{.+}} to tensor<16x16xbf16>
 // CHECK:           scf.for %{{.+}} = %c0 to %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>)
 // CHECK:           math.log
-// CHECK:         } {gated_attention.online_softmax}
-// CHECK:         %[[ROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs(%{{.+}} = %[[WHOLEROWS]]#0, %{{.+}} = %[[WHOLEROWS]]#1, %{{.+}} = %[[WHOLEROWS]]#2)
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// CHECK:         %[[ROWS:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %{{.+}}) shared_outs(%{{.+}} = %[[WHOLEROWS]]#0, %{{.+}} = %[[WHOLEROWS]]#1, %{{.+}} = %[[WHOLEROWS]]#2)
 // CHECK:           tensor.pad
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         %[[BLOCKS:.+]] = arith.ceildivui %[[SKV]], %c8
 // CHECK:         %[[FEW:.+]] = arith.minsi %[[BLOCKS]], %c4
 // CHECK:         %[[SPLITS:.+]] = arith.maxsi %[[FEW]], %c1
-// CHECK:         %[[KV:.+]]:3 = scf.forall (%{{.+}}, %[[SPLIT:.+]]) in (2, %[[SPLITS]]) shared_outs({{.+}}) -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xbf16>, tensor<?x2x?x16xbf16>)
+// CHECK:         %[[KV:.+]]:3 = scf.forall (%{{.+}}, %{{.+}}, %[[SPLIT:.+]]) in (1, 2, %[[SPLITS]]) shared_outs({{.+}}) -> (tensor<?x4x?x32xf32>, tensor<?x2x?x32xbf16>, tensor<?x2x?x16xbf16>)
 // CHECK:           linalg.fill
 // CHECK:           %[[STRIDE:.+]] = arith.muli %[[SPLITS]], %c8
 // CHECK:           %[[FIRSTKEY:.+]] = arith.muli %[[SPLIT]], %c8
@@ -61,13 +61,13 @@
 // CHECK:                 tensor.pad
 // CHECK:             arith.truncf {{.+}} to bf16
 // CHECK:           scf.forall.in_parallel
-// CHECK:         } {gated_attention.online_softmax}
-// CHECK:         %[[DQ1:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x4x?x32xbf16>)
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// CHECK:         %[[DQ1:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %{{.+}}) shared_outs({{.+}}) -> (tensor<1x4x?x32xbf16>)
 // CHECK:           scf.for %{{.+}} = %c0 to %[[SPLITS]] step %c1 iter_args(%{{.+}} = %{{.+}}) -> (tensor<16x32xf32>)
 // CHECK:             tensor.extract_slice %[[KV]]#0{{.+}} to tensor<16x32xf32>
-// CHECK:         } {gated_attention.online_softmax}
-// CHECK:         %[[DQ2:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (4, %{{.+}}) shared_outs(%{{.+}} = %[[DQ1]]) -> (tensor<1x4x?x32xbf16>)
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// CHECK:         %[[DQ2:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 4, %{{.+}}) shared_outs(%{{.+}} = %[[DQ1]]) -> (tensor<1x4x?x32xbf16>)
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         %[[DK1:.+]] = scf.forall {{.+}} -> (tensor<1x2x?x32xbf16>)
 // CHECK:           arith.remui %{{.+}}, %[[SPLITS]]
 // CHECK:           tensor.extract_slice %[[KV]]#1
@@ -93,13 +93,13 @@ func.func @gqa_causal(%q: tensor<1x4x?x32xbf16>, %k: tensor<1x2x?x32xbf16>, %v: 
 // CHECK:         scf.forall {{.+}} shared_outs(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %[[DG]]) -> (tensor<2x4x?x32xf32>, tensor<2x4x?xf32>, tensor<2x4x?x32xf32>)
 // CHECK-NOT:       {{scf.for }}
 // CHECK-NOT:       %arg6
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         %[[PRE:.+]]:3 = scf.forall
 // CHECK-NOT:       %arg6
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %arg6
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         %[[DQ:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
 // CHECK:         scf.forall {{.+}} shared_outs(%{{.+}} = %[[DQ]])
 // CHECK:         %[[DK:.+]] = tensor.empty(%{{.+}}) : tensor<2x4x?x32xf32>
@@ -120,8 +120,8 @@ func.func @sigmoid_with_lse(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>, 
 // CHECK:         scf.forall
 // CHECK:           scf.for {{.+}} -> (tensor<16xf32>, tensor<16xf32>)
 // CHECK:           scf.for {{.+}} -> (tensor<16x32xf32>)
-// CHECK:         } {gated_attention.online_softmax}
-// CHECK-COUNT-2: } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// CHECK-COUNT-2: } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
 // CHECK:         tensor.expand_shape {{.+}} {{\[\[}}0, 1], [2], [3]]
 func.func @silu_shared_headwise(%q: tensor<1x4x?x32xf16>, %k: tensor<1x1x?x32xf16>, %v: tensor<1x1x?x32xf16>, %o: tensor<1x4x?x32xf16>, %do: tensor<1x4x?x32xf16>, %g: tensor<1x1x?x1xf16>) -> (tensor<1x4x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x32xf16>, tensor<1x1x?x1xf16>) {

@@ -9,7 +9,7 @@
 // rows start at r x (1 or 16).
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK-NOT:     scf.if
-// CHECK:         scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (8, %{{.+}}) step (4, 16)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 8, %{{.+}}) step (1, 4, 16)
 // CHECK:           %[[ROWS:.+]] = affine.min
 // CHECK:           %[[DECODE:.+]] = arith.cmpi ule, %[[ROWS]], %c1
 // CHECK:           %[[TILE:.+]] = scf.if %[[DECODE]] -> (tensor<?x32xf32>)
@@ -33,7 +33,7 @@ func.func @dynamic_rows(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: 
 // Sq = 1): the tile shrinks to the op's rows, 4 heads x 1 row, not 16 padded.
 // CHECK-LABEL: func.func @static_rows
 // CHECK-NOT:     scf.if
-// CHECK:         scf.forall (%{{.+}}) = (0) to (8) step (4)
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 8, 1) step (1, 4, 1)
 // CHECK:           tensor.empty() : tensor<4x32xf32>
 // CHECK-NOT:     scf.forall (
 func.func @static_rows(%q: tensor<1x8x1x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>) -> tensor<1x8x1x32xf32> {

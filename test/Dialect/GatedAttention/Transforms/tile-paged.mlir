@@ -68,7 +68,7 @@
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[ROW]], %{{.+}}, 0] [%[[COUNT]], 1, 64] [1, 1, 1]
 // CHECK:             tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[ROW]], %{{.+}}, 0] [%[[COUNT]], 1, 64] [1, 1, 1]
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 func.func @pages_528(%q: tensor<?x4x64xf32>, %kc: tensor<?x528x2x64xf32>, %vc: tensor<?x528x2x64xf32>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cu: tensor<?xi32>, %g: tensor<?x4x1xf32>) -> tensor<?x4x64xf32> {
   %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu, %g {causal, gate = #gated_attention.gate<silu>} : (tensor<?x4x64xf32>, tensor<?x528x2x64xf32>, tensor<?x528x2x64xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<?x4x1xf32>) -> tensor<?x4x64xf32>
   return %r : tensor<?x4x64xf32>
@@ -90,7 +90,7 @@ func.func @pages_528(%q: tensor<?x4x64xf32>, %kc: tensor<?x528x2x64xf32>, %vc: t
 // CHECK:               %[[SLOT:.+]] = arith.remui %[[KB]], %c64
 // CHECK:               tensor.extract_slice %[[KC]][%[[PID]], %[[SLOT]], 0, 0] [1, 64, 1, 32] [1, 1, 1, 1] : tensor<?x64x1x32xbf16> to tensor<64x32xbf16>
 // CHECK:               tensor.extract_slice %[[VC]][%[[PID]], %[[SLOT]], 0, 0] [1, 64, 1, 32] [1, 1, 1, 1] : tensor<?x64x1x32xbf16> to tensor<64x32xbf16>
-// CHECK:         } {gated_attention.online_softmax}
+// CHECK:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 func.func @pages_64(%q: tensor<?x8x32xbf16>, %kc: tensor<?x64x1x32xbf16>, %vc: tensor<?x64x1x32xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cu: tensor<?xi32>) -> tensor<?x8x32xbf16> {
   %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x8x32xbf16>, tensor<?x64x1x32xbf16>, tensor<?x64x1x32xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x8x32xbf16>
   return %r : tensor<?x8x32xbf16>

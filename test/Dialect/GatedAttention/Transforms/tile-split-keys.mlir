@@ -18,7 +18,7 @@
 // FORCED:           scf.for %{{.+}} = %[[BEGIN]] to %{{.+}} step %c64
 // FORCED-NOT:       math.log
 // FORCED:           tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[PART]], 0, %{{.+}}, 0, 0] [1, 1, 4, 1, 64]
-// FORCED:         } {gated_attention.online_softmax}
+// FORCED:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // FORCED:         %[[M:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P]]#2
 // FORCED:           arith.maximumf
 // FORCED:         %[[SIGMA:.+]] = linalg.generic {{.+}} ins(%[[P]]#3
@@ -37,7 +37,7 @@
 
 // OFF-LABEL: func.func @decode
 // OFF-NOT:     x1x8x1x64xf32>
-// OFF:         scf.forall (%{{.+}}) = (0) to (8) step (4)
+// OFF:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 8, 1) step (1, 4, 1)
 // OFF-NOT:     x1x8x1x64xf32>
 // OFF:         return
 func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x1000x64xf32>,
@@ -64,10 +64,10 @@ func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x1000x64xf32>,
 // AUTO:         %[[SPLIT:.+]] = arith.cmpi ugt, %{{.+}}, %c1
 // AUTO:         %[[BS:.+]] = arith.select %[[SPLIT]], %c1, %c0
 // AUTO:         %[[BU:.+]] = arith.subi %c1, %[[BS]]
-// AUTO:         %[[UNSPLIT:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (%[[BU]], 8) step (1, 4)
-// AUTO:         } {gated_attention.online_softmax}
+// AUTO:         %[[UNSPLIT:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%[[BU]], 8, 1) step (1, 4, 1)
+// AUTO:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // AUTO:         scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (%{{.+}}, %[[BS]], 8) step (1, 1, 4)
-// AUTO:         } {gated_attention.online_softmax}
+// AUTO:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // AUTO:         math.log
 // AUTO:         tensor.insert_slice %{{.+}} into %[[UNSPLIT]]#0[0, 0, 0, 0] [%[[BS]], 8, 1, 64]
 // AUTO:         tensor.insert_slice %{{.+}} into %[[UNSPLIT]]#1[0, 0, 0] [%[[BS]], 8, 1]
@@ -92,8 +92,8 @@ func.func @dynamic_keys(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x?x64xbf16>,
 // AUTO:         %[[SPLIT:.+]] = arith.cmpi ugt, %{{.+}}, %c1
 // AUTO:         %[[BS:.+]] = arith.select %[[SPLIT]], %c1, %c0
 // AUTO:         %[[UNSPLIT:.+]] = scf.forall
-// AUTO:         } {gated_attention.online_softmax}
-// AUTO:         } {gated_attention.online_softmax}
+// AUTO:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// AUTO:         } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // AUTO:         %[[GATE:.+]] = tensor.extract_slice %arg3[0, 0, 0, 0] [%[[BS]], 8, %{{.+}}, 64]
 // AUTO:         %[[OUT:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[GATE]] : tensor<?x8x?xf32>, tensor<?x8x?x64xbf16>) outs(%{{.+}} : tensor<?x8x?x64xbf16>)
 // AUTO:         tensor.insert_slice %[[OUT]] into %[[UNSPLIT]][0, 0, 0, 0] [%[[BS]], 8, %{{.+}}, 64]

@@ -16,8 +16,9 @@
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
 // CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
 // One parallel iteration per (GQA group of 4 heads, block of 16 query rows):
-// the group's heads share one 64-row query tile and every K/V block.
-// CHECK: %[[RES:.+]] = scf.forall (%[[H:.+]], %[[Q0:.+]]) = (0, 0) to (8, 100) step (4, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x100x16xf32>)
+// the group's heads share one 64-row query tile and every K/V block (the
+// batch's one iteration stays a loop of the mapped tile grid).
+// CHECK: %[[RES:.+]] = scf.forall (%{{.+}}, %[[H:.+]], %[[Q0:.+]]) = (0, 0, 0) to (1, 8, 100) step (1, 4, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x100x16xf32>)
 // CHECK: %[[NROWS:.+]] = affine.min #[[ROWS]](%[[Q0]])
 // K/V come from head h / 4 and, under the causal mask, only keys
 // [0, q0 + rows + Skv - Sq) are read: later blocks are never visited.
@@ -109,7 +110,7 @@
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 4, %[[NROWS]], 16]
 // The loop is marked for the later CPU vectorization.
-// CHECK: } {gated_attention.online_softmax}
+// CHECK: } {mapping = [#gated_attention.tile<0>{{.*}}]}
 // CHECK: return %[[RES]]
 func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
                       %v: tensor<1x2x130x16xf32>, %g: tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32> {

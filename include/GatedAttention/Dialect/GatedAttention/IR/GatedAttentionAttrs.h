@@ -7,6 +7,7 @@
 #ifndef GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_ATTRS_H
 #define GATED_ATTENTION_DIALECT_GATED_ATTENTION_IR_GATED_ATTENTION_ATTRS_H
 
+#include "mlir/Dialect/SCF/IR/DeviceMappingInterface.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -9,6 +9,7 @@
 
 include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionDialect.td"
 include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionInterfaces.td"
+include "mlir/Dialect/SCF/IR/DeviceMappingInterface.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -76,6 +77,30 @@ def GatedAttention_GateFunctionAttr : Attr<
   let convertFromStorage = "$_self";
   let constBuilderCall = "::mlir::gated_attention::GateKindAttr::get("
       "$_builder.getContext(), ::mlir::gated_attention::GateKind::$0)";
+}
+
+def GatedAttention_TileMappingAttr : AttrDef<GatedAttention_Dialect,
+    "TileMapping", [DeclareAttrInterfaceMethods<DeviceMappingAttrInterface>]> {
+  let mnemonic = "tile";
+  let summary = "Loop `dim` of the tile grid of an online-softmax form";
+  let description = [{
+    The `mapping` of the scf.forall that the CPU tiling passes make (the
+    forward's tiles over batch, heads and query blocks and split-KV parts;
+    the backward's and the paged op's grids): one entry per loop, `dim` its
+    position. It marks the tiles that CPU vectorization
+    (`gated-attention-vectorize-tiles`) turns into register tiles, and
+    nothing else. A mapping, not a discardable attribute, because upstream
+    canonicalization keeps it: it folds a mapped forall's single-iteration
+    loops into its body only when unmapped, and rebuilds foralls (a
+    tensor.cast folded into their outputs) keeping the mapping but not
+    discardable attributes. `scf-forall-to-parallel` ignores it.
+
+    ```mlir
+    scf.forall (%b, %h) in (2, 8) ... {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>]}
+    ```
+  }];
+  let parameters = (ins "int64_t":$dim);
+  let assemblyFormat = "`<` $dim `>`";
 }
 
 #endif // GATED_ATTENTION_ATTRS_TD

@@ -339,9 +339,9 @@ def GatedAttentionVectorizeTilesPass
   let summary = "Vectorize the static tile math of the online-softmax form for CPUs";
   let description = [{
     Runs after `gated-attention-tile`, on tensors, on every `linalg.generic`
-    and `linalg.fill` with static shapes inside an `scf.forall` that
-    `gated-attention-tile` marked `gated_attention.online_softmax` (the
-    tiles; other code is left alone):
+    and `linalg.fill` with static shapes inside an `scf.forall` whose
+    mapping the tiling passes made `#gated_attention.tile` (the tiles;
+    other code is left alone):
 
     1. The right operand of each contraction is packed once per block into
        an f32 `k x n` tile by a `linalg.generic`: transposed for `S = Q Kᵀ`,

@@ -16,6 +16,10 @@
 #include <functional>
 #include <optional>
 
+namespace mlir::scf {
+class ForallOp;
+} // namespace mlir::scf
+
 namespace mlir {
 namespace gated_attention {
 class AttentionOp;
@@ -65,10 +69,13 @@ FailureOr<Value> decomposeToOnlineSoftmax(RewriterBase &rewriter,
 void populateGatedAttentionOnlineSoftmaxPatterns(
     RewritePatternSet &patterns, const OnlineSoftmaxOptions &options);
 
-/// The unit attribute that marks the scf.forall of an online-softmax form, so
-/// that later steps (CPU vectorization) touch only the tiles made here.
-inline constexpr StringLiteral kOnlineSoftmaxLoopAttr =
-    "gated_attention.online_softmax";
+/// Marks `loop` as the tile grid of an online-softmax form (its mapping:
+/// #gated_attention.tile<i> per loop), so that later steps (CPU
+/// vectorization) touch only the tiles made here. A mapping survives the
+/// canonicalizations that drop discardable attributes (TileMappingAttr).
+void markOnlineSoftmaxLoop(scf::ForallOp loop);
+/// Whether `op` is an scf.forall that markOnlineSoftmaxLoop marked.
+bool isOnlineSoftmaxLoop(Operation *op);
 
 /// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
 /// TilingInterface and decomposes the tile into the online-softmax loop.
