@@ -2,15 +2,13 @@
 """The CPU backward of an op whose types carry B, Sq and Skv (static
 shapes, as a frontend or a hand-written function gives them), compiled by
 --gated-attention-to-llvm and run through its C interface, against the
-float64 gradients within accuracy_backward.backward_error_bound, and no
-slower than the same op with dynamic sizes. Such an op once failed to
-verify after tiling (slices of dynamic type from static sizes), and once
-tiled its key-block pass lost the marker that vectorizes the tiles: the
-gradients were right but took 30-60x as long (tile-backward-static.mlir
-pins the structure)."""
+float64 gradients within accuracy_backward.backward_error_bound. Such an
+op once failed to verify after tiling (slices of dynamic type from static
+sizes), and once tiled its key-block pass lost the marker that vectorizes
+the tiles (right gradients, 20-60x as long: tile-backward-static.mlir pins
+the marking; this is not a timed test)."""
 
 import dataclasses
-import time
 
 import numpy as np
 
@@ -28,8 +26,8 @@ CASES = [
 NAMES = ("query", "key", "value", "gate")
 
 
-def compiled(cfg, dynamic, lse):
-    c = dataclasses.replace(cfg, dynamic=dynamic)
+def compiled(cfg, lse):
+    c = dataclasses.replace(cfg, dynamic=())
     return native.SharedLibrary(
         "module {\n" + mlir.backward_function(c, "f", lse=lse) + "}\n",
         openmp=True)
@@ -47,15 +45,6 @@ def call(lib, cfg, x, out, dout, lse):
     return grads
 
 
-def best_time(lib, *args):
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        call(lib, *args)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 for case in CASES:
     cfg = config.parse_cases(case)[0]
     x = cfg.inputs(seed=5)
@@ -64,18 +53,12 @@ for case in CASES:
         out = dtypes.round_to(cfg.reference(x), cfg.dtype)
     dout = dtypes.round_to(rng.standard_normal(out.shape), cfg.dtype)
     for lse in (None, accuracy_backward.log_sum_exp(cfg, x)):
-        static = compiled(cfg, (), lse is not None)
+        static = compiled(cfg, lse is not None)
         grads = call(static, cfg, x, out, dout, lse)
         got = {n: dtypes.kernel_result(g, cfg.dtype).astype(np.float64)
                for n, g in zip(NAMES, grads)}
         result = accuracy_backward.compare_backward(cfg, got, x, dout)
         worst = {n: round(r.ratio, 3) for n, r in result.items()}
         assert all(r.ok for r in result.values()), (case, worst)
-        # Vectorized as the dynamic form is: within 3x of its time (the
-        # unvectorized tiles took 30-60x).
-        dynamic = compiled(cfg, ("b", "sq", "skv"), lse is not None)
-        args = (cfg, x, out, dout, lse)
-        ratio = best_time(static, *args) / best_time(dynamic, *args)
-        assert ratio < 3.0, (case, lse is not None, ratio)
         print(f"PASS {case} lse={int(lse is not None)} err/bound {worst}")
 print("ok")
