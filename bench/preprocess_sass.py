@@ -31,12 +31,13 @@ kernel is bench/gpu_backward.py's per-kernel columns.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass_report import find_tool  # noqa: E402
+from sass_report import disassemble, find_tool  # noqa: E402
 
 CASES = {"d128": 128, "d256": 256}
 
@@ -137,12 +138,9 @@ def sectors(access_bytes, lanes_per_row, row_bytes, rows):
 def figures(ptx, ptxas, nvdisasm, workdir, dv):
     """{name: figure} of one _bwd_pre kernel of value head dim `dv`."""
     stem = os.path.join(workdir, os.path.basename(ptx)[:-4])
-    subprocess.run([ptxas, "-arch=sm_90a", ptx, "-o", stem + ".cubin"],
-                   check=True)
-    sass = subprocess.run([nvdisasm, "-c", stem + ".cubin"], check=True,
-                          capture_output=True, text=True).stdout
-    with open(stem + ".sass", "w") as f:
-        f.write(sass)
+    if os.path.abspath(ptx) != os.path.abspath(stem + ".ptx"):
+        shutil.copyfile(ptx, stem + ".ptx")
+    sass = disassemble(stem, ptxas, nvdisasm)
     insns, labels = parse_sass(sass)
     path = walk(insns, labels)
     # A thread a row (scalar accesses), or the lanes of a row taking 16

@@ -412,6 +412,12 @@ def sass_of(case, opt, ptxas, nvdisasm, workdir):
     stem = os.path.join(workdir, case)
     with open(stem + ".ptx", "w") as f:
         f.write(ptx)
+    return disassemble(stem, ptxas, nvdisasm)
+
+
+def disassemble(stem, ptxas, nvdisasm):
+    """The sm_90a SASS listing (`nvdisasm -c`) of `stem`.ptx, assembled
+    to `stem`.cubin and kept beside it as `stem`.sass."""
     subprocess.run([ptxas, "-arch=sm_90a", stem + ".ptx", "-o",
                     stem + ".cubin"], check=True)
     sass = subprocess.run([nvdisasm, "-c", stem + ".cubin"], check=True,

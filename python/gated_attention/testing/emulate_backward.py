@@ -58,13 +58,15 @@ def case_inputs(cfg, seed):
     return x, dout, out, lse
 
 
-def run_case(cfg, seed, opt=None, options="", schedule=None):
+def run_case(cfg, seed, opt=None, options="", schedule=None, compiled=None):
     """({gradient: float64 array}, inputs, dout, the dK/dV and dQ kernels'
     names)
     of the kernels on case `cfg` with inputs of `seed`; `options`
     convert-gated-attention-to-nvgpu's, `schedule` as for
-    emulate.Emulator."""
-    compiled = compile_backward(cfg, opt, options)
+    emulate.Emulator; `compiled`: compile_backward's result, to run
+    kernels changed since (fault injection)."""
+    if compiled is None:
+        compiled = compile_backward(cfg, opt, options)
     kernels = emulate.Emulator(schedule).kernels(compiled)
     x, dout, out, lse = case_inputs(cfg, seed)
     gated = cfg.gate != "none"

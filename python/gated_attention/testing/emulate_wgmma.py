@@ -41,13 +41,9 @@ stage or barrier phase in the kernel shows as a wrong result or an error:
 - Named barriers (bar.sync / bar.arrive with an id and a thread count)
   complete when that many threads have arrived; bar.sync waits for it.
 - setmaxnreg: multiples of 8 in [24, 256], decreases below and increases
-  above the current count. The registers come from the CTA's pool (PTX
-  ISA, setmaxnreg): what the CTA was launched with, its threads x the
-  count at entry in whole units of 8, never the whole register file; a
-  setmaxnreg.inc waits until the other warpgroups' decreases leave room
-  for it, so a split the pool cannot hold (a 32-register producer beside
-  two 240-register consumers at 384 threads of 168 each) deadlocks here
-  as it hangs on the GPU.
+  above the current count, drawing on the CTA's pool (PTX ISA): its
+  threads x the count at entry, not the register file. An increase waits
+  for room, so a split the pool cannot hold deadlocks, as on the GPU.
 - wgmma is asynchronous: its accumulators are pending until a
   wgmma.wait_group covers its commit group, and any other instruction that
   reads them before is an error (on a GPU it reads garbage, or ptxas

@@ -9,11 +9,8 @@
 # the emulator, naming setmaxnreg.
 import re
 
-import numpy as np
-
-from gated_attention import config, launcher
-from gated_attention.dtypes import to_bits
-from gated_attention.testing import emulate, emulate_backward, emulate_wgmma
+from gated_attention import config
+from gated_attention.testing import emulate_backward, emulate_wgmma
 
 CFG = config.parse_cases(
     "dtype=bf16,d=256,dv=256,hq=4,hkv=2,sq=40,skv=70,causal=1")[0]
@@ -41,16 +38,7 @@ def run(split=None):
             op.attrs = re.sub(r"regCount = \d+",
                               f"regCount = {split[action]}", op.attrs)
     assert set(counts) == {"increase", "decrease"}, counts
-    kernels = emulate.Emulator().kernels(compiled)
-    x, dout, out, lse = emulate_backward.case_inputs(CFG, seed=1)
-
-    def bits(a):
-        return to_bits(np.ascontiguousarray(a, np.float32).ravel(), CFG.dtype)
-    arrays = {"q": bits(x["query"]), "k": bits(x["key"]),
-              "v": bits(x["value"]), "out": bits(out), "dout": bits(dout),
-              "lse": np.ascontiguousarray(lse).ravel(),
-              "gate": bits(x["gate"])}
-    launcher.run_backward(kernels, arrays, b=CFG.b, sq=CFG.sq, skv=CFG.skv)
+    emulate_backward.run_case(CFG, 1, compiled=compiled)
     return counts
 
 
