@@ -111,7 +111,9 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
   Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
-  if (!lhsType.getElementType().isF32() || !rhsType.getElementType().isBF16() ||
+  bool lhsPaired = lhsType.getElementType().isBF16();
+  if (!(lhsPaired || lhsType.getElementType().isF32()) ||
+      !rhsType.getElementType().isBF16() ||
       getElementTypeOrSelf(init.getType()) != f32 ||
       !lhsType.hasStaticShape() || !rhsType.hasStaticShape())
     return failure();
@@ -124,8 +126,10 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   // Left operand: the bf16 values themselves when the f32 ones are only
   // scaled copies (the scale then applies to the sums), else rounded.
-  auto [unscaled, scale] = matchScaledExtension(lhs);
-  if (!isZeroFill(init))
+  // (A bf16 left operand, the backward's, is taken as it is.)
+  auto [unscaled, scale] =
+      lhsPaired ? std::pair(lhs, Value()) : matchScaledExtension(lhs);
+  if (!lhsPaired && !isZeroFill(init))
     unscaled = scale = nullptr;
   PairContraction paired;
   if (!unscaled) {

@@ -46,9 +46,9 @@ struct PairContraction {
 };
 
 /// Rewrites a contraction of the tiles (loops (m, n, k), left operand f32
-/// (m, k), right operand bf16 (n, k) or (k, n), f32 result) into the pair
-/// contraction over (m, n, k/2, 2). The left operand becomes bf16: when it
-/// is `scale * extf(x)` of a bf16 `x` and the contraction starts from zero
+/// or bf16 (m, k), right operand bf16 (n, k) or (k, n), f32 result) into the
+/// pair contraction over (m, n, k/2, 2). An f32 left operand becomes bf16: when
+/// it is `scale * extf(x)` of a bf16 `x` and the contraction starts from zero
 /// (S = Q Kᵀ), `x` is multiplied and the scores are scaled afterwards, so
 /// no score loses precision; otherwise it is rounded to bf16 (P before
 /// P V, as oneDNN's and the GPU kernels' bf16 products do). Fails (leaving
