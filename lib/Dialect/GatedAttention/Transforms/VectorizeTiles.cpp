@@ -197,6 +197,12 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     SmallVector<int64_t> sizes = tileSizesFor(op, isPack, *units);
     if (sizes.empty() || llvm::all_of(sizes, [](int64_t s) { return !s; }))
       continue;
+    // A tile larger than its loop would be cut to a dynamic size, which is
+    // not vectorized: the whole loop is one tile (the backward's pair
+    // products over 16-row blocks have 8 pairs).
+    for (auto [size, range] : llvm::zip(sizes, op.getStaticLoopRanges()))
+      if (!ShapedType::isDynamic(range) && size > range)
+        size = range;
     scf::SCFTilingOptions tiling;
     tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
     rewriter.setInsertionPoint(op);
