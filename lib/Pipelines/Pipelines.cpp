@@ -194,6 +194,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     GatedAttentionTileBackwardPassOptions backwardOptions;
     backwardOptions.queryBlock = options.queryBlock;
     backwardOptions.keyBlock = options.keyBlock;
+    backwardOptions.matrixUnits = resolvedMatrixUnits(options).str();
     funcPm.addPass(createGatedAttentionTileBackwardPass(backwardOptions));
   }
   funcPm.addPass(createConvertGatedAttentionBackwardToLinalgPass());

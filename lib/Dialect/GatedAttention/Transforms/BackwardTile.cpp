@@ -31,12 +31,14 @@ static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 BackwardTileBuilder::BackwardTileBuilder(RewriterBase &b,
                                          AttentionBackwardOp op,
-                                         int64_t queryBlock, int64_t keyBlock)
+                                         int64_t queryBlock, int64_t keyBlock,
+                                         bool pairOperands)
     : b(b), op(op), loc(op.getLoc()), f32(b.getF32Type()),
       elementType(op.getQueryType().getElementType()), bq(queryBlock),
       bk(keyBlock), d(op.getHeadDim()), dv(op.getValueHeadDim()),
       group(op.getGroupSize()), scale(op.getScaleValue()),
-      causal(op.getCausal()) {
+      causal(op.getCausal()),
+      pairOperands(pairOperands && elementType.isBF16()) {
   b.setInsertionPoint(op);
   batch = dim(op.getQuery(), 0);
   numRows = dim(op.getQuery(), 2);
@@ -286,16 +288,34 @@ Value BackwardTileBuilder::weights(Value scores, Value lse, Value row0,
 }
 
 Value BackwardTileBuilder::scoreGrads(Value p, Value dp, Value delta,
-                                      bool keyMajor) {
+                                      bool keyMajor, Type element) {
   AffineExpr d0, d1;
   bindDims(b.getContext(), d0, d1);
   AffineMap ij = map(2, {d0, d1});
   auto shape = cast<RankedTensorType>(p.getType()).getShape();
-  return generic({p, dp, delta}, tensor::EmptyOp::create(b, loc, shape, f32),
+  if (!element)
+    element = f32;
+  return generic({p, dp, delta},
+                 tensor::EmptyOp::create(b, loc, shape, element),
                  {ij, ij, map(2, {keyMajor ? d1 : d0}), ij},
-                 [&](OpBuilder &nb, ValueRange a) {
-                   return buildScoreGrad(nb, loc, a[0], a[1], a[2], scale);
+                 [&](OpBuilder &nb, ValueRange a) -> Value {
+                   Value ds = buildScoreGrad(nb, loc, a[0], a[1], a[2], scale);
+                   return element == f32
+                              ? ds
+                              : arith::TruncFOp::create(nb, loc, element, ds);
                  });
+}
+
+Value BackwardTileBuilder::transposed(Value tile) {
+  AffineExpr d0, d1;
+  bindDims(b.getContext(), d0, d1);
+  auto type = cast<RankedTensorType>(tile.getType());
+  return generic(
+      tile,
+      tensor::EmptyOp::create(b, loc, {type.getDimSize(1), type.getDimSize(0)},
+                              type.getElementType()),
+      {map(2, {d1, d0}), map(2, {d0, d1})},
+      [](OpBuilder &, ValueRange a) { return a[0]; });
 }
 
 Value BackwardTileBuilder::keyEnd(Value row0, Value rows) {

@@ -36,18 +36,22 @@ namespace mlir::gated_attention {
 
 class BackwardTileBuilder {
 public:
+  /// `pairOperands`: the five products of a bf16 op take bf16 operands
+  /// (dY, P and dS rounded to bf16) for the matrix units' pair products;
+  /// else only Sᵀ = K Qᵀ, whose operands are both inputs, does.
   BackwardTileBuilder(RewriterBase &b, AttentionBackwardOp op,
-                      int64_t queryBlock, int64_t keyBlock);
+                      int64_t queryBlock, int64_t keyBlock,
+                      bool pairOperands = false);
 
   /// The op's results: dq, dk, dv[, dg].
   SmallVector<Value> build();
 
 protected:
   /// What the preprocessing writes, per query row (f32): dY [B, Hq, Sq,
-  /// Dv], L (the op's lse operand where given) and D [B, Hq, Sq], and the
-  /// gate's gradient [B, Hq, Sq, Dg]: in f32 before the sum over the heads
-  /// of a shared gate, else the result in the element type (null without a
-  /// gate).
+  /// Dv] (bf16 with pairOperands), L (the op's lse operand where given) and D
+  /// [B, Hq, Sq], and the gate's gradient [B, Hq, Sq, Dg]: in f32 before the
+  /// sum over the heads of a shared gate, else the result in the element type
+  /// (null without a gate).
   struct Rows {
     Value dy, lse, delta, gateGrad;
   };
@@ -134,8 +138,11 @@ protected:
   Value weights(Value scores, Value lse, Value row0, Value key0,
                 bool keyMajor = false);
   /// dS = scale P (dP - D) (buildScoreGrad), `Bq x Bk` (`Bk x Bq`, D along
-  /// the columns, when `keyMajor`).
-  Value scoreGrads(Value p, Value dp, Value delta, bool keyMajor = false);
+  /// the columns, when `keyMajor`), in f32 or rounded to `element`.
+  Value scoreGrads(Value p, Value dp, Value delta, bool keyMajor = false,
+                   Type element = nullptr);
+  /// A 2-D tile transposed.
+  Value transposed(Value tile);
   /// The keys visible from rows [row0, row0 + rows): [0, this).
   Value keyEnd(Value row0, Value rows);
   /// The rows of the query block from `row0`: min(Bq, Sq - row0); the keys
@@ -191,7 +198,7 @@ protected:
   Type f32, elementType;
   int64_t bq, bk, d, dv, group;
   double scale;
-  bool causal;
+  bool causal, pairOperands;
   Value batch, numRows, numKeys, causalOffset;
 };
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BackwardTile.h"
+#include "MatrixUnits.h"
 
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
@@ -46,12 +47,14 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
   // new scf.forall without the VectorizeTiles mark.
   OpFoldResult rowsB = tensor::getMixedSize(b, loc, op.getQuery(), 0),
                rowsS = tensor::getMixedSize(b, loc, op.getQuery(), 2);
-  // dY, L where it is recomputed (a given L is read where it is), D, and
-  // the gate's gradient: f32 per head for a shared gate (summed over the
-  // heads afterwards), else rounded here into the result, which
-  // bufferization then places in the caller's buffer.
+  // dY (rounded to bf16 where the products take bf16 operands), L where
+  // it is recomputed (a given L is read where it is), D, and the gate's
+  // gradient: f32 per head for a shared gate (summed over the heads
+  // afterwards), else rounded here into the result, which bufferization
+  // then places in the caller's buffer.
   SmallVector<Value> outputs = {
-      newTensor({rowsB, hq, rowsS, b.getIndexAttr(dv)}, f32)};
+      newTensor({rowsB, hq, rowsS, b.getIndexAttr(dv)},
+                pairOperands ? elementType : f32)};
   if (!lseIn)
     outputs.push_back(newTensor({rowsB, hq, rowsS}, f32));
   unsigned deltaOut = outputs.size(), gateOut = deltaOut + 1;
@@ -108,8 +111,10 @@ BackwardTileBuilder::Rows BackwardTileBuilder::preprocess() {
                       Value prod = arith::MulFOp::create(nb, loc, a[0], a[1]);
                       return arith::AddFOp::create(nb, loc, a[2], prod);
                     });
-        SmallVector<TileWrite> writes = {{dy, 0, bi, h, row0, rows},
-                                         {delta, deltaOut, bi, h, row0, rows}};
+        // (D from the f32 dY: only the products read it rounded.)
+        SmallVector<TileWrite> writes = {
+            {pairOperands ? rounded(dy) : dy, 0, bi, h, row0, rows},
+            {delta, deltaOut, bi, h, row0, rows}};
         if (!lseIn)
           writes.push_back({lse, 1, bi, h, row0, rows});
         if (gated) {
@@ -241,11 +246,12 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
         firstKey, numKeys, stride, {partial, stagedK, stagedV},
         [&](Value key0, ValueRange iter) -> SmallVector<Value> {
           Value cols = keysFrom(key0);
-          // K and V in f32 once per key block. The block works key-major
-          // (Sᵀ = K Qᵀ, Pᵀ, dPᵀ = V dYᵀ, dSᵀ): the products into dK and dV
-          // then read their left operands along rows.
-          Value k = rowsOf(key, bi, kvHead, key0, cols, bk, true);
-          Value v = rowsOf(value, bi, kvHead, key0, cols, bk, true);
+          // K and V in f32 once per key block, or as stored for the pair
+          // products. The block works key-major (Sᵀ = K Qᵀ, Pᵀ,
+          // dPᵀ = V dYᵀ, dSᵀ): the products into dK and dV then read their
+          // left operands along rows.
+          Value k = rowsOf(key, bi, kvHead, key0, cols, bk, !pairOperands);
+          Value v = rowsOf(value, bi, kvHead, key0, cols, bk, !pairOperands);
           Value start = firstRow(key0);
           SmallVector<Value> accs = forLoop(
               zero, index(group), index(1),
@@ -259,13 +265,19 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                       // bf16 Q as stored for Sᵀ = K Qᵀ, whose operands are
                       // both inputs: they multiply exactly in pairs on the
                       // matrix units (vdpbf16ps, VectorizeTiles), twice the
-                      // FMAs' rate; in f32 for dK += dSᵀ Q, which must not
-                      // round dS (and for S in f16, which has no pairs).
-                      Value q = rowsOf(query, bi, h, row0, rows, bq, true);
+                      // FMAs' rate. In f32 for dK += dSᵀ Q unless the
+                      // products take bf16 operands (pairOperands: dS
+                      // rounded, as torch's and the GPU kernels' are), and
+                      // for S in f16, which has no pairs.
                       Value qIn =
                           elementType.isBF16()
                               ? rowsOf(query, bi, h, row0, rows, bq, false)
-                              : q;
+                              : Value();
+                      Value q = pairOperands ? qIn
+                                             : rowsOf(query, bi, h, row0, rows,
+                                                      bq, true);
+                      if (!qIn)
+                        qIn = q;
                       Value dy =
                           rowsOf(rowsIn.dy, bi, h, row0, rows, bq, false);
                       Value lse =
@@ -279,11 +291,16 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                       Value p = weights(scores, lse, row0, key0, true);
                       Value dp =
                           contract(v, rowsK, dy, colsK, filled({bk, bq}, 0.0));
-                      Value ds = scoreGrads(p, dp, delta, true);
-                      // dQ += dS K, dSᵀ read down its columns, into the
-                      // split's partial rows.
+                      // (P is rounded to bf16 by the pair product of dV.)
+                      Value ds = scoreGrads(p, dp, delta, true,
+                                            pairOperands ? elementType : f32);
+                      // dQ += dS K into the split's partial rows: dSᵀ read
+                      // down its columns, the outer product's natural
+                      // operand, or transposed into the rows of bf16 pairs.
                       Value dq = rowsOf(acc[2], zero, r, row0, rows, bq, false);
-                      dq = contract(ds, map(3, {d2, d0}), k, kn, dq);
+                      dq = pairOperands
+                               ? contract(transposed(ds), rowsK, k, kn, dq)
+                               : contract(ds, map(3, {d2, d0}), k, kn, dq);
                       // dK += dSᵀ Q, dV += Pᵀ dY.
                       return {contract(ds, rowsK, q, kn, acc[0]),
                               contract(p, rowsK, dy, kn, acc[1]),
@@ -434,6 +451,13 @@ struct GatedAttentionTileBackwardPass
       getOperation()->emitError("query-block and key-block must be positive");
       return signalPassFailure();
     }
+    std::optional<MatrixUnits> units = parseMatrixUnits(matrixUnits);
+    if (!units) {
+      getOperation()->emitError()
+          << "option 'matrix-units': unknown value '" << matrixUnits
+          << "'; expected fma, avx512-bf16 or amx";
+      return signalPassFailure();
+    }
     SmallVector<AttentionBackwardOp> ops;
     getOperation()->walk([&](AttentionBackwardOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
@@ -447,7 +471,9 @@ struct GatedAttentionTileBackwardPass
         return signalPassFailure();
       }
       SmallVector<Value> results =
-          BackwardTileBuilder(rewriter, op, queryBlock, keyBlock).build();
+          BackwardTileBuilder(rewriter, op, queryBlock, keyBlock,
+                              *units != MatrixUnits::FMA)
+              .build();
       rewriter.replaceOp(op, results);
     }
   }

@@ -303,6 +303,14 @@ def GatedAttentionTileBackwardPass : Pass<"gated-attention-tile-backward"> {
     No `Sq x Skv` tensor exists. A shared gate's gradient is summed over the
     heads after the preprocessing.
 
+    `matrix-units` (what `gated-attention-vectorize-tiles` multiplies bf16
+    tiles with; `--gated-attention-to-llvm` passes the same): with
+    `avx512-bf16` or `amx`, a bf16 op's five products take bf16 operands for
+    the pair products, `dY` stored in bf16, `P` and `dS` rounded (torch's
+    bf16 backward and the GPU kernels round the same operands); with `fma`
+    they keep f32 operands (only `Sᵀ = K Qᵀ` reads the bf16 Q, an exact
+    product). f32 and f16 ops are the same under every value.
+
     ```mlir
     %dq, %dk, %dv = gated_attention.attention_backward %q, %k, %v, %o, %do
         {causal} : (...) -> (...)
@@ -322,7 +330,13 @@ def GatedAttentionTileBackwardPass : Pass<"gated-attention-tile-backward"> {
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"64",
            "Query rows per tile (Bq)">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"64",
-           "Keys per tile (Bk)">
+           "Keys per tile (Bk)">,
+    Option<"matrixUnits", "matrix-units", "std::string", /*default=*/"\"fma\"",
+           "What multiplies bf16 tiles (as gated-attention-vectorize-tiles): "
+           "with avx512-bf16 or amx a bf16 op's five products take bf16 "
+           "operands (dY, P and dS rounded to bf16, as torch's and the GPU "
+           "kernels' are); with fma f32 operands, but for the bf16 Q of "
+           "Sᵀ = K Qᵀ (exact products)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
