@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
@@ -279,6 +280,175 @@ mlir::gated_attention::emitAVX512DotTile(RewriterBase &rewriter,
                    ValueRange{index(r), index(c * lanes)}, ArrayRef<bool>{true})
                    .getResult();
   return result;
+}
+
+namespace {
+/// The input maps of the pair packs: (C, P, 2) keys and (P, 2, C) values
+/// read for output element (p, c, i).
+bool isKeyPackMap(AffineMap map) {
+  MLIRContext *ctx = map.getContext();
+  return map == AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0, 2}, ctx);
+}
+bool isValuePackMap(AffineMap map) {
+  MLIRContext *ctx = map.getContext();
+  return map == AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1}, ctx);
+}
+
+/// The transpose of the matrix whose rows are `rows` (1-D vectors of one
+/// type), as its rows. A square power-of-two matrix is transposed in
+/// log2(n) rounds of two-row shuffles (row i and row i + h swap their
+/// off-diagonal h-wide blocks): n log2(n) vector.shuffle ops, which the
+/// vector canonicalizations keep and LLVM lowers to permutes. Other shapes
+/// go through vector.transpose.
+SmallVector<Value> transposeRows(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> rows) {
+  auto rowType = cast<VectorType>(rows.front().getType());
+  int64_t n = rows.size(), width = rowType.getDimSize(0);
+  if (n != width || !llvm::isPowerOf2_64(n)) {
+    auto matrixType = VectorType::get({n, width}, rowType.getElementType());
+    Value matrix = arith::ConstantOp::create(b, loc, matrixType,
+                                             b.getZeroAttr(matrixType));
+    for (auto [i, row] : llvm::enumerate(rows))
+      matrix = vector::InsertOp::create(b, loc, row, matrix,
+                                        ArrayRef<int64_t>{int64_t(i)});
+    Value t =
+        vector::TransposeOp::create(b, loc, matrix, ArrayRef<int64_t>{1, 0});
+    SmallVector<Value> result;
+    for (int64_t j = 0; j < width; ++j)
+      result.push_back(
+          vector::ExtractOp::create(b, loc, t, ArrayRef<int64_t>{j}));
+    return result;
+  }
+  SmallVector<Value> m(rows);
+  for (int64_t h = n / 2; h >= 1; h /= 2) {
+    // Masks index the concatenation of rows i (0..n-1) and i + h (n..2n-1).
+    SmallVector<int64_t> low, high;
+    for (int64_t c = 0; c < n; ++c) {
+      low.push_back(c & h ? n + c - h : c);
+      high.push_back(c & h ? n + c : c + h);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & h)
+        continue;
+      Value a = m[i], c = m[i + h];
+      m[i] = vector::ShuffleOp::create(b, loc, a, c, low);
+      m[i + h] = vector::ShuffleOp::create(b, loc, a, c, high);
+    }
+  }
+  return m;
+}
+
+/// A bf16 copy into (P, C, 2) from (C, P, 2) or (P, 2, C): packBF16Pairs's
+/// rhsPack.
+bool isPairPack(linalg::LinalgOp op) {
+  auto gen = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!gen || gen.getNumLoops() != 3 || gen.getNumDpsInputs() != 1 ||
+      gen.getNumDpsInits() != 1 || gen.getNumParallelLoops() != 3)
+    return false;
+  auto inType = dyn_cast<RankedTensorType>(gen.getDpsInputs()[0].getType());
+  auto outType = dyn_cast<RankedTensorType>(gen.getDpsInits()[0].getType());
+  if (!inType || !outType || !inType.hasStaticShape() ||
+      !outType.hasStaticShape() || !inType.getElementType().isBF16() ||
+      !outType.getElementType().isBF16() || outType.getDimSize(2) != 2)
+    return false;
+  SmallVector<AffineMap> maps = gen.getIndexingMapsArray();
+  Block *body = gen.getBody();
+  return maps[1].isIdentity() &&
+         (isKeyPackMap(maps[0]) || isValuePackMap(maps[0])) &&
+         body->getOperations().size() == 1 &&
+         body->getTerminator()->getOperand(0) == body->getArgument(0);
+}
+} // namespace
+
+FailureOr<Value> mlir::gated_attention::emitPairPack(RewriterBase &rewriter,
+                                                     linalg::LinalgOp op) {
+  if (!isPairPack(op))
+    return failure();
+  Value in = op.getDpsInputOperand(0)->get();
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t pairs = outType.getDimSize(0), cols = outType.getDimSize(1);
+  bool keys = isKeyPackMap(op.getIndexingMapsArray()[0]);
+  // Register-size blocks of the packed operand, each a square of 32-bit
+  // pairs where the sizes allow.
+  int64_t blockPairs = largestDivisorAtMost(pairs, kAMXPairs);
+  int64_t blockCols = largestDivisorAtMost(cols, kAMXColumns);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type bf16 = rewriter.getBF16Type(), i32 = rewriter.getI32Type();
+  auto constant = [&](OpBuilder &b, int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, i);
+  };
+  // Both sides as rows of bf16: keys (C, 2P), values (2P, C), the packed
+  // operand (P, 2C) (a row: the pairs of one reduction step, side by side).
+  Value inRows = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      keys ? RankedTensorType::get({cols, 2 * pairs}, bf16)
+           : RankedTensorType::get({2 * pairs, cols}, bf16),
+      in,
+      keys ? ArrayRef<ReassociationIndices>{{0}, {1, 2}}
+           : ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value init = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{pairs, 2 * cols}, bf16);
+
+  // One block at offsets (p0 pairs, c0 columns) of `packed`.
+  auto emitBlock = [&](OpBuilder &b, Value p0, Value c0,
+                       Value packed) -> Value {
+    auto offset = [&](Value base, int64_t scale, int64_t add) -> Value {
+      Value v = base;
+      if (scale != 1)
+        v = arith::MulIOp::create(b, loc, v, constant(b, scale));
+      if (add)
+        v = arith::AddIOp::create(b, loc, v, constant(b, add));
+      return v;
+    };
+    auto read = [&](Value row, Value col, int64_t size) -> Value {
+      return vector::TransferReadOp::create(
+          b, loc, VectorType::get({size}, bf16), inRows, ValueRange{row, col},
+          std::nullopt, ArrayRef<bool>{true});
+    };
+    auto write = [&](Value row, int64_t p) {
+      packed = vector::TransferWriteOp::create(
+                   b, loc, row, packed,
+                   ValueRange{offset(p0, 1, p), offset(c0, 2, 0)},
+                   ArrayRef<bool>{true})
+                   .getResult();
+    };
+    if (keys) {
+      // A key row's pairs as 32-bit lanes; the block of them transposed.
+      SmallVector<Value> rows;
+      for (int64_t c = 0; c < blockCols; ++c)
+        rows.push_back(vector::BitCastOp::create(
+            b, loc, VectorType::get({blockPairs}, i32),
+            read(offset(c0, 1, c), offset(p0, 2, 0), 2 * blockPairs)));
+      for (auto [p, row] : llvm::enumerate(transposeRows(b, loc, rows)))
+        write(vector::BitCastOp::create(
+                  b, loc, VectorType::get({2 * blockCols}, bf16), row),
+              p);
+    } else {
+      // Value rows 2p and 2p + 1 interleaved.
+      for (int64_t p = 0; p < blockPairs; ++p)
+        write(vector::InterleaveOp::create(
+                  b, loc, read(offset(p0, 2, 2 * p), c0, blockCols),
+                  read(offset(p0, 2, 2 * p + 1), c0, blockCols)),
+              p);
+    }
+    return packed;
+  };
+  auto loop = scf::ForOp::create(
+      rewriter, loc, constant(rewriter, 0), constant(rewriter, pairs),
+      constant(rewriter, blockPairs), ValueRange{init},
+      [&](OpBuilder &b, Location, Value p0, ValueRange outer) {
+        auto inner = scf::ForOp::create(
+            b, loc, constant(b, 0), constant(b, cols), constant(b, blockCols),
+            outer, [&](OpBuilder &b, Location, Value c0, ValueRange args) {
+              scf::YieldOp::create(b, loc, emitBlock(b, p0, c0, args[0]));
+            });
+        scf::YieldOp::create(b, loc, inner.getResults());
+      });
+  return tensor::ExpandShapeOp::create(
+             rewriter, loc, outType, loop.getResult(0),
+             ArrayRef<ReassociationIndices>{{0}, {1, 2}})
+      .getResult();
 }
 
 void mlir::gated_attention::requireMatrixUnitFeatures(Operation *root,

@@ -84,6 +84,16 @@ SmallVector<int64_t> amxRegisterTile(linalg::LinalgOp op);
 /// 4.
 FailureOr<Value> emitAVX512DotTile(RewriterBase &rewriter, linalg::LinalgOp op);
 
+/// The op packing a pair contraction's right operand (packBF16Pairs's
+/// rhsPack, a bf16 copy into (P, C, 2) from (C, P, 2) keys or (P, 2, C)
+/// values) as a loop over blocks of up to 16 x 16 pairs, each in whole-row
+/// vector ops: keys' rows read as 32-bit pairs and transposed (16 x 16 in
+/// 64 two-row shuffles), values' rows 2p and 2p + 1 interleaved. Returns
+/// the packed tensor. Upstream vectorization of the same copy moves element
+/// by element (256-512 extracts and inserts a block), which made bf16
+/// functions twice as slow to compile. Fails on other ops.
+FailureOr<Value> emitPairPack(RewriterBase &rewriter, linalg::LinalgOp op);
+
 /// Marks each function in `root` that holds pair contractions or their dot
 /// products as needing the units' x86 features (`target_features`, which
 /// the LLVM lowering keeps): LLVM selects their intrinsics only with them,

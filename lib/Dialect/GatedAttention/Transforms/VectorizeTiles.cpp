@@ -182,7 +182,13 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
           pairs ? packBF16Pairs(rewriter, generic)
                 : FailureOr<PairContraction>(failure());
       if (succeeded(paired)) {
-        toTile.push_back({paired->rhsPack, true});
+        // The right operand packed by whole rows (its own loop); else tiled
+        // and vectorized like the other ops.
+        FailureOr<Value> packed = emitPairPack(rewriter, paired->rhsPack);
+        if (succeeded(packed))
+          rewriter.replaceOp(paired->rhsPack, *packed);
+        else
+          toTile.push_back({paired->rhsPack, true});
         toTile.push_back({paired->contraction, false});
         for (linalg::GenericOp elementwise : paired->elementwise)
           toTile.push_back({elementwise, false});

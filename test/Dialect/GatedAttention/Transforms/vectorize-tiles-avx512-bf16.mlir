@@ -14,9 +14,22 @@
 // CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
 // CHECK: scf.forall
 // CHECK: scf.for
-// The bf16 query tile as pairs, the K block packed to (D/2) x keys x 2.
+// The bf16 query tile as pairs, the K block packed to (D/2) x keys x 2 by
+// whole rows: blocks of 16 key rows read as 16 i32 pairs each, transposed
+// in 64 shuffles, written as rows of (D/2) x 2. Element-wise packing (256
+// extracts and inserts a block) doubled the compile time of bf16 functions.
 // CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 32, 2] : tensor<32x64xbf16> into tensor<32x32x2xbf16>
-// CHECK: scf.for {{.+}} -> (tensor<32x32x2xbf16>)
+// CHECK: scf.for {{.+}} -> (tensor<32x64xbf16>)
+// CHECK-NEXT: scf.for {{.+}} -> (tensor<32x64xbf16>)
+// CHECK-COUNT-16: vector.bitcast %{{.+}} : vector<32xbf16> to vector<16xi32>
+// CHECK-NOT: vector.insert
+// CHECK-NOT: vector.extract
+// CHECK-COUNT-64: vector.shuffle %{{.+}}, %{{.+}} [{{.+}}] : vector<16xi32>, vector<16xi32>
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: vector.insert
+// CHECK-NOT: vector.extract
+// CHECK-COUNT-16: vector.transfer_write %{{.+}} : vector<32xbf16>, tensor<32x64xbf16>
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 32, 2] : tensor<32x64xbf16> into tensor<32x32x2xbf16>
 // 8 x 32 register tiles of S: 8 rows x 2 accumulators of 16 lanes per pair,
 // 16 pairs (32 reduction steps) per iteration of the depth loop.
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
@@ -27,8 +40,14 @@
 // CHECK: scf.yield
 // The scores scaled once, row by row.
 // CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<1x32xf32>
-// P rounded to bf16, then P V on dot products as well.
+// P rounded to bf16, then P V on dot products as well; V packed by
+// interleaving its rows 2p and 2p + 1, 16 pairs of 16 columns a block.
 // CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
+// CHECK: scf.for {{.+}} -> (tensor<16x64xbf16>)
+// CHECK-NOT: vector.insert
+// CHECK-COUNT-16: vector.interleave %{{.+}}, %{{.+}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK-NOT: vector.insert
+// CHECK: scf.yield %{{.+}} : tensor<16x64xbf16>
 // CHECK: x86vector.avx512.dot
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
