@@ -40,10 +40,20 @@ happens:
   F |L|, the two products' F (|scale s| + |L|) and the difference's
   F |scale s - L| <= F (S+ + |L|), in the exponent (times ln 2 < 1: a
   relative error of P), plus exp2's 2 F: eps_s + F (2 S+ + 3 |L| + 2);
+and the three roundings of their products' operands (rounded_operands=True,
+which the CPU's bf16 backward on AVX512-BF16 or AMX shares, as torch's bf16
+backward does: all five products take bf16 operands):
 - dY = dOut * act(G) stored in T for the MMAs: u |dY| more in err(dY);
 - P^T rounded to T as the A operand of P^T dY: u sum |P^T dY| in dV;
 - dS rounded to T as the A operand of dS K and dS^T Q: u M(dS) more in
   err(dS).
+The CPU's pair products (vdpbf16ps, tdpbf16ps; flush_subnormals=True) also
+read bf16 subnormals as 0 and flush f32 sums below 2^-126 = Z to 0: a
+product x y loses at most Z (|x| + |y|) and each addition Z, so a product of
+n terms gains Z (sum |x| + sum |y| + n'), n' its additions counting the
+zero-padded rows or keys of a block; in S^T = K Q^T that moves the score
+by |scale| Z (D + |q_i|_1 + max_j |k_j|_1), added to eps_s (accuracy.py's
+forward term).
 
 Each gradient adds u |ref| + half T's smallest subnormal (its rounding).
 Square roots: rounding errors of long sums add like a random walk, as in
@@ -145,12 +155,17 @@ def log_sum_exp(cfg, inputs):
                                  cfg.causal)
 
 
-def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
+def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False,
+                         rounded_operands=False, flush_subnormals=False):
     """{gradient: per-element bound on |lowering - reference|} (see the
     module docstring); `out_error`: a bound on the saved output's error
     (per element, absolute; default its rounding to T: the exact output
-    rounded, u |out| + half T's smallest subnormal); `gpu`: the
-    tensor-core kernels' roundings too."""
+    rounded, u |out| + half T's smallest subnormal); `rounded_operands`:
+    the products' operands dY, P and dS are rounded to T; `gpu`: the
+    tensor-core kernels' roundings (rounded operands and exp2 from L);
+    `flush_subnormals`: the products run on the CPU's bf16 pair
+    instructions, which flush subnormals."""
+    rounded = rounded_operands or gpu
     u = dtypes.UNIT_ROUNDOFF[cfg.dtype]
     half_subnormal = dtypes.SMALLEST_SUBNORMAL[cfg.dtype] / 2
     q, kr, vr, w, mask, y, scale, group = _forward(cfg, inputs)
@@ -168,6 +183,12 @@ def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
         lse = np.abs(log_sum_exp(cfg, inputs))[..., None]
         lse = np.where(np.isfinite(lse), lse, 0.0)
         eps_s = eps_s + F32_UNIT * (2 * s_plus + 3 * lse + 2)
+    flush = accuracy.F32_FLUSH if flush_subnormals else 0.0
+    aq, akr = np.abs(q), np.abs(kr)
+    k1 = akr.sum(axis=-1).max(axis=-1, initial=0.0)[..., None, None]
+    eps_s = eps_s + np.abs(scale) * flush * (d + aq.sum(axis=-1, keepdims=True) + k1)
+    # Zero-padded rows and keys of the last blocks add to the flushed sums.
+    pad = accuracy.CPU_KEY_BLOCK
     sum_dv = F32_UNIT * (np.sqrt(dv) + 2)
     sum_kv = F32_UNIT * (np.sqrt(skv) + 2)
     sum_rows = F32_UNIT * (np.sqrt(group * sq) + 2)
@@ -183,11 +204,13 @@ def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
         from_output = mul and cfg.gate in FROM_OUTPUT
     else:
         ady, err_dy, from_output = dout, 0.0 * dout, True
-    if gpu and gated:
+    if rounded and gated:
         err_dy = err_dy + u * ady
 
     m_dp = np.einsum("bhie,bhje->bhij", ady, av)
-    err_dp = sum_dv * m_dp + np.einsum("bhie,bhje->bhij", err_dy, av)
+    err_dp = (sum_dv * m_dp + np.einsum("bhie,bhje->bhij", err_dy, av)
+              + flush * (ady.sum(axis=-1)[..., None]
+                         + av.sum(axis=-1)[..., None, :] + dv))
     m_delta = (ady * a_v).sum(axis=-1, keepdims=True)
     err_y = (eps_s + sum_kv) * a_v
     out = np.abs(y) * (a if gated and mul else 1.0)
@@ -207,21 +230,29 @@ def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
     diff = np.abs(signed["dp"] - signed["delta"])
     m_ds = scale * w * (m_dp + m_delta)
     err_ds = scale * w * (eps_s * diff + err_dp + err_delta) \
-        + (3 * F32_UNIT + (u if gpu else 0.0)) * m_ds
+        + (3 * F32_UNIT + (u if rounded else 0.0)) * m_ds
 
-    akr = np.abs(kr)
-    aq = np.abs(q)
+    # The flushes of the three sums (0 unless flush_subnormals): each
+    # element's terms' operands and additions.
+    ads = np.abs(scale) * w * np.abs(signed["dp"] - signed["delta"])
+    flush_q = flush * (ads.sum(axis=-1)[..., None]
+                       + akr.sum(axis=-2)[..., None, :] + skv + pad)
+    flush_k = flush * (ads.sum(axis=-2)[..., None] + aq.sum(axis=-2)[..., None, :]
+                       + sq + pad)
+    flush_v = flush * (w.sum(axis=-2)[..., None] + ady.sum(axis=-2)[..., None, :]
+                       + sq + pad)
     bounds = {
         "query": (np.einsum("bhij,bhjd->bhid", err_ds, akr)
-                  + sum_kv * np.einsum("bhij,bhjd->bhid", m_ds, akr)),
+                  + sum_kv * np.einsum("bhij,bhjd->bhid", m_ds, akr)
+                  + flush_q),
         "key": _sum_group(np.einsum("bhij,bhid->bhjd", err_ds, aq)
-                          + sum_rows * np.einsum("bhij,bhid->bhjd", m_ds, aq),
-                          group),
+                          + sum_rows * np.einsum("bhij,bhid->bhjd", m_ds, aq)
+                          + flush_k, group),
         "value": _sum_group(np.einsum("bhij,bhie->bhje", eps_s * w, ady)
                             + np.einsum("bhij,bhie->bhje", w, err_dy)
-                            + (sum_rows + (u if gpu else 0.0))
-                            * np.einsum("bhij,bhie->bhje", w, ady),
-                            group)}
+                            + (sum_rows + (u if rounded else 0.0))
+                            * np.einsum("bhij,bhie->bhje", w, ady)
+                            + flush_v, group)}
     if gated:
         da = np.abs(activation_derivative(g, cfg.gate))
         err_da = eps_g * _derivative_magnitude(g, cfg.gate)
@@ -245,6 +276,21 @@ def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False):
             for name, bound in bounds.items()}
 
 
+def cpu_model(cfg, matrix_units="host"):
+    """backward_error_bound's keywords for the tiled CPU backward of `cfg`
+    compiled with `matrix_units` (--gated-attention-to-llvm's option; host:
+    AVX512-BF16 where this CPU has it): a bf16 op on AVX512-BF16 or AMX
+    multiplies all five products in bf16 pairs (dY, P and dS rounded, as
+    torch's and the GPU kernels' products are; subnormals flushed), any
+    other op in f32."""
+    if matrix_units == "host":
+        from . import native
+        matrix_units = ("avx512-bf16" if "avx512_bf16" in native.cpu_flags()
+                        else "fma")
+    pairs = cfg.dtype == "bf16" and matrix_units in ("avx512-bf16", "amx")
+    return {"rounded_operands": pairs, "flush_subnormals": pairs}
+
+
 def _signed_terms(cfg, inputs, dout):
     """dP and D of the exact computation."""
     _, _, vr, _, _, y, _, _ = _forward(cfg, inputs)
@@ -258,12 +304,15 @@ def _signed_terms(cfg, inputs, dout):
             "delta": (dy * y).sum(axis=-1, keepdims=True)}
 
 
-def compare_backward(cfg, grads, inputs, dout, out_error=None, gpu=False):
+def compare_backward(cfg, grads, inputs, dout, out_error=None, gpu=False,
+                     rounded_operands=False, flush_subnormals=False):
     """{gradient: accuracy.Comparison} of a lowering's `grads` (name ->
     array) with reference_backward, element by element against
-    backward_error_bound (`gpu`: that of the tensor-core kernels)."""
+    backward_error_bound (`gpu`: that of the tensor-core kernels;
+    `rounded_operands`, `flush_subnormals`: as there)."""
     ref = reference_backward(cfg, inputs, dout)
-    bounds = backward_error_bound(cfg, inputs, dout, out_error, gpu)
+    bounds = backward_error_bound(cfg, inputs, dout, out_error, gpu,
+                                  rounded_operands, flush_subnormals)
     return {name: _compare(grads[name], ref[name], bounds[name])
             for name in ref}
 

@@ -57,7 +57,8 @@ for case in CASES:
         grads = call(static, cfg, x, out, dout, lse)
         got = {n: dtypes.kernel_result(g, cfg.dtype).astype(np.float64)
                for n, g in zip(NAMES, grads)}
-        result = accuracy_backward.compare_backward(cfg, got, x, dout)
+        result = accuracy_backward.compare_backward(
+            cfg, got, x, dout, **accuracy_backward.cpu_model(cfg))
         worst = {n: round(r.ratio, 3) for n, r in result.items()}
         assert all(r.ok for r in result.values()), (case, worst)
         print(f"PASS {case} lse={int(lse is not None)} err/bound {worst}")

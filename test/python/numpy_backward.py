@@ -37,7 +37,8 @@ def check(cfg, seed, give_out):
     # The saved output is the forward kernel's: its error bound, twice
     # (the tiled path's key-block sums stay within twice the plain bound).
     result = accuracy_backward.compare_backward(
-        cfg, got, x, dout, out_error=2 * accuracy.error_bound(cfg, x))
+        cfg, got, x, dout, out_error=2 * accuracy.error_bound(cfg, x),
+        **accuracy_backward.cpu_model(cfg))
     for name, r in result.items():
         assert r.ok, (cfg.describe(), name, r)
     return got, x, dout

@@ -83,7 +83,8 @@ for layout in ("bhsd", "bshd"):
         bhsd_dout = dout if layout == "bhsd" else dout.transpose(1, 2)
         result = accuracy_backward.compare_backward(
             cfg, grads, x, bhsd_dout.double().numpy(),
-            out_error=2 * accuracy.error_bound(cfg, x))
+            out_error=2 * accuracy.error_bound(cfg, x),
+            **accuracy_backward.cpu_model(cfg))
         for name, r in result.items():
             assert r.ok, (layout, gate, combine, name, r)
 print("PASS .backward() == float64 within the error model (layouts, gates, "

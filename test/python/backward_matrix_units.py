@@ -1,0 +1,108 @@
+# REQUIRES: torch, avx512bf16
+# RUN: %PYTHON %s
+"""The CPU backward by --gated-attention-to-llvm's matrix-units, run on this
+CPU (it has vdpbf16ps; elsewhere this test is UNSUPPORTED and
+tile-backward-avx512-bf16.mlir and Pipelines/backward-matrix-units.mlir
+check the code): a bf16 op on avx512-bf16 multiplies all five products in
+bf16 pairs, rounding dY, P and dS to bf16 as torch's bf16 backward and the
+GPU kernels do, and stays within accuracy_backward's bound for rounded
+operands (cpu_model), but not within the f32-operand one (dV is ~100 bounds
+off: the pairs are really used); with matrix-units=fma the same op keeps
+f32 operands and the f32-operand bound; f32 and f16 ops give the same bits
+under both (they have no pairs). GQA, causal with rows that see no key,
+ragged blocks, Dv != D, each gate kind, reading the forward's L (the
+training path) or recomputing it."""
+
+import numpy as np
+import torch
+
+from gated_attention import accuracy_backward, config, dtypes, reference
+from gated_attention.torch import _args, _backward
+
+TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def tensor(x, dtype):
+    return torch.from_numpy(np.ascontiguousarray(x, np.float64)).to(
+        TORCH[dtype])
+
+
+def gradients(cfg, units, x, dout, out, lse):
+    """The gradients of `cfg`'s backward compiled with matrix-units=`units`
+    (float64 arrays)."""
+    gated = cfg.gate != "none"
+    kernel = _backward.CpuBackwardKernel(
+        _args.compile_key(cfg), lse=lse is not None,
+        pipeline=(f"--gated-attention-to-llvm=matrix-units={units}",))
+    names = ("query", "key", "value") + (("gate",) if gated else ())
+    ins = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
+    ins += [tensor(out, cfg.dtype), tensor(dout, cfg.dtype)]
+    if gated:
+        ins.append(tensor(x["gate"], cfg.dtype))
+    if lse is not None:
+        ins.append(torch.from_numpy(np.ascontiguousarray(lse, np.float32)))
+    grads = [torch.empty_like(tensor(x[n], cfg.dtype)) for n in names]
+    kernel(*ins, *grads)
+    return {n: g.double().numpy() for n, g in zip(names, grads)}
+
+
+def inputs_of(cfg, seed):
+    x = cfg.inputs(seed)
+    rng = np.random.default_rng(seed + 1)
+    dout = dtypes.round_to(rng.standard_normal(cfg.shapes()["result"]),
+                           cfg.dtype)
+    with np.errstate(invalid="ignore"):
+        out = dtypes.round_to(cfg.reference(x), cfg.dtype)
+    return x, dout, out
+
+
+CASES = [
+    dict(hq=8, hkv=2, sq=70, skv=150, d=64, dv=64, gate="sigmoid",
+         causal=True),
+    dict(hq=2, hkv=2, sq=40, skv=100, d=128, dv=32, gate="silu",
+         combine="add"),
+    dict(hq=4, hkv=1, sq=90, skv=40, d=64, dv=96, gate="none", causal=True),
+    dict(hq=2, hkv=1, sq=64, skv=128, d=128, dv=128, gate="ns_sigmoid",
+         gate_width="headwise", gate_heads="shared"),
+]
+f32_model_misses = 0
+for n, fields in enumerate(CASES):
+    cfg = config.AttentionConfig(b=2, dtype="bf16", **fields)
+    x, dout, out = inputs_of(cfg, 40 + n)
+    lse = reference.log_sum_exp(x["query"], x["key"], cfg.scale, cfg.causal)
+    for given in (lse, None):
+        paired = gradients(cfg, "avx512-bf16", x, dout, out, given)
+        model = accuracy_backward.cpu_model(cfg, "avx512-bf16")
+        assert model["rounded_operands"], model
+        result = accuracy_backward.compare_backward(cfg, paired, x, dout,
+                                                    **model)
+        assert all(r.ok for r in result.values()), (cfg.describe(), result)
+        f32_model = accuracy_backward.compare_backward(cfg, paired, x, dout)
+        f32_model_misses += not f32_model["value"].ok
+        wide = gradients(cfg, "fma", x, dout, out, given)
+        assert not any(accuracy_backward.cpu_model(cfg, "fma").values())
+        result_fma = accuracy_backward.compare_backward(cfg, wide, x, dout)
+        assert all(r.ok for r in result_fma.values()), (cfg.describe(),
+                                                        result_fma)
+        print(f"PASS {cfg.describe()}{' lse' if given is not None else ''} "
+              "avx512-bf16 " + " ".join(f"d{k[0]}:{r.ratio:.2g}"
+                                        for k, r in result.items())
+              + f" (f32-operand model dv:{f32_model['value'].ratio:.3g}), "
+              "fma " + " ".join(f"d{k[0]}:{r.ratio:.2g}"
+                                for k, r in result_fma.items()))
+# P rounded to bf16 moves dV far outside the f32-operand bound.
+assert f32_model_misses == 2 * len(CASES), f32_model_misses
+print("PASS the f32-operand bound rejects every paired bf16 dV")
+
+# f32 and f16: no pairs, the same bits under both options.
+for dtype in ("f32", "f16"):
+    cfg = config.AttentionConfig(b=2, hq=4, hkv=2, sq=70, skv=150, d=64,
+                                 dv=32, gate="sigmoid", causal=True,
+                                 dtype=dtype)
+    x, dout, out = inputs_of(cfg, 7)
+    lse = reference.log_sum_exp(x["query"], x["key"], cfg.scale, cfg.causal)
+    a = gradients(cfg, "avx512-bf16", x, dout, out, lse)
+    b = gradients(cfg, "fma", x, dout, out, lse)
+    for name in a:
+        assert np.array_equal(a[name], b[name]), (dtype, name)
+    print(f"PASS {dtype}: the same bits with matrix-units=avx512-bf16 and fma")
