@@ -16,7 +16,8 @@ training path) or recomputing it."""
 import numpy as np
 import torch
 
-from gated_attention import accuracy_backward, config, dtypes, reference
+from gated_attention import accuracy_backward, config
+from gated_attention.testing.emulate_backward import case_inputs
 from gated_attention.torch import _args, _backward
 
 TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -46,16 +47,6 @@ def gradients(cfg, units, x, dout, out, lse):
     return {n: g.double().numpy() for n, g in zip(names, grads)}
 
 
-def inputs_of(cfg, seed):
-    x = cfg.inputs(seed)
-    rng = np.random.default_rng(seed + 1)
-    dout = dtypes.round_to(rng.standard_normal(cfg.shapes()["result"]),
-                           cfg.dtype)
-    with np.errstate(invalid="ignore"):
-        out = dtypes.round_to(cfg.reference(x), cfg.dtype)
-    return x, dout, out
-
-
 CASES = [
     dict(hq=8, hkv=2, sq=70, skv=150, d=64, dv=64, gate="sigmoid",
          causal=True),
@@ -68,8 +59,7 @@ CASES = [
 f32_model_misses = 0
 for n, fields in enumerate(CASES):
     cfg = config.AttentionConfig(b=2, dtype="bf16", **fields)
-    x, dout, out = inputs_of(cfg, 40 + n)
-    lse = reference.log_sum_exp(x["query"], x["key"], cfg.scale, cfg.causal)
+    x, dout, out, lse = case_inputs(cfg, 40 + n)
     for given in (lse, None):
         paired = gradients(cfg, "avx512-bf16", x, dout, out, given)
         model = accuracy_backward.cpu_model(cfg, "avx512-bf16")
@@ -99,8 +89,7 @@ for dtype in ("f32", "f16"):
     cfg = config.AttentionConfig(b=2, hq=4, hkv=2, sq=70, skv=150, d=64,
                                  dv=32, gate="sigmoid", causal=True,
                                  dtype=dtype)
-    x, dout, out = inputs_of(cfg, 7)
-    lse = reference.log_sum_exp(x["query"], x["key"], cfg.scale, cfg.causal)
+    x, dout, out, lse = case_inputs(cfg, 7)
     a = gradients(cfg, "avx512-bf16", x, dout, out, lse)
     b = gradients(cfg, "fma", x, dout, out, lse)
     for name in a:
