@@ -6,11 +6,13 @@
 
 #include "Epilogue.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
+#include "TmaPipeline.h"
 
 #include <cmath>
 #include <limits>
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -225,6 +227,184 @@ static void storeFromQuad(const KernelBuilder &kb, Value firstOfQuad,
   memref::StoreOp::create(b, kb.location(), value, buffer, index);
 }
 
+namespace {
+/// A warp's 16 output rows staged in shared memory from `base` as they lie
+/// in global memory (rows of `width` bytes, back to back): stmatrix writes
+/// 8 x 8 blocks into them, and one bulk copy moves the rows below Sq out.
+/// The 8 rows of a block share their banks (8 wavefronts a block, as many
+/// as the 8 rows of each 32-bit store of the register path), and no
+/// swizzle can spread them: a 1-D bulk copy needs the rows contiguous, and
+/// the consumer's freed Q rows leave no room to pad them.
+class StagedRows {
+public:
+  static constexpr int64_t kRows = 16, kChunkBytes = 16;
+
+  StagedRows(const KernelBuilder &kb, Value base, Value lane, int64_t width)
+      : kb(kb), base(base), lane(lane), width(width) {}
+
+  /// Writes tiles 2p and 2p + 1 (both row halves: packed pairs `words`, in
+  /// the order a0 a1 b0 b1) with one stmatrix.x4. Lanes 8m..8m + 7 address
+  /// the rows of block m: rows 8 (m % 2).., tile 2p + m / 2.
+  void store(int64_t p, ArrayRef<Value> words) {
+    OpBuilder &b = kb.builder();
+    NVVM::StMatrixOp::create(
+        b, kb.location(), blocks(p), words, NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+
+  /// The pairs of tiles 2p and 2p + 1 (a0 a1 b0 b1, as store() takes them)
+  /// with one ldmatrix.x4: the accumulator's layout for 16-bit data.
+  SmallVector<Value, 4> load(int64_t p) {
+    OpBuilder &b = kb.builder();
+    Location loc = kb.location();
+    Type i32 = b.getI32Type();
+    Type type =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+    Value x4 = NVVM::LdMatrixOp::create(
+        b, loc, type, blocks(p), /*num=*/4, NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    SmallVector<Value, 4> words;
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(LLVM::ExtractValueOp::create(b, loc, x4, i));
+    return words;
+  }
+
+  /// Lane 0 copies the rows below `numRows` - `row0` from `global` +
+  /// `start` bytes (one bulk copy, completing on the fresh mbarrier `bar`);
+  /// every lane waits for them.
+  void copyIn(Value global, Value start, Value row0, Value numRows, Value bar) {
+    OpBuilder &b = kb.builder();
+    Location loc = kb.location();
+    Value size = rowBytes(row0, numRows);
+    {
+      auto ifOp = scf::IfOp::create(b, loc, kb.eq(lane, kb.idx(0)));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      // The arrival completes the phase at once where there is nothing to
+      // copy (a warp past Sq).
+      NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, size,
+                                             /*scope=*/nullptr,
+                                             /*relaxed=*/nullptr, Value());
+      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size,
+                                        i32(0));
+      auto copy = scf::IfOp::create(b, loc, any);
+      b.setInsertionPointToStart(copy.thenBlock());
+      // To shared::cluster, this CTA's window (the shared::cta form needs
+      // PTX 8.6).
+      auto cluster = LLVM::LLVMPointerType::get(
+          b.getContext(),
+          static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+      Value dst = LLVM::AddrSpaceCastOp::create(b, loc, cluster, base);
+      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+          b, loc, dst, offsetBy(global, start), bar, size,
+          /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+    }
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, i32(0), i32(10000000));
+  }
+
+  /// Copies the rows below `numRows` - `row0` to `global` + `start` bytes,
+  /// from lane 0, and waits until the copy has read them (the rows are the
+  /// consumer's Q tile, which the kernel's exit frees).
+  void copyOut(Value global, Value start, Value row0, Value numRows) {
+    OpBuilder &b = kb.builder();
+    Location loc = kb.location();
+    // Each lane's stmatrix writes (generic proxy) before lane 0's bulk
+    // copy reads them (async proxy).
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    NVVM::SyncWarpOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(-1)));
+    Value size = rowBytes(row0, numRows);
+    Value copies = arith::AndIOp::create(
+        b, loc, kb.eq(lane, kb.idx(0)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size, i32(0)));
+    {
+      auto ifOp = scf::IfOp::create(b, loc, copies);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(
+          b, loc, offsetBy(global, start), base, size,
+          /*l2CacheHint=*/Value(), /*byteMask=*/Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, /*group=*/0,
+                                         /*read=*/b.getUnitAttr());
+  }
+
+private:
+  Value i32(int64_t v) const {
+    return arith::ConstantOp::create(kb.builder(), kb.location(),
+                                     kb.builder().getI32IntegerAttr(v));
+  }
+  /// The bytes of the warp's rows below numRows (none past it), in i32:
+  /// numRows - row0 may be negative.
+  Value rowBytes(Value row0, Value numRows) const {
+    OpBuilder &b = kb.builder();
+    Location loc = kb.location();
+    auto narrow = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+    };
+    Value left = arith::SubIOp::create(b, loc, narrow(numRows), narrow(row0));
+    Value rows = arith::MaxSIOp::create(
+        b, loc, arith::MinSIOp::create(b, loc, left, i32(kRows)), i32(0));
+    return arith::MulIOp::create(b, loc, rows, i32(width));
+  }
+  /// `global` advanced by `bytes` (index).
+  Value offsetBy(Value global, Value bytes) const {
+    OpBuilder &b = kb.builder();
+    Value wide =
+        arith::IndexCastOp::create(b, kb.location(), b.getI64Type(), bytes);
+    return LLVM::GEPOp::create(b, kb.location(), global.getType(),
+                               b.getI8Type(), global, ValueRange{wide});
+  }
+  /// The lane's row of the 8 x 8 blocks of tiles 2p and 2p + 1.
+  Value blocks(int64_t p) {
+    if (!laneOffset) {
+      Value m = kb.div(lane, 8);
+      Value row = kb.add(kb.mul(kb.rem(m, 2), 8), kb.rem(lane, 8));
+      laneOffset = kb.add(kb.mul(row, width), kb.mul(kb.div(m, 2), 16));
+    }
+    return at(kb.add(laneOffset, 2 * p * kChunkBytes));
+  }
+  Value at(Value offset) const {
+    OpBuilder &b = kb.builder();
+    Value bytes =
+        arith::IndexCastOp::create(b, kb.location(), b.getI32Type(), offset);
+    return LLVM::GEPOp::create(b, kb.location(), base.getType(), b.getI8Type(),
+                               base, ValueRange{bytes});
+  }
+
+  const KernelBuilder &kb;
+  Value base, lane;
+  int64_t width;
+  /// The lane's stmatrix row address for p = 0.
+  Value laneOffset;
+};
+} // namespace
+
+/// 32 bits from ldmatrix as a pair of 16-bit elements.
+static Value pairOfWord(const KernelBuilder &kb, Value word, Type pairType) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value vec = vector::FromElementsOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), ValueRange{word});
+  return vector::BitCastOp::create(b, loc, pairType, vec);
+}
+
+/// A pair of output elements as the 32 bits stmatrix takes.
+static Value pairWord(const KernelBuilder &kb, Value pair) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value word = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, word, 0);
+}
+
 void mlir::gated_attention::flash::emitGatedEpilogue(
     const KernelBuilder &kb, const FlashKernelConfig &cfg,
     const LaneLayout &lanes, SoftmaxState state, Value row0,
@@ -232,6 +412,7 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   bool headwise = cfg.headwiseGate();
+  bool staged = static_cast<bool>(operands.staging);
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, cfg.elementType);
   auto f32PairType = VectorType::get({2}, f32);
@@ -239,24 +420,76 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
   Value g = operands.gate;
   OutputMath math(kb, cfg, fast);
   Value firstOfQuad = operands.lse ? kb.eq(lanes.quadCol, kb.idx(0)) : Value();
+  // Staged: the packed output pairs of each row half, by tile.
+  SmallVector<SmallVector<Value>, 2> words(AccumulatorTile::kRowsPerLane);
+  int64_t width = out.numTiles() * StagedRows::kChunkBytes;
+  std::optional<StagedRows> rows;
+  if (staged)
+    rows.emplace(kb, operands.staging, lanes.lane, width);
+  // The output pair of tile t in row half `half` (its gate pair `gatePair`
+  // where elementwise), rounded at once.
+  auto outputPair = [&](int64_t t, int64_t half, Value gatePair) {
+    SmallVector<Value, 2> gates;
+    if (gatePair) {
+      auto [g0, g1] = unpackPair(kb, math.preparePair(gatePair), fast);
+      gates = {math.gate(g0), math.gate(g1)};
+    }
+    // combine(O / l, gate) per element.
+    SmallVector<Value, 2> y;
+    for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
+      y.push_back(
+          math.output(out.at(t, half, c), gates.empty() ? Value() : gates[c]));
+    return arith::TruncFOp::create(
+        b, loc, pairType,
+        vector::FromElementsOp::create(b, loc, f32PairType, y));
+  };
+  // Staged gate rows: one bulk copy, waited for before any row's math.
+  if (operands.gateBarrier)
+    rows->copyIn(
+        globalBufferPointer(kb, g),
+        kb.mul(kb.add(operands.gateBase, kb.mul(row0, operands.gateRowStride)),
+               cfg.elementBytes()),
+        row0, operands.numRows, operands.gateBarrier);
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
     Value l = math.startRow(state, half);
     EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);
-    auto gateRow = [&] {
-      return row.start(kb, operands.gateBase, operands.gateRowStride,
-                       operands.gateGroupStride);
-    };
     auto outRow = [&] {
       return row.start(kb, operands.outBase, operands.outRowStride,
                        operands.outGroupStride);
     };
-    auto ifOp = scf::IfOp::create(b, loc, kb.lt(row.row, operands.numRows));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    if (operands.lse)
+    Value inBounds = kb.lt(row.row, operands.numRows);
+    auto lseStore = [&] {
       storeFromQuad(
           kb, firstOfQuad, rowLogSumExp(kb, state.max(half), l), operands.lse,
           row.start(kb, operands.lseBase, kb.idx(1), operands.lseGroupStride));
+    };
+    // Staged, every lane computes both its rows (stmatrix is the warp's):
+    // one past Sq reads the gate of row Sq - 1, and is not copied out.
+    Value gateRowIndex = row.row;
+    OpBuilder::InsertionGuard guard(b);
+    if (staged) {
+      if (operands.lse) {
+        auto ifOp = scf::IfOp::create(b, loc, inBounds);
+        OpBuilder::InsertionGuard lseGuard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        lseStore();
+      }
+      // Staged gate rows: the math follows, block by block.
+      if (operands.gateBarrier)
+        continue;
+      gateRowIndex = kb.min(row.row, kb.sub(operands.numRows, 1));
+    } else {
+      auto ifOp = scf::IfOp::create(b, loc, inBounds);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      if (operands.lse)
+        lseStore();
+    }
+    auto gateRow = [&] {
+      EpilogueRow at = row;
+      at.row = gateRowIndex;
+      return at.start(kb, operands.gateBase, operands.gateRowStride,
+                      operands.gateGroupStride);
+    };
     if (headwise) {
       Value x = memref::LoadOp::create(b, loc, g, gateRow());
       math.setRowGate(arith::ExtFOp::create(b, loc, f32, x));
@@ -275,25 +508,39 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
       }
     for (int64_t t = 0; t < out.numTiles(); ++t) {
       Value col = kb.add(lanes.columnPair(kb), t * 8);
-      // The gate of this lane's two output columns.
-      SmallVector<Value, 2> gates;
-      if (!gatePairs.empty()) {
-        auto [g0, g1] = unpackPair(kb, math.preparePair(gatePairs[t]), fast);
-        gates = {math.gate(g0), math.gate(g1)};
-      }
-      // combine(O / l, gate) per element; the pair is rounded at once.
-      SmallVector<Value, 2> y;
-      for (int64_t c = 0; c < AccumulatorTile::kColumnsPerLane; ++c)
-        y.push_back(math.output(out.at(t, half, c),
-                                gates.empty() ? Value() : gates[c]));
-      Value packed = arith::TruncFOp::create(
-          b, loc, pairType,
-          vector::FromElementsOp::create(b, loc, f32PairType, y));
-      vector::StoreOp::create(b, loc, packed, operands.out,
-                              ValueRange{kb.add(outRow(), col)},
-                              /*nontemporal=*/false, kPairAlignment);
+      Value packed =
+          outputPair(t, half, gatePairs.empty() ? Value() : gatePairs[t]);
+      if (staged)
+        words[half].push_back(pairWord(kb, packed));
+      else
+        vector::StoreOp::create(b, loc, packed, operands.out,
+                                ValueRange{kb.add(outRow(), col)},
+                                /*nontemporal=*/false, kPairAlignment);
     }
   }
+  if (!staged)
+    return;
+  // Blocks of tiles 2p and 2p + 1, both halves: a0 a1 b0 b1. With staged
+  // gate rows each block's output overwrites its gate, read just before
+  // (no more than 4 gate pairs live).
+  for (int64_t p = 0; p < out.numTiles() / 2; ++p) {
+    SmallVector<Value, 4> x4;
+    if (operands.gateBarrier) {
+      for (auto [i, word] : llvm::enumerate(rows->load(p)))
+        x4.push_back(pairWord(kb, outputPair(2 * p + i / 2, i % 2,
+                                             pairOfWord(kb, word, pairType))));
+    } else {
+      x4 = {words[0][2 * p], words[1][2 * p], words[0][2 * p + 1],
+            words[1][2 * p + 1]};
+    }
+    rows->store(p, x4);
+  }
+  // The warp's rows are contiguous (stagesOutput): one run from row0's.
+  rows->copyOut(
+      globalBufferPointer(kb, operands.out),
+      kb.mul(kb.add(operands.outBase, kb.mul(row0, operands.outRowStride)),
+             cfg.elementBytes()),
+      row0, operands.numRows);
 }
 
 void mlir::gated_attention::flash::emitPartialEpilogue(

@@ -34,6 +34,13 @@ struct EpilogueOperands {
   /// of the tile's [Sq] slab from lseBase, packed heads lseGroupStride
   /// apart.
   Value lse = {}, lseBase = {}, lseGroupStride = {};
+  /// Where the warp stages its 16 output rows in shared memory (null: each
+  /// lane stores its column pairs itself); FlashKernelConfig::stagesOutput.
+  Value staging = {};
+  /// The warp's mbarrier for its gate rows, when they come through
+  /// `staging` too (FlashKernelConfig::stagesGate; null: loaded by each
+  /// lane); fresh, its phase 0 is theirs.
+  Value gateBarrier = {};
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below
@@ -41,7 +48,12 @@ struct EpilogueOperands {
 /// of each quad): the final step of the kernel for `state`. `fast` (the
 /// sm_90a kernel): O arrives already scaled by normalizedRowScale(), and
 /// the built-in gates are activated on the MUFU unit (tanh.approx), rather
-/// than O divided by l here and the gate's accurate activation.
+/// than O divided by l here and the gate's accurate activation. With
+/// `operands.staging` the warp writes its rows into shared memory as 8 x 8
+/// blocks (stmatrix, four a time) and lane 0 copies those below Sq out in
+/// one bulk copy (cp.async.bulk): a quarter of the register path's stores.
+/// Every lane then computes both its rows, a row past Sq with the gate of
+/// row Sq - 1.
 void emitGatedEpilogue(const KernelBuilder &kb, const FlashKernelConfig &cfg,
                        const LaneLayout &lanes, SoftmaxState state, Value row0,
                        const EpilogueOperands &operands, bool fast = false);

@@ -141,10 +141,24 @@ bool FlashKernelConfig::isStrided(StringRef operand) const {
 /// a time).
 int64_t FlashKernelConfig::rowAlignment(StringRef operand) const {
   if (operand == "gate")
-    return gateWidth == 1 ? elementBytes() : 2 * elementBytes();
+    return stagesGate()     ? 16
+           : gateWidth == 1 ? elementBytes()
+                            : 2 * elementBytes();
   if (operand == "out")
-    return 2 * elementBytes();
+    return stagesOutput() ? 16 : 2 * elementBytes();
   return 16;
+}
+
+bool FlashKernelConfig::stagesOutput() const {
+  // One bulk copy a warp: its 16 rows back to back in global memory, and
+  // 16-byte aligned. Dv = 256 only: the staging's fixed cost (a barrier,
+  // the copies and their waits, about 40 instructions a warp) beats the 4
+  // stores (and loads) per 8 elements of a lane it saves only there; at
+  // Dv = 128 the epilogue came out the same length and the main loop a
+  // few instructions longer (bench/results/sass-2026-12-05.md).
+  return isWgmma() && role == KernelRole::Direct && !isPaged() &&
+         rowGroup() == 1 && valueHeadDim == 256 && headDim >= 256 &&
+         rowStride("out") == valueHeadDim;
 }
 
 FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {

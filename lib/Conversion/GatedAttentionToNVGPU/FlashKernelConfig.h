@@ -205,6 +205,17 @@ struct FlashKernelConfig {
   int64_t rowStride(StringRef operand) const;
   /// The bytes that the start of each row of `operand` must be aligned to.
   int64_t rowAlignment(StringRef operand) const;
+  /// Whether the sm_90a kernel's epilogue writes its output through shared
+  /// memory (Epilogue.h): a dense kernel of one head per row, Dv = 256 (its
+  /// output rows fit in the consumer's freed Q rows when D >= Dv),
+  /// contiguous rows starting 16-byte aligned.
+  bool stagesOutput() const;
+  /// Whether it also reads an elementwise gate through them: one bulk copy
+  /// a warp of rows back to back, then ldmatrix.
+  bool stagesGate() const {
+    return stagesOutput() && hasGate && !headwiseGate() &&
+           rowStride("gate") == valueHeadDim;
+  }
 
   std::string typeName() const;
   /// A readable kernel name; `uniqueKey` tells kernels of one name apart.

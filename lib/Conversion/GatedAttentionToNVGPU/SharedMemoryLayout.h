@@ -32,8 +32,9 @@ struct TmaSharedLayout {
   static constexpr int64_t kStages = 2;
   int64_t query, keys, values, keyStageBytes, valueStageBytes;
   /// The mbarriers, 8 bytes each: `full` and `empty` per stage of K and of
-  /// V, then the query's.
-  int64_t barriers, queryBarrier, total;
+  /// V, the query's, then (FlashKernelConfig::stagesGate) one per consumer
+  /// warp for its gate rows.
+  int64_t barriers, queryBarrier, gateBarriers, total;
   static TmaSharedLayout get(const FlashKernelConfig &cfg);
 };
 

@@ -86,6 +86,9 @@ Value TmaPipeline::barrier(bool full, KeyValue which, Value block) {
 }
 
 Value TmaPipeline::queryTile() { return pointer(layout.query); }
+Value TmaPipeline::gateBarrier(Value warp) {
+  return pointer(layout.gateBarriers, warp, 8);
+}
 Value TmaPipeline::keyTile(Value block) {
   return pointer(layout.keys, stageOf(block), layout.keyStageBytes);
 }
@@ -111,6 +114,10 @@ void TmaPipeline::initBarriers(Value lead) {
       init(layout.barriers + 8 * s,
            s < 2 * TmaSharedLayout::kStages ? producers : cfg.warps);
     init(layout.queryBarrier, producers);
+    // A gate barrier: its warp's lane 0 arrives, with the bytes.
+    if (cfg.stagesGate())
+      for (int64_t w = 0; w < cfg.warps; ++w)
+        init(layout.gateBarriers + 8 * w, 1);
     // The TMA unit (the async proxy) must see the initialized barriers.
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }

@@ -130,6 +130,8 @@ public:
 
   /// !llvm.ptr<3> to the Q tile, and to the K and V tiles of `block`.
   Value queryTile();
+  /// The gate barrier of consumer warp `warp` (FlashKernelConfig::stagesGate).
+  Value gateBarrier(Value warp);
   Value keyTile(Value block);
   Value valueTile(Value block);
   /// The stage that key block `block` goes through, and the bytes between

@@ -123,6 +123,13 @@ private:
   /// Runs `body` where `cond` holds.
   void when(Value cond, function_ref<void()> body);
   void setMaxRegisters(int64_t registers, NVVM::SetMaxRegisterAction action);
+  /// Where warp `warp` (of the consumers') of consumer `consumer` stages
+  /// its output rows (FlashKernelConfig::stagesOutput), after a barrier of
+  /// its warpgroup.
+  Value stagingRows(Value consumer, Value warp);
+  /// `index` as lane 0 has it (a shuffle of `type`, i32 by default):
+  /// uniform to ptxas.
+  Value fromLaneZero(Value index, Type type = {});
 
   const FlashKernelConfig &cfg;
   LaneLayout lanes;
@@ -377,8 +384,57 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
   });
   // The gate's and the output's slabs only now: no register carries them
   // through the loop.
-  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), warpRow, epilogue(),
+  EpilogueOperands operands = epilogue();
+  Value row0 = warpRow;
+  if (cfg.stagesOutput()) {
+    // The warp's rows, staging rows and gate barrier from a warp index
+    // ptxas knows to be uniform: the bulk copies take uniform registers,
+    // and would otherwise be issued in a loop over the lanes' values.
+    Value warp = fromLaneZero(lanes.warp);
+    row0 = fromLaneZero(warpRow);
+    operands.staging = stagingRows(consumer, warp);
+    if (cfg.stagesGate())
+      operands.gateBarrier = pipeline->gateBarrier(warp);
+  }
+  emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), row0, operands,
                     /*fast=*/true);
+}
+
+Value WgmmaFlashKernel::fromLaneZero(Value index, Type type) {
+  if (!type)
+    type = b.getI32Type();
+  Value narrow = arith::IndexCastOp::create(b, loc, type, index);
+  Value shuffled =
+      gpu::ShuffleOp::create(b, loc, narrow, 0, 32, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), shuffled);
+}
+
+Value WgmmaFlashKernel::stagingRows(Value consumer, Value warp) {
+  // The consumer's Q rows are free once every one of its warps has waited
+  // for its last wgmma (each read all 64 rows): a barrier of the
+  // warpgroup's 128 threads, ids after Pingpong's.
+  auto i32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  Value id = i32(add(div(warp, 4), 3));
+  Value threads = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(128));
+  NVVM::BarrierOp::create(b, loc, /*res=*/Type(), id, threads,
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+  // Those rows are 64-row blocks of 128 bytes (one per column atom), 8 KiB
+  // each, the CTA's 128 rows apart; a warp's 16 output rows (16 x 2 Dv
+  // bytes: 2, 4 or 8 KiB) lie within one.
+  constexpr int64_t blockBytes = WgmmaAtom::kM * kSwizzleSpanBytes;
+  int64_t warpBytes = 16 * cfg.valueHeadDim * cfg.elementBytes();
+  Value offset = mul(rem(warp, 4), warpBytes);
+  Value bytes = add(
+      add(mul(div(offset, blockBytes), cfg.queryBlock() * kSwizzleSpanBytes),
+          mul(div(warp, 4), blockBytes)),
+      rem(offset, blockBytes));
+  Value queryTile = pipeline->queryTile();
+  return LLVM::GEPOp::create(b, loc, queryTile.getType(), b.getI8Type(),
+                             queryTile, ValueRange{i32(bytes)});
 }
 
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
@@ -388,13 +444,7 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   // Read from lane 0, so that ptxas knows the warpgroup index to be
   // uniform and keeps what derives from it (the Q descriptor, the barrier
   // ids) in uniform registers.
-  Value warpgroup = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      gpu::ShuffleOp::create(
-          b, loc,
-          arith::IndexCastOp::create(b, loc, b.getI32Type(), div(thread, 128)),
-          0, 32, gpu::ShuffleMode::IDX)
-          .getShuffleResult());
+  Value warpgroup = fromLaneZero(div(thread, 128));
   atom.emplace(b, loc, cfg.elementType);
   if (cfg.isPaged())
     buildPaged(entry, thread, warpgroup);

@@ -64,6 +64,7 @@ import threading
 import numpy as np
 
 from ..dtypes import from_bits
+from . import emulate_staging
 from .cta import CTA
 from .generic_ir import _attr_int, _positions
 
@@ -283,6 +284,9 @@ class WgmmaCTA:
                                 self.warpgroups):
             raise AssertionError("the CTA exits with cp.async copies in "
                                  "flight or never tracked by an mbarrier")
+        if any(emulate_staging.outstanding(wg) for wg in self.warpgroups):
+            raise AssertionError("the CTA exits with bulk copies that no "
+                                 "cp.async.bulk.wait_group waited for")
         # Every phase begun is completed: no copy in flight, no arrival
         # that nothing waits for.
         for address, bar in self.barriers.items():
@@ -484,7 +488,18 @@ class Warpgroup(CTA):
         active = np.nonzero(self.mask)[0]
         if not active.size:
             return None
-        address = self.uniform(x[0][active])
+        addresses = np.unique(x[0][active])
+        if addresses.size > 1:
+            # One barrier per warp (the epilogue's gate rows): each in turn.
+            mask = self.mask
+            try:
+                for a in addresses:
+                    self.mask = mask & (x[0] == a)
+                    self.mbarrier_op(n, x)
+            finally:
+                self.mask = mask
+            return None
+        address = int(addresses[0])
         if n == "nvvm.mbarrier.init":
             self.cta.version += 1
             count = self.uniform(x[1][active])
@@ -755,6 +770,8 @@ class Warpgroup(CTA):
             return self.cp_async(op, x)
         if n == "nvvm.cp.async.mbarrier.arrive":
             return self.cp_async_arrive(op, x)
+        if n in emulate_staging.OPS:
+            return emulate_staging.run(self, op, x, SMEM_BASE)
         if n == "nvvm.fence.proxy":
             if "proxy_kind<async" not in op.attrs:
                 raise NotImplementedError(f"fence.proxy {op.attrs}")
@@ -772,6 +789,9 @@ class Warpgroup(CTA):
             if '"mov.b64 $0, {$1, $2};"' in op.attrs:
                 # A descriptor from its low and high words (WgmmaAtom).
                 return (x[1] << 32) | (x[0] & 0xFFFFFFFF)
+            if '"mov.u32 $0, %tid.x;"' in op.attrs:
+                # The thread index read again (the staged epilogue's).
+                return 128 * self.index + np.arange(t, dtype=np.int64)
             if '"mov.b32 $0, $1;"' in op.attrs:
                 # A value pinned below the side effects before it
                 # (WgmmaFlashKernel's O rescale factors).
@@ -794,4 +814,4 @@ SM90_OPS = frozenset((
     "nvvm.fence.mbarrier.init", "nvvm.wgmma.fence.aligned",
     "nvvm.wgmma.commit.group.sync.aligned",
     "nvvm.wgmma.wait.group.sync.aligned", "nvvm.wgmma.mma_async",
-    "llvm.inline_asm"))
+    "llvm.inline_asm")) | emulate_staging.OPS

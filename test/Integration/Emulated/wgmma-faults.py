@@ -17,25 +17,25 @@ CFG = config.AttentionConfig(b=1, hq=2, hkv=1, sq=70, skv=500, d=64, dv=64,
                              causal=False, dtype="bf16")
 
 
-def generic():
+def generic(cfg=CFG):
     return runner.compile_module(
-        mlir.attention_function(CFG, "case"),
+        mlir.attention_function(cfg, "case"),
         ["--convert-gated-attention-to-nvgpu=chip=sm_90a kernel=wgmma",
          "--canonicalize", "--cse", "--mlir-print-op-generic"])
 
 
-def run(text):
+def run(text, cfg=CFG):
     (name, desc), = ptx.launch_descriptions(text).items()
     kernel = emulate.find_kernel(text, name)
-    inputs = CFG.inputs(seed=3)
+    inputs = cfg.inputs(seed=3)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), CFG.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
                             ("gate", "gate"))}
     out = launcher.run(emulate.Emulator().kernel(kernel, desc), bits,
-                       b=CFG.b, sq=CFG.sq, skv=CFG.skv)
-    result = from_bits(out, CFG.dtype).astype(np.float64).reshape(
-        CFG.shapes()["result"])
-    return accuracy.compare(CFG, result, CFG.reference(inputs), inputs,
+                       b=cfg.b, sq=cfg.sq, skv=cfg.skv)
+    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
+        cfg.shapes()["result"])
+    return accuracy.compare(cfg, result, cfg.reference(inputs), inputs,
                             kernel=desc)
 
 
@@ -151,4 +151,52 @@ assert "reads wgmma accumulators" in early, early
 # while wgmmas still read it.
 race = wgmma_error(WAIT_RELEASE.sub(r"\2\1", text), "a release before the wait")
 assert "changed before the wgmma.wait_group" in race, race
+
+# The epilogue's staging at Dv = 256 (FlashKernelConfig::stagesOutput): the
+# gate rows in by one bulk copy a warp on its mbarrier, ldmatrix; the
+# output by stmatrix into the same rows, one bulk copy out. Sq = 40: the
+# second warp's rows end inside it, the others have none.
+WIDE = config.AttentionConfig(b=1, hq=2, hkv=1, sq=40, skv=40, d=256,
+                              dv=256, causal=True, dtype="bf16")
+wide = generic(WIDE)
+assert run(wide, WIDE).ok, "the staged kernel itself must pass"
+
+
+def staging_fault(faulty, what, message=None):
+    """The staged kernel with a fault: an error naming `message`, or (None)
+    a result outside the bound."""
+    assert faulty != wide
+    try:
+        result = run(faulty, WIDE)
+    except AssertionError as e:
+        assert message and message in str(e), e
+        return
+    assert message is None and not result.ok, f"{what} passed"
+
+
+# Bulk copies (async proxy) read the stmatrix rows (generic proxy) without
+# the fence between them.
+FENCE = re.compile(r'^ *"nvvm\.fence\.proxy"\(\).*\n', re.M)
+assert len(FENCE.findall(wide)) == 1
+staging_fault(FENCE.sub("", wide), "bulk copies without a proxy fence",
+              "after the warpgroup's last fence.proxy.async")
+# The CTA exits before its bulk copies have read the rows.
+staging_fault(re.sub(r'^ *"nvvm\.cp\.async\.bulk\.wait_group".*\n', "",
+                     wide, flags=re.M),
+              "bulk copies never waited for", "no cp.async.bulk.wait_group")
+# stmatrix's blocks in the wrong order (row halves swapped): the rows
+# land in each other's place.
+STMATRIX = re.compile(r'"nvvm\.stmatrix"\((%\w+), (%\w+), (%\w+), ')
+assert len(STMATRIX.findall(wide)) == 16
+staging_fault(STMATRIX.sub(r'"nvvm.stmatrix"(\1, \3, \2, ', wide),
+              "stmatrix blocks swapped")
+# The gate rows waited for with the wrong parity: on the emulator the
+# arrival has completed phase 0 by then, and the wait for phase 1 hangs (on
+# a GPU it may as well return before the rows land).
+last = list(WAIT.finditer(wide))[-1]
+one = re.search(r'^ *(%\w+) = "(?:llvm\.mlir|arith)\.constant"\(\) '
+                r'<\{value = 1 : i32\}', wide, re.M)
+assert one, "no i32 constant 1"
+staging_fault(wide[:last.start(2)] + one.group(1) + wide[last.end(2):],
+              "a wrong gate-barrier parity", "waits on parity 1")
 print("ok")
