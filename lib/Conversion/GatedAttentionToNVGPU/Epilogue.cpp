@@ -278,8 +278,9 @@ public:
     OpBuilder &b = kb.builder();
     Location loc = kb.location();
     Value size = rowBytes(row0, numRows);
+    Value first = kb.eq(lane, kb.idx(0));
     {
-      auto ifOp = scf::IfOp::create(b, loc, kb.eq(lane, kb.idx(0)));
+      auto ifOp = scf::IfOp::create(b, loc, first);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
       // The arrival completes the phase at once where there is nothing to
@@ -287,9 +288,15 @@ public:
       NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, size,
                                              /*scope=*/nullptr,
                                              /*relaxed=*/nullptr, Value());
+    }
+    {
+      // Its own branch, not nested in the arrival's: there ptxas issued it
+      // in a loop over the lanes' operands (2 instructions more).
       Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, size,
                                         i32(0));
-      auto copy = scf::IfOp::create(b, loc, any);
+      auto copy =
+          scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, first, any));
+      OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(copy.thenBlock());
       // To shared::cluster, this CTA's window (the shared::cta form needs
       // PTX 8.6).
