@@ -39,7 +39,7 @@ def bshd(x):
     return x.transpose(0, 2, 1, 3), {"B": s * h * d, "H": d, "S": h * d}
 
 
-def run(cfg, options, seed):
+def run(cfg, options, seed, out_rows="bshd"):
     wgmma = "wgmma" in options
     inputs = cfg.inputs(seed)
     b, hq, sq, d = inputs["query"].shape
@@ -72,16 +72,19 @@ def run(cfg, options, seed):
             storage[name] = bits(values, cfg.dtype)
         else:
             storage[name] = bits(inputs[operand], cfg.dtype)
-    # The output in [B, S, H, Dv].
-    strides["out"] = {"B": sq * hq * cfg.dv, "H": cfg.dv, "S": hq * cfg.dv}
+    # The output in [B, S, H, Dv], or (out_rows "bhsd") [B, H, S, Dv].
+    strides["out"] = ({"B": sq * hq * cfg.dv, "H": cfg.dv, "S": hq * cfg.dv}
+                      if out_rows == "bshd" else
+                      {"B": hq * sq * cfg.dv, "H": sq * cfg.dv, "S": cfg.dv})
     # The kernel is compiled for these rows (gated_attention.row_strides).
     kernel, desc = emulate.compile_case(
         cfg, options=options,
         row_strides={n: s["S"] for n, s in strides.items()})
     out = emulated(kernel, desc, storage, cfg.b, cfg.sq, cfg.skv,
                    strides=strides)
-    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
-        b, sq, hq, cfg.dv).transpose(0, 2, 1, 3)
+    result = from_bits(out, cfg.dtype).astype(np.float64)
+    result = (result.reshape(b, sq, hq, cfg.dv).transpose(0, 2, 1, 3)
+              if out_rows == "bshd" else result.reshape(b, hq, sq, cfg.dv))
     check = accuracy.compare(cfg, result, cfg.reference(inputs), inputs,
                              kernel=desc)
     # The same storage read as if contiguous (by the kernel compiled for
@@ -114,11 +117,19 @@ cases = [
     ("dtype=bf16,d=128,dv=64,hq=4,hkv=2,sq=30,skv=45,causal=1", ""),
     ("dtype=bf16,d=64,dv=64,hq=2,hkv=1,sq=70,skv=90,causal=1,"
      "gw=elementwise|headwise", "chip=sm_90a kernel=wgmma"),
+    # Dv = 256 with [B, S, H, Dv] rows: not the staged epilogue's
+    # contiguous rows (FlashKernelConfig::stagesOutput), the register path.
+    ("dtype=bf16,d=256,dv=256,hq=2,hkv=1,sq=40,skv=50,causal=1,"
+     "gw=elementwise|headwise", "chip=sm_90a kernel=wgmma"),
+    # Contiguous output rows, the gate's [B, S, H, Dv]: the output staged,
+    # the gate loaded by each lane (a row past Sq reads row Sq - 1's).
+    ("dtype=bf16,d=256,dv=256,hq=2,hkv=1,b=2,sq=40,skv=50,causal=1",
+     "chip=sm_90a kernel=wgmma", "bhsd"),
 ]
 failures = 0
-for spec, options in cases:
+for spec, options, *out_rows in cases:
     for i, cfg in enumerate(config.parse_cases(spec)):
-        failures += not run(cfg, options, seed=11 + i)
+        failures += not run(cfg, options, seed=11 + i, out_rows=(out_rows or ["bshd"])[0])
 assert failures == 0, f"{failures} strided cases failed"
 
 # Layouts the kernels cannot take.
