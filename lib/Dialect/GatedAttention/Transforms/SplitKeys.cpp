@@ -193,15 +193,17 @@ SmallVector<Value> KeySplit::partials(Value splits) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
   SmallVector<Value, 4> ivs;
-  ValueRange loopIvs = forall.getInductionVars();
+  // Owned: getInductionVars() returns a temporary.
+  SmallVector<Value> loopIvs = forall.getInductionVars();
+  ArrayRef<Value> nextIvs = loopIvs;
   for (auto [size, step] : llvm::zip_equal(rowSizes, steps)) {
     std::optional<int64_t> n = getConstantIntValue(size);
     if (n && *n <= *getConstantIntValue(step)) {
       ivs.push_back(index(0));
       continue;
     }
-    ivs.push_back(loopIvs.front());
-    loopIvs = loopIvs.drop_front();
+    ivs.push_back(nextIvs.front());
+    nextIvs = nextIvs.drop_front();
   }
   Value split = ivs[0], batch = ivs[1], head = ivs[2], row = ivs[3];
   // The tile: rows [row, row + min(rows per head, Sq - row)) of heads

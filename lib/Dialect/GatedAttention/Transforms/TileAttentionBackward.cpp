@@ -192,7 +192,7 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    ValueRange ivs = loop.getInductionVars();
+    SmallVector<Value> ivs = loop.getInductionVars();
     Value bi = ivs[0], kvHead = ivs[1], split = ivs[2];
     Value slot = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, bi, splits), split);
