@@ -41,58 +41,38 @@ from gated_attention.models import qwen3_next  # noqa: E402
 def _cpu_rows(args):
     """(function, units, stage seconds..., IR lines, object instructions)
     of the torch op's CPU functions (see the module's docstring)."""
-    from gated_attention import config, mlir, native, runner
-    llvm_bin, llvm_lib = runner.llvm_dirs()
-    tool = lambda name: os.path.join(llvm_bin, name)  # noqa: E731
+    from gated_attention import config, mlir, native
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for dtype, dynamic in (("bf16", True), ("bf16", False),
-                               ("f32", True)):
-            cfg = config.AttentionConfig(
-                b=1, hq=16, hkv=2, sq=1024, skv=1024, d=256, dv=256,
-                causal=True, gate="sigmoid", dtype=dtype,
-                dynamic=("b", "sq", "skv") if dynamic else ())
-            text = ("module {\n" + mlir.destination_function(cfg, "attention")
-                    + "}\n")
-            units_list = args.matrix_units.split(",") if dtype == "bf16" \
-                else ["fma"]
-            for units in units_list:
-                pipeline = f"--gated-attention-to-llvm=matrix-units={units}"
-                ll, obj, so = (os.path.join(tmp, f"m.{e}")
-                               for e in ("ll", "o", "so"))
-                stages = [float("inf")] * 4
-                for _ in range(args.repeat):
-                    t = [time.perf_counter()]
-                    llvm = runner.compile_module(text, [pipeline],
-                                                 opt=args.opt)
-                    t.append(time.perf_counter())
-                    with open(ll, "w") as f:
-                        f.write(native._run([tool("mlir-translate"),
-                                             "--mlir-to-llvmir"], llvm))
-                    t.append(time.perf_counter())
-                    native._run([tool("llc"), "-O3", "-mcpu=native",
-                                 "-relocation-model=pic", "-filetype=obj",
-                                 ll, "-o", obj])
-                    t.append(time.perf_counter())
-                    native._run(["gcc", "-shared", "-o", so, obj,
-                                 f"-L{llvm_lib}", "-lomp", "-lm"]
-                                + native._compiler_rt_builtins(llvm_lib))
-                    t.append(time.perf_counter())
-                    stages = [min(a, b - c) for a, b, c in
-                              zip(stages, t[1:], t[:-1])]
-                with open(ll) as f:
-                    ir_lines = sum(1 for _ in f)
-                asm = native._run(["objdump", "-d", "--no-show-raw-insn",
-                                   obj])
-                instructions = sum(1 for line in asm.splitlines()
-                                   if line.startswith(" "))
-                name = f"{dtype} {'dynamic' if dynamic else 'static'}"
-                rows.append((name, units, *stages, ir_lines, instructions))
-                print(f"{name:13s} {units:12s} opt {stages[0]:5.2f} s  "
-                      f"translate {stages[1]:4.2f} s  llc {stages[2]:5.2f} s  "
-                      f"link {stages[3]:4.2f} s  total {sum(stages):5.2f} s  "
-                      f"{ir_lines} IR lines, {instructions} instructions",
-                      flush=True)
+    for dtype, dynamic in (("bf16", True), ("bf16", False), ("f32", True)):
+        cfg = config.AttentionConfig(
+            b=1, hq=16, hkv=2, sq=1024, skv=1024, d=256, dv=256,
+            causal=True, gate="sigmoid", dtype=dtype,
+            dynamic=("b", "sq", "skv") if dynamic else ())
+        text = ("module {\n" + mlir.destination_function(cfg, "attention")
+                + "}\n")
+        units_list = args.matrix_units.split(",") if dtype == "bf16" \
+            else ["fma"]
+        for units in units_list:
+            pipeline = f"--gated-attention-to-llvm=matrix-units={units}"
+            stages = [float("inf")] * 4
+            for _ in range(args.repeat):
+                lib = native.SharedLibrary(text, (pipeline,), openmp=True,
+                                           opt=args.opt)
+                stages = [min(a, b) for a, b in
+                          zip(stages, lib.seconds.values())]
+            with open(lib.ir_path) as f:
+                ir_lines = sum(1 for _ in f)
+            asm = native._run(["objdump", "-d", "--no-show-raw-insn",
+                               lib.object_path])
+            instructions = sum(1 for line in asm.splitlines()
+                               if line.startswith(" "))
+            name = f"{dtype} {'dynamic' if dynamic else 'static'}"
+            rows.append((name, units, *stages, ir_lines, instructions))
+            print(f"{name:13s} {units:12s} opt {stages[0]:5.2f} s  "
+                  f"translate {stages[1]:4.2f} s  llc {stages[2]:5.2f} s  "
+                  f"link {stages[3]:4.2f} s  total {sum(stages):5.2f} s  "
+                  f"{ir_lines} IR lines, {instructions} instructions",
+                  flush=True)
     return rows
 
 

@@ -13,6 +13,7 @@ import os
 import platform
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 
@@ -118,13 +119,19 @@ def _compiler_rt_builtins(llvm_lib):
 
 
 class SharedLibrary:
-    """A module compiled to a shared library in a temporary directory."""
+    """A module compiled to a shared library in a temporary directory;
+    `seconds` holds each stage's wall time (opt, translate, llc, link) and
+    `ir_path` / `object_path` what the middle stages made (for
+    bench/compile_time.py); `opt` overrides gated-attention-opt."""
 
     def __init__(self, mlir_text, pipeline=("--gated-attention-to-llvm",),
-                 openmp=False):
+                 openmp=False, opt=None):
         self._dir = tempfile.TemporaryDirectory(prefix="gated-attention-")
         d = self._dir.name
-        llvm_dialect = runner.compile_module(mlir_text, list(pipeline))
+        clock = [time.perf_counter()]
+        llvm_dialect = runner.compile_module(mlir_text, list(pipeline),
+                                             opt=opt)
+        clock.append(time.perf_counter())
         # llc -mcpu=native cannot select tile instructions for a CPU
         # without AMX: say so first.
         if AMX_CONSTRUCTOR.decode() in llvm_dialect:
@@ -133,11 +140,14 @@ class SharedLibrary:
         ll = os.path.join(d, "module.ll")
         obj = os.path.join(d, "module.o")
         self.path = os.path.join(d, "module.so")
+        self.ir_path, self.object_path = ll, obj
         with open(ll, "w") as f:
             f.write(_run([os.path.join(llvm_bin, "mlir-translate"),
                           "--mlir-to-llvmir"], llvm_dialect))
+        clock.append(time.perf_counter())
         _run([os.path.join(llvm_bin, "llc"), "-O3", "-mcpu=native",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
+        clock.append(time.perf_counter())
         # The pipeline turns copies into loops, so no MLIR runtime library is
         # linked; only libomp for the parallel loop.
         libs = [f"-L{llvm_lib}", f"-Wl,-rpath,{llvm_lib}", "-lm"]
@@ -147,6 +157,9 @@ class SharedLibrary:
         # compiler-rt calls that GCC 12's libgcc lacks.
         libs += _compiler_rt_builtins(llvm_lib)
         _run(["gcc", "-shared", "-o", self.path, obj] + libs)
+        clock.append(time.perf_counter())
+        self.seconds = dict(zip(("opt", "translate", "llc", "link"),
+                                (b - a for a, b in zip(clock, clock[1:]))))
         try:
             self.lib = _load(self.path)
         except OSError as e:
