@@ -45,6 +45,7 @@ SKIP = [
     (r"bench/compile_time\.py", "benchmark (minutes)"),
     (r"bench/cpu_paged\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
+    (r"bench/cpu_attention\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_backward\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_backward_ab\.py", "benchmark (minutes of timed runs)"),
     (r"# on the GPU$", "runs on the GPU machine"),
