@@ -234,7 +234,7 @@ def backward_error_bound(cfg, inputs, dout, out_error=None, gpu=False,
 
     # The flushes of the three sums (0 unless flush_subnormals): each
     # element's terms' operands and additions.
-    ads = np.abs(scale) * w * np.abs(signed["dp"] - signed["delta"])
+    ads = np.abs(scale) * w * diff
     flush_q = flush * (ads.sum(axis=-1)[..., None]
                        + akr.sum(axis=-2)[..., None, :] + skv + pad)
     flush_k = flush * (ads.sum(axis=-2)[..., None] + aq.sum(axis=-2)[..., None, :]
@@ -285,8 +285,7 @@ def cpu_model(cfg, matrix_units="host"):
     other op in f32."""
     if matrix_units == "host":
         from . import native
-        matrix_units = ("avx512-bf16" if "avx512_bf16" in native.cpu_flags()
-                        else "fma")
+        matrix_units = native.host_matrix_units()
     pairs = cfg.dtype == "bf16" and matrix_units in ("avx512-bf16", "amx")
     return {"rounded_operands": pairs, "flush_subnormals": pairs}
 

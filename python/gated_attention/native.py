@@ -36,6 +36,16 @@ def cpu_flags():
         return frozenset()
 
 
+def host_matrix_units():
+    """What --gated-attention-to-llvm's matrix-units=host multiplies bf16
+    tiles with on this CPU at its default vector width (Pipelines.cpp,
+    resolvedMatrixUnits): AVX512-BF16 on a CPU with AVX-512 and it, never
+    AMX (taken only when asked for), else FMAs."""
+    flags = cpu_flags()
+    return ("avx512-bf16" if {"avx512f", "avx512_bf16"} <= flags
+            else "fma")
+
+
 # Compiled code that multiplies on AMX tiles (matrix-units=amx) holds this
 # load-time constructor (gated-attention-amx-tiles), which asks Linux for the
 # tile data state and exits the process where it is refused.

@@ -63,7 +63,7 @@ def runs_on_matrix_units(path, units, cfg):
     if cfg.dtype != "bf16" or not path.startswith("tiled"):
         return False
     if units in (None, "host"):
-        return "avx512_bf16" in native.cpu_flags()
+        return native.host_matrix_units() != "fma"
     return units in ("avx512-bf16", "amx")
 
 
