@@ -175,10 +175,7 @@ def cpu_features():
 def bf16_matrix_units():
     """What --gated-attention-to-llvm's matrix-units=host multiplies bf16
     tiles with on this machine."""
-    features = cpu_features()
-    if "amx_tile" in features and "amx_bf16" in features:
-        return "amx"
-    return "avx512-bf16" if "avx512_bf16" in features else "fma"
+    return native.host_matrix_units()
 
 
 # The matrix-units values the bf16 table times, and the CPU flags each needs.
