@@ -7,7 +7,9 @@ math, in one run on one machine; then peak resident memory vs S.
 GFLOP/s = 4 * B * H * Sq * Skv * D / time (non-causal, B = 1, H = 8, D = 128,
 f32), best of --repeat calls after a warm-up call; a second table runs the
 Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal; FLOPs halved), where
-numpy repeats K/V per query head as unfused implementations do. numpy runs in a child
+numpy repeats K/V per query head as unfused implementations do. Before the
+f32 tables, bench/fma_peak.py measures the f32 FMA peak on the same pinned
+threads; each f32 row reports its fraction of it. numpy runs in a child
 process with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (OpenBLAS picks its
 kernels itself); a second numpy column forces OPENBLAS_CORETYPE=SkylakeX,
 the fastest OpenBLAS kernels on AVX-512 machines, as the strongest baseline.
@@ -30,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from gated_attention import config, mlir, native  # noqa: E402
 import cpu_peers  # noqa: E402
+import fma_peak  # noqa: E402
 
 H, D = 8, 128
 # Qwen3-Next's full-attention layer: 16 query heads over 2 KV heads, D 256.
@@ -229,11 +232,17 @@ def write_csv(path, machine, header, rows):
             f.write(",".join(csv_cell(c) for c in r) + "\n")
 
 
+def of_peak(args, gflops_):
+    """The fraction of the measured f32 FMA peak (None if not measured)."""
+    return gflops_ / args.fma_peak if args.fma_peak else None
+
+
 def throughput(args):
     """The main table: tiled, reference, numpy (two kernels), non-causal."""
     print_header(["S", "tiled GFLOP/s", "reference GFLOP/s", "numpy GFLOP/s",
                   "numpy SkylakeX GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
-                  "tiled / numpy", "tiled / torch", "tiled / IREE"])
+                  "tiled / numpy", "tiled / torch", "tiled / IREE",
+                  "tiled / FMA peak"])
     rows = []
     for s in (int(x) for x in args.sizes.split(",") if x):
         cfg = attention_config(s)
@@ -252,13 +261,16 @@ def throughput(args):
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
                gflops(cfg, t_np), gflops(cfg, t_skx) if t_skx else None,
                gflops(cfg, t_torch), gflops(cfg, t_iree),
-               t_np / t_tiled, ratio(t_torch, t_tiled), ratio(t_iree, t_tiled))
+               t_np / t_tiled, ratio(t_torch, t_tiled), ratio(t_iree, t_tiled),
+               of_peak(args, gflops(cfg, t_tiled)))
         rows.append(row)
         print_row([str(s)] + [fmt(c) for c in row[1:7]] +
-                  [fmt(c, "{:.2f}x") for c in row[7:]])
+                  [fmt(c, "{:.2f}x") for c in row[7:10]] +
+                  [fmt(row[10], "{:.0%}")])
     return ["S", "tiled_gflops", "reference_gflops", "numpy_gflops",
             "numpy_skylakex_gflops", "torch_gflops", "iree_gflops",
-            "tiled_over_numpy", "tiled_over_torch", "tiled_over_iree"], rows
+            "tiled_over_numpy", "tiled_over_torch", "tiled_over_iree",
+            "tiled_over_fma_peak"], rows
 
 
 def qwen3next(args):
@@ -267,7 +279,8 @@ def qwen3next(args):
           "(GFLOP/s count the causal half)")
     print_header(["S", "tiled GFLOP/s", "numpy GFLOP/s",
                   "numpy SkylakeX GFLOP/s", "torch GFLOP/s", "IREE GFLOP/s",
-                  "tiled / numpy", "tiled / torch", "tiled / IREE"])
+                  "tiled / numpy", "tiled / torch", "tiled / IREE",
+                  "tiled / FMA peak"])
     rows = []
     for s in (int(x) for x in args.qwen_sizes.split(",") if x):
         cfg = attention_config(s, causal=True, **QWEN)
@@ -284,13 +297,14 @@ def qwen3next(args):
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np),
                gflops(cfg, t_skx) if t_skx else None, gflops(cfg, t_torch),
                gflops(cfg, t_iree), t_np / t_tiled, ratio(t_torch, t_tiled),
-               ratio(t_iree, t_tiled))
+               ratio(t_iree, t_tiled), of_peak(args, gflops(cfg, t_tiled)))
         rows.append(row)
         print_row([str(s)] + [fmt(c) for c in row[1:6]] +
-                  [fmt(c, "{:.2f}x") for c in row[6:]])
+                  [fmt(c, "{:.2f}x") for c in row[6:9]] +
+                  [fmt(row[9], "{:.0%}")])
     return ["S", "tiled_gflops", "numpy_gflops", "numpy_skylakex_gflops",
             "torch_gflops", "iree_gflops", "tiled_over_numpy",
-            "tiled_over_torch", "tiled_over_iree"], rows
+            "tiled_over_torch", "tiled_over_iree", "tiled_over_fma_peak"], rows
 
 
 def bf16_units_seconds(cfg, units, repeat):
@@ -413,6 +427,15 @@ def main():
     tables.append(("memory", memory))
     chosen = args.tables.split(",")
     tables = [(n, t) for n, t in tables if n in chosen]
+    # The f32 rows' yardstick, measured on the same pinned threads before
+    # them (a nominal clock x width overstates Zen 4's by 2x).
+    args.fma_peak = None
+    if {"throughput", "qwen3next"} & set(chosen) and fma_peak.widths():
+        peaks = fma_peak.peak(len(cpus))
+        args.fma_peak = fma_peak.best(peaks)
+        print("f32 FMA peak on these threads (bench/fma_peak.py): " +
+              ", ".join(f"{w}-bit {g:.1f}" for w, g in peaks.items()) +
+              " GFLOP/s\n")
     for name, table in tables:
         header, rows = table(args)
         write_csv(os.path.join(args.out, f"cpu-{name}-{stamp}.csv"), machine,
