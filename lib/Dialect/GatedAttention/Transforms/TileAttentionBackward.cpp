@@ -167,24 +167,36 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
   bindDims(b.getContext(), d0, d1, d2);
   Value key = op.getKey(), value = op.getValue(), query = op.getQuery();
   int64_t kvHeads = op.getNumKVHeads(), heads = op.getNumQueryHeads();
-  // Split s of a K/V head takes its key blocks s, s + splits, ... (every
-  // split sees rows of the causal diagonal and below), accumulates its
-  // contributions to dQ in a partial dQ of its own, and stages each key
-  // block's dK and dV rows at its block index / splits.
+  // Each split accumulates its contributions to dQ in a partial dQ of its
+  // own. Without the causal mask every key block costs the same, so split s
+  // takes the contiguous blocks [s n / splits, (s + 1) n / splits) and
+  // writes their dK and dV rows where they lie in the results. Under the
+  // mask the blocks near the diagonal cost less, so split s takes blocks
+  // s, s + splits, ... (every split sees rows of the diagonal and below)
+  // and stages each block's dK and dV rows at its block index / splits.
   Value splits = keySplits();
   Value keyBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, numKeys, index(bk));
-  Value stagedRows = b.createOrFold<arith::MulIOp>(
-      loc, b.createOrFold<arith::CeilDivUIOp>(loc, keyBlocks, splits),
-      index(bk));
   Value slots = b.createOrFold<arith::MulIOp>(loc, batch, splits);
   OpFoldResult rowsS = tensor::getMixedSize(b, loc, query, 2);
   SmallVector<Value> outputs = {
-      newTensor({slots, b.getIndexAttr(heads), rowsS, b.getIndexAttr(d)}, f32),
-      newTensor({slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(d)},
-                elementType),
-      newTensor(
-          {slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(dv)},
-          elementType)};
+      newTensor({slots, b.getIndexAttr(heads), rowsS, b.getIndexAttr(d)}, f32)};
+  Value stagedRows;
+  if (causal) {
+    stagedRows = b.createOrFold<arith::MulIOp>(
+        loc, b.createOrFold<arith::CeilDivUIOp>(loc, keyBlocks, splits),
+        index(bk));
+    outputs.push_back(newTensor(
+        {slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(d)},
+        elementType));
+    outputs.push_back(newTensor(
+        {slots, b.getIndexAttr(kvHeads), stagedRows, b.getIndexAttr(dv)},
+        elementType));
+  } else {
+    outputs.push_back(
+        resultTensor(tensor::getMixedSizes(b, loc, key), elementType));
+    outputs.push_back(
+        resultTensor(tensor::getMixedSizes(b, loc, value), elementType));
+  }
   auto loop = scf::ForallOp::create(
       b, loc, getAsOpFoldResult({batch, index(kvHeads), splits}), outputs,
       std::nullopt);
@@ -216,10 +228,45 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
     };
     ValueRange shared = loop.getRegionIterArgs();
     auto [partial, partialSizes] = region(shared[0], firstHead, group, rowsS);
-    OpFoldResult staged = getAsOpFoldResult(stagedRows);
-    auto [stagedK, stagedSizes] = region(shared[1], kvHead, 1, staged);
-    auto [stagedV, stagedVSizes] = region(shared[2], kvHead, 1, staged);
     Value zero = index(0);
+    // The split's key blocks: [firstKey, endKey) by `stride`; its rows of
+    // dK and dV (staged, or the results' rows [firstKey, endKey)).
+    Value firstKey, endKey, stride;
+    SmallVector<OpFoldResult> kvOffsets;
+    OpFoldResult kvRows;
+    if (causal) {
+      stride = arith::MulIOp::create(b, loc, splits, index(bk));
+      firstKey = arith::MulIOp::create(b, loc, split, index(bk));
+      endKey = numKeys;
+      kvOffsets = {slot, kvHead, b.getIndexAttr(0), b.getIndexAttr(0)};
+      kvRows = getAsOpFoldResult(stagedRows);
+    } else {
+      auto blockStart = [&](Value s) {
+        Value block = arith::DivUIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, s, keyBlocks), splits);
+        return arith::MinSIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, block, index(bk)), numKeys);
+      };
+      stride = index(bk);
+      firstKey = blockStart(split);
+      endKey = blockStart(arith::AddIOp::create(b, loc, split, index(1)));
+      kvOffsets = {bi, kvHead, firstKey, b.getIndexAttr(0)};
+      kvRows = arith::SubIOp::create(b, loc, endKey, firstKey).getResult();
+    }
+    auto kvRegion =
+        [&](Value dest,
+            int64_t width) -> std::pair<Value, SmallVector<OpFoldResult>> {
+      auto type = cast<RankedTensorType>(dest.getType());
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                         kvRows, b.getIndexAttr(width)};
+      SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+      auto sliceType = tensor::ExtractSliceOp::inferResultType(type, sizes);
+      return {tensor::ExtractSliceOp::create(b, loc, sliceType, dest, kvOffsets,
+                                             sizes, strides),
+              sizes};
+    };
+    auto [stagedK, stagedSizes] = kvRegion(shared[1], d);
+    auto [stagedV, stagedVSizes] = kvRegion(shared[2], dv);
 
     // The partial dQ starts at 0 (every row: a split may see none of some).
     partial =
@@ -240,10 +287,8 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                 })
             .front();
 
-    Value stride = arith::MulIOp::create(b, loc, splits, index(bk));
-    Value firstKey = arith::MulIOp::create(b, loc, split, index(bk));
     SmallVector<Value> state = forLoop(
-        firstKey, numKeys, stride, {partial, stagedK, stagedV},
+        firstKey, endKey, stride, {partial, stagedK, stagedV},
         [&](Value key0, ValueRange iter) -> SmallVector<Value> {
           Value cols = keysFrom(key0);
           // K and V in f32 once per key block, or as stored for the pair
@@ -307,13 +352,22 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
                               putRows(acc[2], dq, zero, r, row0, rows)};
                     });
               });
-          Value staged = arith::MulIOp::create(
-              b, loc,
-              arith::DivUIOp::create(
-                  b, loc, arith::DivUIOp::create(b, loc, key0, index(bk)),
-                  splits),
-              index(bk));
+          // The block's rows in the split's region of dK and dV: staged at
+          // block index / splits, or where they lie (the last block may be
+          // partial).
+          Value staged;
           OpFoldResult block = b.getIndexAttr(bk);
+          if (causal) {
+            staged = arith::MulIOp::create(
+                b, loc,
+                arith::DivUIOp::create(
+                    b, loc, arith::DivUIOp::create(b, loc, key0, index(bk)),
+                    splits),
+                index(bk));
+          } else {
+            staged = arith::SubIOp::create(b, loc, key0, firstKey);
+            block = getAsOpFoldResult(cols);
+          }
           return {
               accs[2],
               putRows(iter[1], rounded(accs[0]), zero, zero, staged, block),
@@ -323,14 +377,17 @@ SmallVector<Value> BackwardTileBuilder::keyBlockGrads(const Rows &rowsIn) {
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     SmallVector<SmallVector<OpFoldResult>> offsets = {
         {slot, firstHead, b.getIndexAttr(0), b.getIndexAttr(0)},
-        {slot, kvHead, b.getIndexAttr(0), b.getIndexAttr(0)},
-        {slot, kvHead, b.getIndexAttr(0), b.getIndexAttr(0)}};
+        kvOffsets,
+        kvOffsets};
     SmallVector<SmallVector<OpFoldResult>> sizes = {partialSizes, stagedSizes,
                                                     stagedVSizes};
     for (unsigned i = 0; i < 3; ++i)
       tensor::ParallelInsertSliceOp::create(b, loc, state[i], shared[i],
                                             offsets[i], sizes[i], strides);
   }
+  if (!causal)
+    return {sumQueryGrads(loop.getResult(0), splits), loop.getResult(1),
+            loop.getResult(2)};
   return {sumQueryGrads(loop.getResult(0), splits),
           unstageKeyBlocks(loop.getResult(1), splits, key),
           unstageKeyBlocks(loop.getResult(2), splits, value)};

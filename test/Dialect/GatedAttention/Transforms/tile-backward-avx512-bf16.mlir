@@ -26,7 +26,7 @@
 // PAIRS-SAME:  target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
 // dY (bf16), D, the gate's gradient.
 // PAIRS:       scf.forall {{.+}} -> (tensor<1x2x?x32xbf16>, tensor<1x2x?xf32>, tensor<1x2x?x32xbf16>)
-// PAIRS:       scf.forall {{.+}} -> (tensor<?x2x?x32xf32>, tensor<?x1x?x32xbf16>, tensor<?x1x?x32xbf16>)
+// PAIRS:       scf.forall {{.+}} -> (tensor<?x2x?x32xf32>, tensor<1x1x?x32xbf16>, tensor<1x1x?x32xbf16>)
 // Sᵀ = K Qᵀ, dPᵀ = V dYᵀ.
 // PAIRS-COUNT-128: x86vector.avx512.dot
 // PAIRS-COUNT-128: x86vector.avx512.dot
@@ -67,7 +67,7 @@
 // round dY, P or dS to bf16 (docs/Backward.md).
 // CHECK-LABEL: func.func @bf16_with_lse
 // CHECK-SAME:  target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
-// CHECK:       scf.forall {{.+}} -> (tensor<?x2x?x32xf32>, tensor<?x1x?x32xbf16>, tensor<?x1x?x32xbf16>)
+// CHECK:       scf.forall {{.+}} -> (tensor<?x2x?x32xf32>, tensor<1x1x?x32xbf16>, tensor<1x1x?x32xbf16>)
 // CHECK:         arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
 // CHECK-COUNT-128: x86vector.avx512.dot
 // CHECK-NOT:     {{x86vector.avx512.dot|to vector<.+xbf16>}}
