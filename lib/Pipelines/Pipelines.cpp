@@ -234,8 +234,13 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // Loops, then LLVM. bf16 has no native x86 arithmetic: expand its
   // conversions into integer ops.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
-  // Copies become loops, not calls into libmlir_c_runner_utils.
-  pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
+  // Copies become loops, not calls into libmlir_c_runner_utils; copies of
+  // static rows (the tiles' stacked rows, padded blocks, initial state) one
+  // vector per row, since llc vectorizes no loops.
+  ConvertMemRefCopyToLinalgPassOptions copyOptions;
+  copyOptions.vectorRows = 1024;
+  pm.addNestedPass<func::FuncOp>(
+      createConvertMemRefCopyToLinalgPass(copyOptions));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());

@@ -254,8 +254,13 @@ def ConvertMemRefCopyToLinalgPass : Pass<"convert-memref-copy-to-linalg"> {
     `memrefCopy` in `libmlir_c_runner_utils.so`: an element-by-element
     generic copy, and a library that links `libMLIR.so` and `libLLVM.so`
     into every process that loads a compiled kernel. As `linalg.copy` the
-    copy is lowered to loops (which LLVM vectorizes) like every other linalg
-    op, and the kernel needs no MLIR runtime library.
+    copy is lowered to loops like every other linalg op, and the kernel needs
+    no MLIR runtime library. Those loops copy element by element (`llc` does
+    not vectorize loops): with `vector-rows=N`, a copy whose rows (innermost
+    dimension) are static, unit strided and at most N elements long becomes
+    a loop over its rows instead, each row one `vector.transfer_read` and
+    `vector.transfer_write` (the CPU pipeline's tile copies: stacked query
+    and gate rows, padded key blocks, the loop state's initial values).
 
     ```mlir
     memref.copy %a, %b : memref<?x32xf32, strided<[32, 1], offset: ?>> to memref<?x32xf32, strided<[32, 1]>>
@@ -263,7 +268,14 @@ def ConvertMemRefCopyToLinalgPass : Pass<"convert-memref-copy-to-linalg"> {
     linalg.copy ins(%a : ...) outs(%b : ...)
     ```
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"vectorRows", "vector-rows", "int64_t", /*default=*/"0",
+           "Copy rows of static size up to this many elements as vectors "
+           "(0: never)">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // GATED_ATTENTION_CONVERSION_PASSES_TD

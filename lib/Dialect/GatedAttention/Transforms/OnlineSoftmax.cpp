@@ -57,10 +57,19 @@ Value OnlineSoftmaxTile::padRows(Value slice, OpFoldResult paddedRows) {
     return slice;
   auto paddedType = RankedTensorType::get({*padded, type.getDimSize(1)},
                                           type.getElementType());
+  // Zeros, then the slice's rows: the fill is a static tile op that
+  // gated-attention-vectorize-tiles vectorizes, and the slice becomes a
+  // copy of whole rows (a tensor.pad would bufferize to element loops).
   Value zero =
       arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  return tensor::createPadHighOp(paddedType, slice, zero, /*nofold=*/false, loc,
-                                 b);
+  Value init = tensor::EmptyOp::create(b, loc, paddedType.getShape(),
+                                       type.getElementType());
+  Value zeros = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, slice, zeros, offsets,
+                                       tensor::getMixedSizes(b, loc, slice),
+                                       strides);
 }
 
 scf::ForOp mlir::gated_attention::buildForLoop(

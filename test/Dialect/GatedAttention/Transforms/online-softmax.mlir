@@ -26,13 +26,14 @@ func.func @dynamic_rows(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>,
 
 // Static rows: the two query heads of each GQA group are stacked into one
 // 80-row tile, the head loop steps by the group, and the tail block
-// (keys 32..40) is padded to 16 keys.
+// (keys 32..40) is padded to 16 keys: zeros, then its 8 rows.
 // CHECK-LABEL: func.func @stacked_group
 // CHECK: scf.for %[[H:.+]] = %c0 to %c4 step %c2
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [40, 16] [1, 1] : tensor<40x16xf32> into tensor<80x16xf32>
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[40, 0] [40, 16] [1, 1] : tensor<40x16xf32> into tensor<80x16xf32>
 // CHECK: scf.for {{.+}} -> (tensor<80xf32>, tensor<80xf32>, tensor<80xf32>, tensor<80x8xf32>, tensor<80x8xf32>, f32, f32)
-// CHECK: tensor.pad {{.+}} high[%c8, 0]
+// CHECK: %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %[[ZEROS]][0, 0] [8, 16] [1, 1] : tensor<8x16xf32> into tensor<16x16xf32>
 // CHECK: tensor.extract_slice %{{.+}}[0, 0] [40, 8] [1, 1] : tensor<80x8xf32> to tensor<40x8xf32>
 // CHECK: tensor.extract_slice %{{.+}}[40, 0] [40, 8] [1, 1] : tensor<80x8xf32> to tensor<40x8xf32>
 func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,

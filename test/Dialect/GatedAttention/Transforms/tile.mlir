@@ -41,7 +41,7 @@
 // NOMASK-LABEL: func.func @gqa_causal
 // NOMASK: scf.for %{{.+}} = %c0 to
 // NOMASK-NOT: linalg.index
-// NOMASK-NOT: tensor.pad
+// NOMASK-NOT: tensor.insert_slice
 // NOMASK: scf.yield
 // CHECK: %[[UNMASKED:.+]] = arith.muli
 // CHECK: %[[LOOP1:.+]]:7 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[L0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACC0]], %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, f32, f32)
@@ -78,8 +78,9 @@
 // CHECK: scf.yield %[[MN]], %[[LN]]#0, %[[LN]]#1, %[[AN]]#0, %[[AN]]#1, %{{.+}}, %[[SIGMAN]]
 // Loop 2: blocks on the diagonal or past the last key, padded and masked.
 // CHECK: %[[LOOP2:.+]]:7 = scf.for %[[KB2:.+]] = %[[UNMASKED]] to %[[NKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6)
-// CHECK: tensor.pad
-// CHECK: tensor.pad
+// CHECK: %[[KZ:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x32xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %[[KZ]][0, 0] [%{{.+}}, 32] [1, 1] : tensor<?x32xf32> into tensor<64x32xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<64x16xf32>
 // CHECK: linalg.generic
 // CHECK: %[[I:.+]] = linalg.index 0
 // CHECK: %[[ROW:.+]] = arith.remui %[[I]], %c16
@@ -128,7 +129,7 @@ func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
 // B32-DAG: #[[GMAP:.+]] = affine_map<(d0, d1) -> (d0, 0)>
 // B32-LABEL: func.func @aligned_headwise_bf16
 // ALIGNED-LABEL: func.func @aligned_headwise_bf16
-// ALIGNED-NOT: tensor.pad
+// ALIGNED-NOT: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [
 // ALIGNED-NOT: linalg.index
 // ALIGNED: return
 // B32: scf.forall (%[[B:.+]], %[[H:.+]], %[[Q0:.+]]) = (0, 0, 0) to (2, 4, 128) step (1, 1, 32)
