@@ -16,6 +16,8 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -37,6 +39,12 @@ Value mlir::gated_attention::flash::contiguousSlab(const KernelBuilder &kb,
                                                    int64_t width) {
   Value slab = kb.add(kb.mul(batch, heads), head);
   return kb.mul(kb.mul(slab, rows), width);
+}
+
+void mlir::gated_attention::flash::budgetRegistersForLiveState(
+    gpu::GPUFuncOp func) {
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                IntegerAttr::get(IntegerType::get(func.getContext(), 32), 1));
 }
 
 Fragment mlir::gated_attention::flash::loadGlobalFragment(

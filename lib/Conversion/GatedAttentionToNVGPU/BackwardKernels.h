@@ -136,6 +136,15 @@ void buildBackwardQueryWgmmaKernel(OpBuilder &b, Location loc,
                                    const FlashKernelConfig &cfg,
                                    gpu::GPUFuncOp func);
 
+/// Gives ptxas no occupancy target for the mma.sync dK/dV or dQ kernel
+/// `func` (`.minnctapersm 1`): its registers are what its live state (the
+/// f32 accumulators of its rows, the streamed block's products and the
+/// loop's invariant addresses) needs, up to 255. Left to itself ptxas aims
+/// at three CTAs of 128 threads an SM (168 registers) where the state
+/// nearly fits, and spills loop invariants to get there. The price is
+/// occupancy (docs/Backward.md, "Register budget").
+void budgetRegistersForLiveState(gpu::GPUFuncOp func);
+
 /// Why `op` has no mma.sync backward, or "".
 std::string backwardUnsupportedReason(AttentionBackwardOp op);
 

@@ -159,6 +159,7 @@ void KeyValueKernel::queryBlock(Value block, Value buffer,
 }
 
 void KeyValueKernel::build(gpu::GPUFuncOp func) {
+  budgetRegistersForLiveState(func);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   KernelArguments args(cfg, entry);

@@ -96,6 +96,7 @@ void QueryKernel::keyBlock(Value block, Value buffer, bool masked,
 }
 
 void QueryKernel::build(gpu::GPUFuncOp func) {
+  budgetRegistersForLiveState(func);
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   KernelArguments args(cfg, entry);
