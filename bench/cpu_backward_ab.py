@@ -9,12 +9,20 @@ products on bf16 pairs), then both run by the C driver in turns, each turn
 the best of --calls calls, with the load average before each turn.
 
     .venv/bin/python bench/cpu_backward_ab.py [--sizes 512,1024]
-        [--rounds 4] [--calls 8] [--threads 2]
+        [--rounds 4] [--calls 8] [--threads 2] [--dtype bf16]
+        [--before-opt PATH [--before-env NAME=VALUE] [--after-opt PATH]]
 
-Needs gcc (for the driver). Prints one line per run and a summary.
+With --before-opt the two libraries are two builds instead: the pipeline
+as it is, compiled by that gated-attention-opt ("before"; --before-env sets
+a variable while it compiles, a build's temporary switch) and by
+--after-opt or this build's ("after"); --dtype f32 compares the f32
+backward. Needs gcc (for the driver). Prints one line per run (with the
+driver's fresh-page faults per call) and a summary, and writes a CSV to
+bench/results/.
 """
 
 import argparse
+import datetime
 import os
 import re
 import shutil
@@ -53,46 +61,82 @@ def main():
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--calls", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--dtype", default="bf16", choices=("bf16", "f32"))
+    parser.add_argument("--before-opt")
+    parser.add_argument("--before-env")
+    parser.add_argument("--after-opt")
     args = parser.parse_args()
 
     # B, Sq and Skv run-time sizes, as the torch op compiles it.
     cfg = config.AttentionConfig(b=1, hq=8, hkv=8, sq=1, skv=1, d=128,
-                                 dv=128, gate="sigmoid", dtype="bf16",
+                                 dv=128, gate="sigmoid", dtype=args.dtype,
                                  dynamic=("b", "sq", "skv"))
     text = ("module {\n" + mlir.backward_function(
         cfg, "attention_backward", lse=True) + "}\n")
-    before, after, units = pipelines(text)
-    print(f"tile-backward matrix-units: before fma, after {units}")
+    if args.before_opt:
+        builds = {"before": ("--gated-attention-to-llvm", args.before_opt,
+                             args.before_env),
+                  "after": ("--gated-attention-to-llvm", args.after_opt,
+                            None)}
+        print(f"before: {args.before_opt}"
+              f"{' with ' + args.before_env if args.before_env else ''}; "
+              f"after: {args.after_opt or runner.opt_path()}")
+    else:
+        before, after, units = pipelines(text)
+        builds = {"before": (f"--pass-pipeline={before}", None, None),
+                  "after": (f"--pass-pipeline={after}", None, None)}
+        print(f"tile-backward matrix-units: before fma, after {units}")
     with tempfile.TemporaryDirectory(prefix="ga-backward-ab-") as tmp:
         driver = os.path.join(tmp, "driver")
         subprocess.run(["gcc", "-O2", "-o", driver,
                         os.path.join(HERE, "cpu_backward_driver.c"), "-ldl",
                         "-lm"], check=True)
         libs = {}
-        for name, pipeline in (("before", before), ("after", after)):
-            lib = native.SharedLibrary(text, (f"--pass-pipeline={pipeline}",),
-                                       openmp=True)
+        for name, (pipeline, opt, env) in builds.items():
+            saved = dict(os.environ)
+            if env:
+                key, _, value = env.partition("=")
+                os.environ[key] = value
+            try:
+                lib = native.SharedLibrary(text, (pipeline,), openmp=True,
+                                           opt=opt)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
             libs[name] = os.path.join(tmp, f"{name}.so")
             shutil.copy(lib.path, libs[name])
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-        times = {}
+        times, rows = {}, []
+        element_bytes = "2" if args.dtype == "bf16" else "4"
         for s in (int(x) for x in args.sizes.split(",")):
             for _ in range(args.rounds):
                 for name in ("before", "after"):
                     with open("/proc/loadavg") as f:
                         load = f.read().split()[0]
                     out = subprocess.run(
-                        [driver, libs[name], "2", str(s), str(args.calls)],
+                        [driver, libs[name], element_bytes, str(s),
+                         str(args.calls)],
                         env=env, capture_output=True, text=True,
                         check=True).stdout
                     best = float(out.split()[1])
+                    faults = out.split()[-1]
                     times.setdefault((s, name), []).append(best)
-                    print(f"S {s} {name:6} load {load} best {best:.4f} s")
+                    rows.append(f"{args.dtype},{s},{name},{load},{best:.4f},"
+                                f"{faults}")
+                    print(f"S {s} {name:6} load {load} best {best:.4f} s "
+                          f"faults/call {faults}")
         for s in sorted({s for s, _ in times}):
             b, a = times[(s, "before")], times[(s, "after")]
             print(f"S {s}: before {min(b):.4f}-{max(b):.4f} s, after "
                   f"{min(a):.4f}-{max(a):.4f} s, before / after (medians) "
                   f"{statistics.median(b) / statistics.median(a):.2f}")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y%m%dT%H%M%SZ")
+    path = os.path.join(HERE, "results", f"cpu_backward_ab-{stamp}.csv")
+    with open(path, "w") as f:
+        f.write("dtype,s,build,load,best_s,faults_per_call\n" +
+                "\n".join(rows) + "\n")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
