@@ -1,5 +1,6 @@
 """The CPU forward compiled several ways, timed alternately in one process:
-the Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal, f32 by default)
+the Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal, f32 by default;
+--shape mha: H 8, D 128, not causal)
 through --gated-attention-to-llvm with each variant's options (and,
 optionally, its own gated-attention-opt, e.g. a copy built before a
 change), then rounds in which every variant runs --calls calls in turn;
@@ -9,7 +10,7 @@ result, the GFLOP/s only as good as the load average printed with them.
 
     .venv/bin/python bench/cpu_attention_ab.py [--sizes 1024,2048]
         [--variant NAME=OPTIONS[@OPT] ...] [--rounds 4] [--calls 3]
-        [--dtype f32] [--csv PATH]
+        [--dtype f32] [--shape qwen3next] [--csv PATH]
 
 OPTIONS are the pipeline's (e.g. `key-block=128 register-rows=4`, empty
 for the defaults), or a pass's inside it, named PASS.OPTION (e.g.
@@ -35,6 +36,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from gated_attention import config, mlir, native, runner  # noqa: E402
 import cpu_attention  # noqa: E402
 import fma_peak  # noqa: E402
+
+
+SHAPES = {
+    "qwen3next": dict(causal=True, **cpu_attention.QWEN),
+    "mha": dict(causal=False, hq=cpu_attention.H, hkv=cpu_attention.H,
+                d=cpu_attention.D),
+}
 
 
 def parse_variant(text):
@@ -95,6 +103,9 @@ def main():
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--calls", type=int, default=3)
     p.add_argument("--dtype", default="f32", choices=("f32", "bf16"))
+    p.add_argument("--shape", default="qwen3next", choices=tuple(SHAPES),
+                   help="qwen3next: Hq 16, Hkv 2, D 256, causal; mha: "
+                   "H 8, D 128, not causal (bench/cpu_attention.py's tables)")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--csv", help="append one row per (S, variant) here")
     args = p.parse_args()
@@ -107,15 +118,17 @@ def main():
         dtype = ml_dtypes.bfloat16
     else:
         dtype = np.float32
-    peak = fma_peak.best(fma_peak.peak(len(cpus))) if fma_peak.widths() \
-        else None
-    print(f"# {cpu_attention.cpu_name()}, {len(cpus)} threads, f32 FMA peak "
-          f"{peak:.1f} GFLOP/s" if peak else "")
+    # The f32 FMA peak is the f32 kernel's yardstick (bf16 multiplies on
+    # other units).
+    peak = (fma_peak.best(fma_peak.peak(len(cpus)))
+            if fma_peak.widths() and args.dtype == "f32" else None)
+    print(f"# {cpu_attention.cpu_name()}, {len(cpus)} threads" +
+          (f", f32 FMA peak {peak:.1f} GFLOP/s" if peak else ""))
     rows = []
     for s in (int(x) for x in args.sizes.split(",") if x):
-        cfg = config.AttentionConfig(b=1, sq=s, skv=s, causal=True,
-                                     dtype=args.dtype, dv=256,
-                                     **cpu_attention.QWEN)
+        shape = SHAPES[args.shape]
+        cfg = config.AttentionConfig(b=1, sq=s, skv=s, dtype=args.dtype,
+                                     dv=shape["d"], **shape)
         flops = cpu_attention.useful_flops(cfg)
         x = inputs(cfg, dtype)
         libs = [compile_variant(cfg, o, opt) for _, o, opt in variants]
@@ -144,15 +157,15 @@ def main():
             rows.append((s, len(cpus), name, options + (f"@{opt}" if opt
                                                          else ""),
                          t, g, best[0] / t, peak, g / peak if peak else None,
-                         min(loads), max(loads)))
+                         min(loads), max(loads), args.shape, args.dtype))
     if args.csv:
         new = not os.path.exists(args.csv)
         with open(args.csv, "a") as f:
             if new:
-                f.write(f"# {cpu_attention.cpu_name()}; Qwen3-Next shape, "
-                        f"causal, {args.dtype}\n"
+                f.write(f"# {cpu_attention.cpu_name()}\n"
                         "S,threads,variant,options,seconds,gflops,over_first,"
-                        "fma_peak_gflops,of_fma_peak,load_min,load_max\n")
+                        "fma_peak_gflops,of_fma_peak,load_min,load_max,shape,"
+                        "dtype\n")
             f.write(f"# {' '.join(sys.argv)}\n")
             for r in rows:
                 f.write(",".join(cpu_attention.csv_cell(c) for c in r) + "\n")

@@ -47,6 +47,7 @@ SKIP = [
     (r"bench/cpu_decode\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_attention\.py", "benchmark (writes bench/results)"),
     (r"bench/fma_peak\.py", "benchmark (writes bench/results)"),
+    (r"bench/cpu_attention_ab\.py", "benchmark (minutes of timed runs)"),
     (r"bench/cpu_backward\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_backward_ab\.py", "benchmark (minutes of timed runs)"),
     (r"# on the GPU$", "runs on the GPU machine"),
