@@ -53,7 +53,22 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
   grid                   three [symbol, divisor] pairs (or [symbol, divisor,
                          addend]), x y z: each grid dimension is
                          ceildiv(symbol, divisor) (+ addend); the symbols
-                         are B, Sq, Skv, T (the launch's), Hq and one
+                         are B, Sq, Skv, T (the launch's), Hq and one.
+                         One CTA per tile
+  persistent,            (optional; the dense "wgmma" kernel's) true: the
+  ctas_per_sm            kernel loops over its tiles, CTA c of n (linear
+                         over the grid) computing tiles c, c + n, ... of
+                         the x y z tiles of "grid", longest first, so it
+                         takes any grid; a launcher that knows the device's
+                         SM count launches min(tiles, SMs x ctas_per_sm)
+                         CTAs along x (grid()), one that does not (or
+                         ignores these fields) one CTA per tile. Added
+                         without a version bump: no existing field changed
+                         its meaning, and "grid" still gives a right
+                         launch to a reader that ignores them (the
+                         kernel's index argument B is listed in
+                         "arguments" like any other: a reader that does
+                         not know it stops at validate, naming it)
   block                  threads per CTA, [x, y, z]
   dynamic_shared_memory  bytes
   abi                    {"memref": the kernel parameters of one memref
@@ -65,7 +80,9 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
   arguments              [{"name", "kind": "memref" | "index" | "stride" |
                          "tensor_map", "element_type"?, "shape"?}] in
                          parameter order. An index argument is Sq or Skv
-                         (dense) or B or MB (paged, whose block_table,
+                         (dense; and B for the persistent one, which
+                         counts its tiles) or B or MB (paged, whose
+                         block_table,
                          seq_lens and cu_seqlens_q are i32 memrefs), and
                          splits and T for the split and merge kernels.
                          A "dense" kernel (or "split-merge") of an op
@@ -103,7 +120,7 @@ _FIELDS = {
 }
 _INSTRUCTIONS = ("mma.sync", "wgmma", "simt")
 _SYMBOLS = ("B", "Sq", "Skv", "T", "Hq", "one", "splits")
-_INDEX_ARGUMENTS = {"dense": ("Sq", "Skv"), "paged": ("B", "MB"),
+_INDEX_ARGUMENTS = {"dense": ("Sq", "Skv", "B"), "paged": ("B", "MB"),
                     "paged-split": ("B", "MB", "splits", "T"),
                     "dense-split": ("Sq", "Skv", "splits", "T"),
                     "split-merge": ("T", "splits"),
@@ -163,6 +180,13 @@ def validate(desc):
             and (len(d) == 2 or d[2] in _SYMBOLS) for d in grid):
         _fail(desc, f"field 'grid' must be three [symbol, divisor(, "
               f"addend)] lists with symbols in {_SYMBOLS}, got {grid!r}")
+    if "persistent" in desc and (
+            desc["persistent"] is not True or not isinstance(
+                desc.get("ctas_per_sm"), int) or isinstance(
+                    desc["ctas_per_sm"], bool) or desc["ctas_per_sm"] < 1):
+        _fail(desc, "field 'persistent' must be true and come with a "
+              f"positive int 'ctas_per_sm', got {desc['persistent']!r} and "
+              f"{desc.get('ctas_per_sm')!r}")
     if len(desc["block"]) != 3 or not all(
             isinstance(n, int) and n >= 1 for n in desc["block"]):
         _fail(desc, f"field 'block' must be three positive ints, got "
@@ -238,14 +262,21 @@ def map_dims(desc, arg, b, sq, skv):
     return out
 
 
-def grid(desc, b, sq=0, skv=0, t=0, splits=1):
+def grid(desc, b, sq=0, skv=0, t=0, splits=1, sm_count=None):
     """The grid of a launch on B = b, Sq = sq, Skv = skv (dense) or T = t
-    query tokens in `splits` key splits (paged), as (x, y, z)."""
+    query tokens in `splits` key splits (paged), as (x, y, z): one CTA per
+    tile, or for a persistent kernel on a device of `sm_count` SMs, min(its
+    tiles, sm_count x ctas_per_sm) CTAs along x, each looping over its
+    share of the tiles."""
     values = {"B": b, "Sq": sq, "Skv": skv, "T": t, "Hq": desc["Hq"],
               "one": 1, "splits": splits}
-    return tuple(-(-values[d[0]] // d[1]) + (values[d[2]] if len(d) > 2
-                                              else 0)
-                 for d in desc["grid"])
+    tiles = tuple(-(-values[d[0]] // d[1]) + (values[d[2]] if len(d) > 2
+                                               else 0)
+                  for d in desc["grid"])
+    if not desc.get("persistent") or not sm_count:
+        return tiles
+    x, y, z = tiles
+    return (min(x * y * z, sm_count * desc["ctas_per_sm"]), 1, 1)
 
 
 def split_count(split_desc, ctas, capacity, sm_count=None):

@@ -24,7 +24,9 @@ Every kernel kind goes through the same few functions: `Kernel.launch`
 launches one kernel, `launch_op` an op's kernels (the direct one, or
 split-KV's split kernel then the merge), `run` an op on host arrays.
 Sizes are keyword arguments: b, sq, skv (dense), t (query tokens; B x Sq
-where not given), mb (pages per table row), splits.
+where not given), mb (pages per table row), splits, and sm_count (the
+device's SMs: a persistent kernel's grid, launch.grid, is then at most
+what the device holds at once; without it one CTA per tile).
 """
 
 import dataclasses
@@ -75,14 +77,15 @@ class Launch:
     shared_memory: int
 
 
-def sizes_of(desc, b=None, sq=None, skv=None, t=None, mb=None, splits=1):
+def sizes_of(desc, b=None, sq=None, skv=None, t=None, mb=None, splits=1,
+             sm_count=None):
     """{symbol: value} of a launch of `desc` on the given sizes (T = B x Sq
-    where not given); raises ValueError naming a size the kernel needs
-    (an index argument, a grid symbol) that is not given."""
+    where not given), and "sm_count"; raises ValueError naming a size the
+    kernel needs (an index argument, a grid symbol) that is not given."""
     if t is None and b is not None and sq is not None:
         t = b * sq
     values = {"B": b, "Sq": sq, "Skv": skv, "T": t, "MB": mb,
-              "splits": splits}
+              "splits": splits, "sm_count": sm_count}
     needed = {a["name"] for a in desc["arguments"] if a["kind"] == "index"}
     needed |= {s for d in desc["grid"] for s in d[::2] if s in values}
     if desc["layout"] in _DENSE:
@@ -161,7 +164,7 @@ def plan(desc, buffers, strides=None, address=lambda buffer: 0, **sizes):
             arguments.append(Scalar(name, values[name]))
     grid = launch.grid(desc, values["B"] or 0, values["Sq"] or 0,
                        values["Skv"] or 0, values["T"] or 0,
-                       values["splits"])
+                       values["splits"], values["sm_count"])
     return Launch(desc, tuple(arguments), grid, tuple(desc["block"]),
                   desc["dynamic_shared_memory"])
 

@@ -193,7 +193,13 @@ def ConvertGatedAttentionToNVGPUPass
            "head dims that are multiples of 64; others get mma-sync; its "
            "backward kernels too), or auto (the wgmma forward on sm_90a "
            "where warps is 0, 4 or 8, with the mma.sync backward; mma-sync "
-           "elsewhere)">
+           "elsewhere)">,
+    Option<"persistent", "persistent", "bool", /*default=*/"false",
+           "The dense wgmma forward kernel loops over its tiles, longest "
+           "first (a launch of fewer CTAs than tiles: launch.py's grid() "
+           "with the device's SM count); the host code here still launches "
+           "one CTA per tile. In development: its key loop is longer in the "
+           "SASS than the one-tile kernel's (docs/Design.md)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

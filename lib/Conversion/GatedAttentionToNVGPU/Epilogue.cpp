@@ -272,9 +272,11 @@ public:
   }
 
   /// Lane 0 copies the rows below `numRows` - `row0` from `global` +
-  /// `start` bytes (one bulk copy, completing on the fresh mbarrier `bar`);
-  /// every lane waits for them.
-  void copyIn(Value global, Value start, Value row0, Value numRows, Value bar) {
+  /// `start` bytes (one bulk copy, completing the phase of parity `parity`,
+  /// an i32, of the mbarrier `bar`; null: 0, a fresh barrier's); every lane
+  /// waits for them.
+  void copyIn(Value global, Value start, Value row0, Value numRows, Value bar,
+              Value parity) {
     OpBuilder &b = kb.builder();
     Location loc = kb.location();
     Value size = rowBytes(row0, numRows);
@@ -308,7 +310,8 @@ public:
           b, loc, dst, offsetBy(global, start), bar, size,
           /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
     }
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, i32(0), i32(10000000));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, bar, parity ? parity : i32(0),
+                                          i32(10000000));
   }
 
   /// Copies the rows below `numRows` - `row0` to `global` + `start` bytes,
@@ -456,7 +459,7 @@ void mlir::gated_attention::flash::emitGatedEpilogue(
         globalBufferPointer(kb, g),
         kb.mul(kb.add(operands.gateBase, kb.mul(row0, operands.gateRowStride)),
                cfg.elementBytes()),
-        row0, operands.numRows, operands.gateBarrier);
+        row0, operands.numRows, operands.gateBarrier, operands.gateParity);
   for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
     Value l = math.startRow(state, half);
     EpilogueRow row(kb, lanes, row0, half, operands.rowGroup);

@@ -39,8 +39,10 @@ struct EpilogueOperands {
   Value staging = {};
   /// The warp's mbarrier for its gate rows, when they come through
   /// `staging` too (FlashKernelConfig::stagesGate; null: loaded by each
-  /// lane); fresh, its phase 0 is theirs.
-  Value gateBarrier = {};
+  /// lane); fresh, its phase 0 is theirs, or the phase of parity
+  /// `gateParity` (an i32: a kernel that loops over tiles uses it once a
+  /// tile).
+  Value gateBarrier = {}, gateParity = {};
 };
 
 /// Writes the rows of the lane (row0 + g and row0 + g + 8) that are below

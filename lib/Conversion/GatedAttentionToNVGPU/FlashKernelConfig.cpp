@@ -92,7 +92,7 @@ std::string FlashKernelConfig::baseName() const {
                                                                   : "") +
                  (isWgmma() ? "_sm90a" : ""))
              .str() +
-         (lse ? "_lse" : "");
+         (lse ? "_lse" : "") + (persistent ? "_persistent" : "");
 }
 
 std::string FlashKernelConfig::uniqueKey() const {
@@ -110,6 +110,8 @@ std::string FlashKernelConfig::uniqueKey() const {
     os << " sq1";
   if (lse)
     os << " lse";
+  if (persistent)
+    os << " persistent";
   if (role != KernelRole::Direct)
     os << " role " << static_cast<int>(role);
   if (columnSplit != 1)
@@ -164,6 +166,8 @@ bool FlashKernelConfig::stagesOutput() const {
 FlashKernelConfig FlashKernelConfig::withRole(KernelRole role) const {
   FlashKernelConfig cfg = *this;
   cfg.role = role;
+  if (role != KernelRole::Direct)
+    cfg.persistent = false;
   // The split kernel's partials carry their own LSE; the merge writes L.
   if (role == KernelRole::Split)
     cfg.lse = false;

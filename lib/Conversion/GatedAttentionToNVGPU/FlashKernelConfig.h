@@ -74,6 +74,9 @@ struct FlashKernelConfig {
   /// kernel, or split-KV's merge, writes one f32 per query row into an
   /// "lse" argument. (The split kernel writes its partials' anyway.)
   bool lse = false;
+  /// The dense wgmma forward kernel loops over its tiles
+  /// (NVGPUKernelOptions::persistent; KernelInterface::persistent()).
+  bool persistent = false;
   KernelRole role = KernelRole::Direct;
   /// Warps that share each 16-row tile, each accumulating its part of the
   /// columns (the backward's kernels above D = 128, whose accumulators do

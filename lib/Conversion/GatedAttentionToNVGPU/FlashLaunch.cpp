@@ -112,7 +112,11 @@ FailureOr<FlashKernelConfig> flash::configFor(Operation *op,
     return rewriter.notifyMatchFailure(op, reason);
   if (!op->getParentOfType<ModuleOp>())
     return rewriter.notifyMatchFailure(op, "not inside a builtin.module");
-  return FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
+  FlashKernelConfig cfg =
+      FlashKernelConfig::get(op, kind, numWarps, numKeysPerBlock);
+  cfg.persistent = options.persistent && cfg.isWgmma() &&
+                   cfg.role == KernelRole::Direct && !cfg.isPaged();
+  return cfg;
 }
 
 Value flash::flatView(OpBuilder &b, Location loc, Value buffer) {

@@ -302,6 +302,7 @@ struct ConvertGatedAttentionToNVGPUPass
         kernel == "wgmma" || (kernel == "auto" && target->hasWgmma &&
                               (warps == 0 || warps == 4 || warps == 8));
     options.backwardWgmma = kernel == "wgmma";
+    options.persistent = persistent;
     options.warps = warps;
     options.keyBlock = keyBlock;
     options.maxSharedMemory = target->maxSharedMemoryPerBlock;

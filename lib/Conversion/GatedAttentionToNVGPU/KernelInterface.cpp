@@ -202,6 +202,10 @@ KernelInterface KernelInterface::get(const FlashKernelConfig &cfg) {
   if (cfg.lse)
     list.rowBuffer("lse");
   list.indices({"Sq", "Skv"});
+  // The persistent kernel counts its tiles itself: B x Hq x its query
+  // blocks (TileScheduler.h: TileSequence).
+  if (iface.persistent())
+    list.indices({"B"});
   list.strides();
   // A dense decode step's split kernel (Sq = 1): one CTA per (split,
   // packed heads, batch).
@@ -278,7 +282,8 @@ KernelInterface::launchOperands(const llvm::StringMap<Value> &named) const {
 
 gpu::KernelDim3
 KernelInterface::buildGrid(OpBuilder &b, Location loc,
-                           const llvm::StringMap<Value> &symbols) const {
+                           const llvm::StringMap<Value> &symbols,
+                           int64_t smCount) const {
   auto constant = [&](StringRef symbol) -> std::optional<int64_t> {
     if (symbol == "Hq")
       return cfg.numQueryHeads;
@@ -311,7 +316,33 @@ KernelInterface::buildGrid(OpBuilder &b, Location loc,
   Value x = dimension(grid[0]);
   Value y = dimension(grid[1]);
   Value z = dimension(grid[2]);
-  return {x, y, z};
+  if (!persistent() || smCount <= 0)
+    return {x, y, z};
+  // As many CTAs as the device holds at once, along x, when the tiles are
+  // more: each loops over its share.
+  Value tiles =
+      arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, x, y), z);
+  Value resident =
+      arith::ConstantIndexOp::create(b, loc, smCount * ctasPerSM());
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  return {arith::MinUIOp::create(b, loc, tiles, resident), one, one};
+}
+
+bool KernelInterface::persistent() const {
+  return cfg.persistent && cfg.isWgmma() && cfg.role == KernelRole::Direct &&
+         !cfg.isPaged();
+}
+
+int64_t KernelInterface::ctasPerSM() const {
+  // sm_90's 64K registers and 228 KiB of shared memory per SM, 1 KiB of it
+  // reserved per CTA. The wgmma kernels take all the registers
+  // (FlashKernelConfig::registersFit: the entry count is the file split over
+  // one CTA's threads, which setmaxnreg redistributes), so one CTA per SM
+  // whatever their shared memory.
+  int64_t entry = std::min<int64_t>(255, 65536 / threads() / 8 * 8);
+  int64_t byRegisters = 65536 / (threads() * entry);
+  int64_t bySharedMemory = (228 * 1024) / (sharedMemoryBytes() + 1024);
+  return std::max<int64_t>(1, std::min(byRegisters, bySharedMemory));
 }
 
 OperandStrides KernelArguments::strides(const KernelBuilder &kb,

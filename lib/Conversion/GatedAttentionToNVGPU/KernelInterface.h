@@ -97,9 +97,20 @@ public:
   /// "<first buffer it lays out>.<dim>" ("k.B").
   SmallVector<Value> launchOperands(const llvm::StringMap<Value> &named) const;
   /// The host's grid, from the values of its launch symbols; the kernel's
-  /// constants fold.
+  /// constants fold. A persistent kernel on a device of `smCount` SMs (> 0)
+  /// gets min(its tiles, smCount x ctasPerSM()) CTAs along x; otherwise,
+  /// and with 0, one CTA per tile.
   gpu::KernelDim3 buildGrid(OpBuilder &b, Location loc,
-                            const llvm::StringMap<Value> &symbols) const;
+                            const llvm::StringMap<Value> &symbols,
+                            int64_t smCount = 0) const;
+  /// Whether the kernel loops over tiles, each CTA taking every n-th of
+  /// the tiles of the grid's description, n being the CTAs launched
+  /// (TileScheduler.h: TileSequence): the dense sm_90a forward kernel. Any
+  /// grid computes every tile; fewer CTAs than tiles loop.
+  bool persistent() const;
+  /// The CTAs of the kernel that an sm_90 SM holds at once (its registers
+  /// and shared memory): how many a persistent launch puts on each SM.
+  int64_t ctasPerSM() const;
 
   /// The launch description of the kernel `name` as JSON: what a launcher
   /// outside MLIR needs to call the PTX (LaunchDescription.cpp;

@@ -109,6 +109,12 @@ std::string KernelInterface::describe(StringRef name) const {
            {"tensor_map", "pointer"},
            {"alignment", 16}}},
       {"arguments", std::move(args)}};
+  // A persistent kernel takes any grid (launch.py: grid()); old readers
+  // that ignore the fields launch one CTA per tile, which stays right.
+  if (persistent()) {
+    desc["persistent"] = true;
+    desc["ctas_per_sm"] = ctasPerSM();
+  }
   // The rule the MLIR host code picks the splits by (buildSplitCount), for
   // launchers that pick them alike.
   if (cfg.isSplit())

@@ -36,7 +36,8 @@ TmaSharedLayout TmaSharedLayout::get(const FlashKernelConfig &cfg) {
   // full K, full V, empty K, empty V, kStages each; then Q's.
   layout.barriers = layout.values + kStages * layout.valueStageBytes;
   layout.queryBarrier = layout.barriers + 8 * 4 * kStages;
-  layout.gateBarriers = layout.queryBarrier + 8;
+  layout.queryEmptyBarrier = layout.queryBarrier + 8;
+  layout.gateBarriers = layout.queryEmptyBarrier + (cfg.persistent ? 8 : 0);
   layout.total = layout.gateBarriers + (cfg.stagesGate() ? 8 * cfg.warps : 0);
   return layout;
 }

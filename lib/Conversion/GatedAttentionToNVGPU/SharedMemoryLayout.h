@@ -32,9 +32,10 @@ struct TmaSharedLayout {
   static constexpr int64_t kStages = 2;
   int64_t query, keys, values, keyStageBytes, valueStageBytes;
   /// The mbarriers, 8 bytes each: `full` and `empty` per stage of K and of
-  /// V, the query's, then (FlashKernelConfig::stagesGate) one per consumer
-  /// warp for its gate rows.
-  int64_t barriers, queryBarrier, gateBarriers, total;
+  /// V, the query's, the query's `empty` (the dense kernel's: it loops over
+  /// tiles), then (FlashKernelConfig::stagesGate) one per consumer warp for
+  /// its gate rows.
+  int64_t barriers, queryBarrier, queryEmptyBarrier, gateBarriers, total;
   static TmaSharedLayout get(const FlashKernelConfig &cfg);
 };
 

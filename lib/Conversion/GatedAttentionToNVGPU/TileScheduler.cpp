@@ -28,6 +28,55 @@ FlashTile mlir::gated_attention::flash::scheduleTile(const KernelBuilder &kb,
   return tile;
 }
 
+Value TileSequence::firstTile(const KernelBuilder &kb) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  // Linear over all three dimensions: a launcher's grid of (ceildiv(Sq,
+  // rows), Hq, B) is one CTA per tile.
+  Value gridX = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value gridY = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value y = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  return kb.add(x, kb.mul(gridX, kb.add(y, kb.mul(gridY, z))));
+}
+
+Value TileSequence::numCTAs(const KernelBuilder &kb, Value x, Value y,
+                            Value z) {
+  return kb.mul(kb.mul(x, y), z);
+}
+
+Value TileSequence::numTiles(const KernelBuilder &kb, Value numRows) const {
+  Value blocks = arith::CeilDivUIOp::create(kb.builder(), kb.location(),
+                                            numRows, kb.idx(rows));
+  return kb.mul(blocks, kb.mul(batches, heads));
+}
+
+FlashTile TileSequence::tile(const KernelBuilder &kb, Value t, Value numRows,
+                             Value &slab) const {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value slabs = kb.mul(batches, heads);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, kb.idx(rows));
+  // Divided in i32 (tiles are far below 2^31): a 64-bit division is a call
+  // in the SASS, after which ptxas no longer knows the warp to be
+  // converged, and what follows in the tile leaves the uniform registers.
+  auto i32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  auto index = [&](Value narrow) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), narrow);
+  };
+  Value t32 = i32(t), slabs32 = i32(slabs);
+  FlashTile tile;
+  slab = index(arith::RemUIOp::create(b, loc, t32, slabs32));
+  Value block = index(arith::DivUIOp::create(b, loc, t32, slabs32));
+  tile.batch = kb.div(slab, heads);
+  tile.head = kb.rem(slab, heads);
+  tile.rowBase = kb.mul(kb.sub(kb.sub(blocks, 1), block), rows);
+  return tile;
+}
+
 VarlenTile mlir::gated_attention::flash::scheduleVarlenTile(
     const KernelBuilder &kb, int64_t rows, Value cuSeqlens, Value numSeqs) {
   OpBuilder &b = kb.builder();
@@ -80,6 +129,14 @@ void KeyBlockRange::splitAcross(const KernelBuilder &kb, Value split,
       arith::CeilDivUIOp::create(kb.builder(), kb.location(), blocks, splits);
   begin = kb.min(kb.mul(split, chunk), blocks);
   blocks = kb.min(kb.add(begin, chunk), blocks);
+}
+
+void KeyBlockRange::countFrom(const KernelBuilder &kb, Value from) {
+  assert(!begin && "a split range counts from its split's first block");
+  base = from;
+  begin = from;
+  blocks = kb.add(from, blocks);
+  unmaskedEnd = kb.add(unmaskedEnd, kb.mul(from, keyBlock));
 }
 
 Value KeyBlockRange::isMasked(const KernelBuilder &kb, Value block) const {

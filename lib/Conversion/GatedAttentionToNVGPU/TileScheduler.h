@@ -47,6 +47,36 @@ struct FlashTile {
 /// are scheduled first.
 FlashTile scheduleTile(const KernelBuilder &kb, int64_t rows);
 
+/// The tiles of a dense kernel in one sequence, longest first: tile t is
+/// query block ceildiv(Sq, rows) - 1 - t / (heads x B) (the last block, the
+/// one with the most keys under the causal mask, first) of slab t % (heads
+/// x B) (b x heads + h: heads fastest). A CTA computes tiles c, c + n,
+/// c + 2n, ... below numTiles, c its linear index in the grid and n the
+/// grid's CTAs (FlashAttention-3's persistent scheduler): a grid of one CTA
+/// per tile, whatever its shape, computes each tile once; a smaller one
+/// loops.
+class TileSequence {
+public:
+  /// Tiles of `rows` query rows of `heads` heads of `batches` sequences.
+  TileSequence(int64_t rows, int64_t heads, Value batches)
+      : rows(rows), heads(heads), batches(batches) {}
+
+  /// This CTA's first tile: its linear index in the grid.
+  static Value firstTile(const KernelBuilder &kb);
+  /// The grid's CTAs, the step from one of a CTA's tiles to the next, from
+  /// the grid's dims.
+  static Value numCTAs(const KernelBuilder &kb, Value x, Value y, Value z);
+  /// The tiles of a launch on Sq = `numRows`.
+  Value numTiles(const KernelBuilder &kb, Value numRows) const;
+  /// Tile `t` of that launch; `slab` is its b x heads + h.
+  FlashTile tile(const KernelBuilder &kb, Value t, Value numRows,
+                 Value &slab) const;
+
+private:
+  int64_t rows, heads;
+  Value batches;
+};
+
 /// A tile of the paged kernel: rows [rowBase, rowBase + rows) of query head
 /// `head` of sequence `batch`, whose q_b = `numRows` queries start at packed
 /// row `firstRow`; `active` is false for the CTAs past its last block.
@@ -81,7 +111,19 @@ public:
   /// Restricts the range to the `split`-th of `splits` equal parts (split-KV
   /// decode: CTAs of one tile share its key blocks); a part may be empty.
   void splitAcross(const KernelBuilder &kb, Value split, Value splits);
-  /// The first block to visit: 0, or the split's first.
+  /// Numbers the blocks from `base` on, block j of the tile being base + j
+  /// (a persistent kernel's running count of blocks through its copy
+  /// pipeline, whose stage and phase it gives): numBlocks, firstBlock,
+  /// buildKeyLoop's counter and isMasked then count so, and local() gives
+  /// the tile's block back. The mask's bound moves with them, so that the
+  /// loop's test costs what it did. Not with splitAcross.
+  void countFrom(const KernelBuilder &kb, Value base);
+  /// The tile's block of a block numbered as countFrom says.
+  Value local(const KernelBuilder &kb, Value block) const {
+    return base ? kb.sub(block, base) : block;
+  }
+  /// The first block to visit: 0 (null), the split's first, or countFrom's
+  /// base.
   Value firstBlock() const { return begin; }
   /// Whether block `block` needs the mask: it holds keys past Skv or
   /// (causal) keys that the tile's first row does not see.
@@ -96,8 +138,10 @@ private:
   bool causal;
   int64_t keyBlock, rowGroup;
   Value numKeys, offset, blocks, unmaskedEnd;
-  /// Null unless split: the range starts at block 0.
+  /// Null unless split or counted from a base: the range starts at block 0.
   Value begin;
+  /// countFrom's base (null: 0).
+  Value base;
 };
 
 /// The loop over the tile's key blocks, carrying `init`: at the top of

@@ -114,6 +114,8 @@ void TmaPipeline::initBarriers(Value lead) {
       init(layout.barriers + 8 * s,
            s < 2 * TmaSharedLayout::kStages ? producers : cfg.warps);
     init(layout.queryBarrier, producers);
+    if (cfg.persistent)
+      init(layout.queryEmptyBarrier, cfg.warps);
     // A gate barrier: its warp's lane 0 arrives, with the bytes.
     if (cfg.stagesGate())
       for (int64_t w = 0; w < cfg.warps; ++w)
@@ -258,9 +260,22 @@ void TmaPipeline::waitLanded(Value barrier, Value parity) {
                                    NVVM::SharedSpace::shared_cta));
 }
 
-void TmaPipeline::waitQuery() {
+void TmaPipeline::waitQuery(Value parity) {
   Value bar = pointer(layout.queryBarrier);
-  waitLanded(bar, i32(0));
+  waitLanded(bar, parity);
+}
+
+void TmaPipeline::waitQueryEmpty(Value parity) {
+  // The previous tile's release completed the phase before this tile's
+  // (the first tile's: a fresh barrier's).
+  Value previous = arith::XOrIOp::create(b, loc, parity, i32(1)).getResult();
+  wait(pointer(layout.queryEmptyBarrier), previous);
+}
+
+void TmaPipeline::releaseQuery() {
+  NVVM::MBarrierArriveOp::create(b, loc, Type(),
+                                 pointer(layout.queryEmptyBarrier),
+                                 /*count=*/Value());
 }
 
 void TmaPipeline::waitEmpty(KeyValue which, Value block) {
@@ -270,13 +285,13 @@ void TmaPipeline::waitEmpty(KeyValue which, Value block) {
   wait(barrier(/*full=*/false, which, block), parity);
 }
 
-void TmaPipeline::load(KeyValue which, Value block) {
+void TmaPipeline::load(KeyValue which, Value block, Value tileBlock) {
   bool isKey = which == KeyValue::Key;
   Value bar = barrier(/*full=*/true, which, block);
   int64_t width = isKey ? cfg.headDim : cfg.valueHeadDim;
   if (cfg.copiesRows()) {
     Value tile = isKey ? keyTile(block) : valueTile(block);
-    Value firstKey = mul(block, cfg.keyBlock);
+    Value firstKey = mul(tileBlock, cfg.keyBlock);
     copyRows(isKey ? rows->key : rows->value, isKey ? keyBase : valueBase,
              firstKey, rows->numKeys, tile, cfg.keyBlock, width, bar);
     return;
@@ -286,7 +301,7 @@ void TmaPipeline::load(KeyValue which, Value block) {
       i32(isKey ? layout.keyStageBytes : layout.valueStageBytes),
       /*scope=*/nullptr, /*relaxed=*/nullptr, Value());
   Value tile = isKey ? keyTile(block) : valueTile(block);
-  Value firstKey = mul(block, cfg.keyBlock);
+  Value firstKey = mul(tileBlock, cfg.keyBlock);
   loadTile(isKey ? boxes->keyMap : boxes->valueMap, tile, firstKey,
            boxes->keySlab, cfg.keyBlock, width, bar);
 }

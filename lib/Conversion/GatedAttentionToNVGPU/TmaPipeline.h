@@ -16,7 +16,15 @@
 // `empty` (one arrival per consumer warp once its wgmmas have read the
 // tile), which the producer waits on with the opposite parity before
 // refilling it: a fresh barrier counts as having completed the phase before
-// its first, so blocks 0 and 1 do not wait.
+// its first, so blocks 0 and 1 do not wait. The dense kernel loops over
+// tiles (TileScheduler.h: TileSequence), and its pipeline runs on across
+// them: "block" j below is the running count of key blocks, the earlier
+// tiles' and then the tile's own. Q has a `full` barrier, waited on with
+// the tile's parity (its count of tiles mod 2), and in the dense kernel an
+// `empty` one: each consumer warp arrives once nothing of its tile reads
+// the Q tile any longer (its last Q K^T, and the staged epilogue that
+// reuses Q's rows), and the producer waits for it before loading the next
+// tile's Q.
 // TMA zero-fills rows past the end of a (batch, head)'s sequence: the maps
 // are 3-D (D, S, B x H), so a tile never reads another head's rows.
 //
@@ -107,6 +115,11 @@ public:
   /// producer sets their sources (setRowCopies) before its first copy.
   TmaPipeline(OpBuilder &b, Location loc, const FlashKernelConfig &cfg);
   void setRowCopies(RowCopies sources);
+  /// The TMA kernel's Q and K/V slabs, set for each tile it computes.
+  void setSlabs(Value querySlab, Value keySlab) {
+    boxes->querySlab = querySlab;
+    boxes->keySlab = keySlab;
+  }
 
   /// Initializes the mbarriers (in the thread where `lead` holds) and makes
   /// them visible to the CTA and to the TMA unit; every thread must call it.
@@ -114,13 +127,22 @@ public:
   /// Copies Q rows [rowBase, rowBase + queryBlock) (packed rows for row
   /// copies), completing on the query barrier.
   void loadQuery(Value rowBase);
-  /// Consumers: wait until Q has landed.
-  void waitQuery();
+  /// Consumers: wait until the Q of the tile of parity `parity` (i32) has
+  /// landed.
+  void waitQuery(Value parity);
+  /// Producer (dense kernel): waits until the consumers have released the Q
+  /// of the tile before the one of parity `parity` (i32).
+  void waitQueryEmpty(Value parity);
+  /// Consumers (dense kernel): one arrival (per warp) that the tile's Q is
+  /// no longer read.
+  void releaseQuery();
   /// Producer: waits until the consumers have released the stage of the
   /// `which` tile of key block `block` (its previous block's).
   void waitEmpty(KeyValue which, Value block);
-  /// Producer: copies the `which` tile of key block `block` into its stage.
-  void load(KeyValue which, Value block);
+  /// Producer: copies the `which` tile of key block `block` into its stage:
+  /// keys [tileBlock x keyBlock, ...) of its tile's sequence, tileBlock
+  /// being `block` less the earlier tiles' blocks.
+  void load(KeyValue which, Value block, Value tileBlock);
   /// Consumers: wait until the `which` tile of key block `block` has
   /// landed.
   void waitFull(KeyValue which, Value block);

@@ -24,8 +24,15 @@
 // Epilogue.h), on the same accumulator layout. With two consumers and D <= 128
 // they take turns issuing their GEMMs (Pingpong.h). The paged kernel is the
 // same loop over one sequence's packed queries (PagedTile.h), its producer
-// warpgroup copying rows through the block table (TmaPipeline.h). Not yet: GQA
-// packing for the dense kernel, persistent scheduling.
+// warpgroup copying rows through the block table (TmaPipeline.h). With
+// FlashKernelConfig::persistent the dense kernel loops over tiles
+// (TileScheduler.h: TileSequence), longest first, the copy pipeline running
+// on across them, so that the producer loads the next tile's K/V (and its Q,
+// once both consumers have released the Q tile) while the consumers finish
+// the previous tile. Not yet: GQA packing for the dense kernel; a persistent
+// key loop as short as the one-tile kernel's (in the SASS, ptxas moves its
+// counter, the stages' phases and the descriptors out of the uniform
+// registers inside the tile loop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,17 +67,32 @@ private:
   /// The paged kernel: packed queries of one sequence (PagedTile.h), rows
   /// copied through the block table.
   void buildPaged(Block &entry, Value thread, Value warpgroup);
-  /// The barriers, then the producer and the consumers, each starting with
-  /// `setup(isProducer)`, which returns the tile's first (packed) row.
-  void runRoles(Value thread, Value warpgroup, function_ref<Value(bool)> setup,
+  /// What a role does per tile: `body(rowBase, parity)` with the tile's
+  /// first (packed) row and its parity (i32: the role's count of tiles so
+  /// far, mod 2), `range` set for the tile.
+  using TileBody = function_ref<void(Value, Value)>;
+  using ForEachTile = function_ref<void(bool, TileBody)>;
+  /// The barriers, then the producer and the consumers, each running
+  /// `forEachTile(isProducer, body)` after its setmaxnreg (the TMA
+  /// producer's in its issuing thread alone).
+  void runRoles(Value thread, Value warpgroup, ForEachTile forEachTile,
                 function_ref<EpilogueOperands()> epilogue);
-  /// Warpgroup 0: loads Q, then every key block into its stage once the
-  /// stage is free (TMA: one thread issues; row copies: all 128 copy).
-  void produce(Value thread, Value rowBase);
-  /// Consumer warpgroup `consumer`: its 64 rows, through every key block,
-  /// and the epilogue.
-  void consume(Value thread, Value consumer, Value rowBase,
+  /// Warpgroup 0, per tile: loads Q, then every key block into its stage
+  /// once the stage is free (TMA: one thread issues; row copies: all 128
+  /// copy). The dense kernel's tiles follow one another: K of the first
+  /// block goes first, then Q once the consumers have released the
+  /// previous tile's.
+  void produce(Value rowBase, Value parity);
+  /// Consumer warpgroup `consumer`: what its tiles share, the lanes of
+  /// `thread` and the shared tiles' descriptors and the pingpong schedule.
+  void prepareLanes(Value thread);
+  void prepareConsumer(Value consumer);
+  /// Its 64 rows of a tile, through every key block, and the epilogue.
+  void consume(Value thread, Value consumer, Value rowBase, Value parity,
                function_ref<EpilogueOperands()> epilogue);
+  /// Consumers of the dense kernel: each warp's arrival that it no longer
+  /// reads the tile's Q (TmaPipeline::releaseQuery).
+  void releaseQuery();
   /// Issues S = Q K^T of key block `block`.
   Value issueScores(Value block);
   /// Waits for V of key block `block`, rescales O by the pending factors
@@ -120,6 +142,8 @@ private:
   ifAnyBlock(ValueRange values,
              function_ref<void(MutableArrayRef<Value>)> body);
   void release(KeyValue which, Value block);
+  /// The pipeline's count of the tile's block `block`.
+  Value slot(Value block) { return blockBase ? add(block, blockBase) : block; }
   /// Runs `body` where `cond` holds.
   void when(Value cond, function_ref<void()> body);
   void setMaxRegisters(int64_t registers, NVVM::SetMaxRegisterAction action);
@@ -128,8 +152,12 @@ private:
   /// its warpgroup.
   Value stagingRows(Value consumer, Value warp);
   /// `index` as lane 0 has it (a shuffle of `type`, i32 by default):
-  /// uniform to ptxas.
-  Value fromLaneZero(Value index, Type type = {});
+  /// uniform to ptxas. `result`: its type (index by default).
+  Value fromLaneZero(Value index, Type type = {}, Type result = {});
+  /// A copy of `index` (in i32) that LLVM does not see through: what
+  /// derives from it is computed where it is used, not kept in registers
+  /// from an earlier computation of the same.
+  Value fresh(Value index);
 
   const FlashKernelConfig &cfg;
   LaneLayout lanes;
@@ -143,6 +171,9 @@ private:
   /// The descriptors of the K and V tiles of stage 0.
   Value keyDescriptor, valueDescriptor;
   Value laneZero;
+  /// The consumers' count of key blocks before the tile's (null: 0):
+  /// block j of the tile goes through the pipeline as blockBase + j.
+  Value blockBase;
   int64_t numSoftmaxValues = 0;
 };
 } // namespace
@@ -161,8 +192,9 @@ void WgmmaFlashKernel::setMaxRegisters(int64_t registers,
 }
 
 Value WgmmaFlashKernel::issueScores(Value block) {
-  Value keys = atom->stageDescriptor(keyDescriptor, pipeline->stageOf(block),
-                                     pipeline->stageBytes(KeyValue::Key));
+  Value keys =
+      atom->stageDescriptor(keyDescriptor, pipeline->stageOf(slot(block)),
+                            pipeline->stageBytes(KeyValue::Key));
   return atom->issueKeys(queryDescriptor, cfg.queryBlock(), keys, cfg.headDim,
                          cfg.keyBlock);
 }
@@ -188,10 +220,10 @@ void WgmmaFlashKernel::rescalePending(MutableArrayRef<Value> values) {
 
 SmallVector<Value>
 WgmmaFlashKernel::issueValues(Value block, MutableArrayRef<Value> values) {
-  pipeline->waitFull(KeyValue::Value, block);
+  pipeline->waitFull(KeyValue::Value, slot(block));
   rescalePending(values);
   Value descriptor =
-      atom->stageDescriptor(valueDescriptor, pipeline->stageOf(block),
+      atom->stageDescriptor(valueDescriptor, pipeline->stageOf(slot(block)),
                             pipeline->stageBytes(KeyValue::Value));
   return atom->issueValues(softmaxState(values).out().values(),
                            probabilities(values), descriptor, cfg.keyBlock);
@@ -206,12 +238,12 @@ void WgmmaFlashKernel::finishValues(Value block, ArrayRef<Value> out,
 
 void WgmmaFlashKernel::release(KeyValue which, Value block) {
   // Every warp's wgmmas have completed: one arrival per warp.
-  when(laneZero, [&] { pipeline->release(which, block); });
+  when(laneZero, [&] { pipeline->release(which, slot(block)); });
 }
 
 void WgmmaFlashKernel::firstBlock(MutableArrayRef<Value> values) {
   Value block = idx(0);
-  pipeline->waitFull(KeyValue::Key, block);
+  pipeline->waitFull(KeyValue::Key, slot(block));
   turns->start();
   turns->waitTurn();
   Value acc = issueScores(block);
@@ -310,8 +342,9 @@ void WgmmaFlashKernel::lastValues(Value block, MutableArrayRef<Value> values) {
 SmallVector<Value>
 WgmmaFlashKernel::ifAnyBlock(ValueRange values,
                              function_ref<void(MutableArrayRef<Value>)> body) {
+  Value first = range->firstBlock() ? range->firstBlock() : idx(0);
   auto ifOp = scf::IfOp::create(b, loc, values.getTypes(),
-                                lt(idx(0), range->numBlocks()),
+                                lt(first, range->numBlocks()),
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -323,8 +356,8 @@ WgmmaFlashKernel::ifAnyBlock(ValueRange values,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-void WgmmaFlashKernel::produce(Value thread, Value rowBase) {
-  auto copies = [&] {
+void WgmmaFlashKernel::produce(Value rowBase, Value parity) {
+  if (!cfg.persistent) {
     pipeline->loadQuery(rowBase);
     Value first = idx(0), step = idx(1);
     auto loop = scf::ForOp::create(b, loc, first, range->numBlocks(), step);
@@ -333,21 +366,38 @@ void WgmmaFlashKernel::produce(Value thread, Value rowBase) {
     Value j = loop.getInductionVar();
     for (KeyValue which : {KeyValue::Key, KeyValue::Value}) {
       pipeline->waitEmpty(which, j);
-      pipeline->load(which, j);
+      pipeline->load(which, j, j);
     }
+    return;
+  }
+  // Blocks count on from the earlier tiles' (KeyBlockRange::countFrom).
+  Value first = range->firstBlock(), end = range->numBlocks();
+  auto loadKey = [&](Value j) {
+    pipeline->waitEmpty(KeyValue::Key, j);
+    pipeline->load(KeyValue::Key, j, range->local(*this, j));
   };
-  if (cfg.copiesRows())
-    copies();
-  else
-    when(eq(thread, idx(0)), copies);
+  // K of the first block, then Q: the consumers may still be reading the
+  // previous tile's Q (its last blocks, or the staged epilogue's rows),
+  // not its K/V stages.
+  when(lt(first, end), [&] { loadKey(first); });
+  pipeline->waitQueryEmpty(parity);
+  pipeline->loadQuery(rowBase);
+  auto loop = scf::ForOp::create(b, loc, first, end, idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  pipeline->waitEmpty(KeyValue::Value, j);
+  pipeline->load(KeyValue::Value, j, range->local(*this, j));
+  Value next = add(j, 1);
+  when(lt(next, end), [&] { loadKey(next); });
 }
 
-void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
-                               function_ref<EpilogueOperands()> epilogue) {
+void WgmmaFlashKernel::prepareLanes(Value thread) {
   // Threads, warps and rows counted from the first consumer's.
   lanes = LaneLayout::build(*this, sub(thread, 128));
-  warpRow = add(rowBase, mul(lanes.warp, 16));
-  pipeline->waitQuery();
+}
+
+void WgmmaFlashKernel::prepareConsumer(Value consumer) {
   // The consumer's 64 rows of the Q tile start 64 x 128 bytes further into
   // each column atom: a whole number of swizzle atoms.
   Value queryTile = pipeline->queryTile();
@@ -364,6 +414,22 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
 
   laneZero = eq(lanes.lane, idx(0));
   turns.emplace(b, loc, consumer, cfg.pingpong());
+}
+
+void WgmmaFlashKernel::releaseQuery() {
+  when(laneZero, [&] { pipeline->releaseQuery(); });
+}
+
+void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
+                               Value parity,
+                               function_ref<EpilogueOperands()> epilogue) {
+  // A kernel of one tile prepares here, in the order it always had.
+  if (!cfg.persistent)
+    prepareLanes(thread);
+  warpRow = add(rowBase, mul(lanes.warp, 16));
+  pipeline->waitQuery(parity);
+  if (!cfg.persistent)
+    prepareConsumer(consumer);
   SmallVector<Value> init = SoftmaxState::init(*this, cfg.valueHeadDim);
   numSoftmaxValues = init.size();
   init.append(cfg.keyBlock / 4,
@@ -374,7 +440,7 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
       ifAnyBlock(init, [&](MutableArrayRef<Value> v) { firstBlock(v); });
   state = buildKeyLoop(
       *this, *range, state,
-      [&](Value j) { pipeline->waitFull(KeyValue::Key, j); },
+      [&](Value j) { pipeline->waitFull(KeyValue::Key, slot(j)); },
       [&](Value j, bool masked, MutableArrayRef<Value> values) {
         nextBlock(j, masked, values);
       },
@@ -382,6 +448,12 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
   state = ifAnyBlock(state, [&](MutableArrayRef<Value> v) {
     lastValues(sub(range->numBlocks(), 1), v);
   });
+  // Every wgmma that reads Q has completed (the last P V waited for S too):
+  // the producer may load the next tile's Q, unless the epilogue stages
+  // its rows in Q's.
+  bool persistent = cfg.persistent;
+  if (persistent && !cfg.stagesOutput())
+    releaseQuery();
   // The gate's and the output's slabs only now: no register carries them
   // through the loop.
   EpilogueOperands operands = epilogue();
@@ -393,21 +465,33 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
     Value warp = fromLaneZero(lanes.warp);
     row0 = fromLaneZero(warpRow);
     operands.staging = stagingRows(consumer, warp);
-    if (cfg.stagesGate())
+    if (cfg.stagesGate()) {
       operands.gateBarrier = pipeline->gateBarrier(warp);
+      if (persistent)
+        operands.gateParity = parity;
+    }
   }
   emitGatedEpilogue(*this, cfg, lanes, softmaxState(state), row0, operands,
                     /*fast=*/true);
+  // The bulk store has read the staged rows (its wait_group.read).
+  if (persistent && cfg.stagesOutput())
+    releaseQuery();
 }
 
-Value WgmmaFlashKernel::fromLaneZero(Value index, Type type) {
+Value WgmmaFlashKernel::fromLaneZero(Value index, Type type, Type result) {
   if (!type)
     type = b.getI32Type();
-  Value narrow = arith::IndexCastOp::create(b, loc, type, index);
+  if (!result)
+    result = b.getIndexType();
+  Value narrow = index;
+  if (index.getType() != type)
+    narrow = arith::IndexCastOp::create(b, loc, type, index);
   Value shuffled =
       gpu::ShuffleOp::create(b, loc, narrow, 0, 32, gpu::ShuffleMode::IDX)
           .getShuffleResult();
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), shuffled);
+  if (result == type)
+    return shuffled;
+  return arith::IndexCastOp::create(b, loc, result, shuffled);
 }
 
 Value WgmmaFlashKernel::stagingRows(Value consumer, Value warp) {
@@ -453,17 +537,34 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
   gpu::ReturnOp::create(b, loc);
 }
 
+Value WgmmaFlashKernel::fresh(Value index) {
+  Value narrow = arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  Value copy = inlinePtx(b, loc, b.getI32Type(), narrow, "mov.b32 $0, $1;",
+                         "=r,r", /*sideEffects=*/true);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), copy);
+}
+
 void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
   KernelArguments args(cfg, entry);
   Value numRows = args["Sq"], numKeys = args["Skv"];
   int64_t rows = cfg.queryBlock();
-  FlashTile tile = scheduleTile(*this, rows);
-  Value kvHead = div(tile.head, cfg.groupSize());
-  Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
-  // Slabs: the TMA maps are 3-D (D, S, B x H).
-  Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
-  Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
+  // One tile per CTA (scheduleTile), or (cfg.persistent) a loop over them.
+  std::optional<TileSequence> tiles;
+  FlashTile tile;
+  Value tileIndex;
+  if (cfg.persistent)
+    tiles.emplace(rows, cfg.numQueryHeads, args["B"]);
+  else
+    tile = scheduleTile(*this, rows);
   auto epilogue = [&] {
+    // The persistent kernel's tile again from its index (a copy LLVM does
+    // not see through), as the one-tile kernel reads the block ids again:
+    // values the key loop would otherwise carry.
+    if (tiles) {
+      Value slab;
+      tile = tiles->tile(*this, fresh(tileIndex), fresh(numRows), slab);
+    }
+    Value gateHead = cfg.numGateHeads == 1 ? idx(0) : tile.head;
     OperandStrides gateStrides = args.strides(*this, "gate");
     OperandStrides outStrides = args.strides(*this, "out");
     EpilogueOperands operands{args["gate"],
@@ -484,14 +585,69 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
     }
     return operands;
   };
+  // Slabs: the TMA maps are 3-D (D, S, B x H).
+  auto slabs = [&](Value querySlab) {
+    Value kvHead = div(tile.head, cfg.groupSize());
+    return TmaBoxes{args["q"], args["k"], args["v"], querySlab,
+                    tile.slab(*this, kvHead, cfg.numKeyValueHeads)};
+  };
 
-  pipeline.emplace(
-      b, loc, cfg,
-      TmaBoxes{args["q"], args["k"], args["v"], querySlab, keySlab});
-  range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
-                numKeys);
-  runRoles(
-      thread, warpgroup, [&](bool) { return tile.rowBase; }, epilogue);
+  if (!cfg.persistent) {
+    Value kvHead = div(tile.head, cfg.groupSize());
+    Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
+    Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
+    pipeline.emplace(
+        b, loc, cfg,
+        TmaBoxes{args["q"], args["k"], args["v"], querySlab, keySlab});
+    range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
+                  numKeys);
+    auto once = [&](bool, TileBody body) {
+      body(tile.rowBase,
+           arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+    };
+    runRoles(thread, warpgroup, once, epilogue);
+    return;
+  }
+  // The slabs are the tile's (setSlabs).
+  pipeline.emplace(b, loc, cfg,
+                   TmaBoxes{args["q"], args["k"], args["v"], Value(), Value()});
+  // Each role walks the CTA's tiles, carrying the key blocks that went
+  // through the pipeline before the tile and the tile's parity.
+  auto forEachTile = [&](bool producer, TileBody body) {
+    OpBuilder::InsertionGuard guard(b);
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    Value step = TileSequence::numCTAs(
+        *this, gpu::GridDimOp::create(b, loc, gpu::Dimension::x),
+        gpu::GridDimOp::create(b, loc, gpu::Dimension::y),
+        gpu::GridDimOp::create(b, loc, gpu::Dimension::z));
+    auto loop = scf::ForOp::create(b, loc, TileSequence::firstTile(*this),
+                                   tiles->numTiles(*this, numRows), step,
+                                   ValueRange{idx(0), zero});
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar(), blocks = loop.getRegionIterArg(0);
+    Value parity = loop.getRegionIterArg(1);
+    tileIndex = t;
+    Value querySlab;
+    tile = tiles->tile(*this, t, numRows, querySlab);
+    TmaBoxes boxes = slabs(querySlab);
+    pipeline->setSlabs(boxes.querySlab, boxes.keySlab);
+    range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
+                  numKeys);
+    // The producer numbers the blocks on from the earlier tiles'; the
+    // consumers count the tile's own from 0, adding blockBase for the
+    // pipeline (a key loop from a constant, as in the one-tile kernel).
+    if (producer)
+      range->countFrom(*this, blocks);
+    else
+      blockBase = blocks;
+    body(tile.rowBase, parity);
+    Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+    Value flipped = arith::XOrIOp::create(b, loc, parity, one);
+    Value done =
+        producer ? range->numBlocks() : add(blockBase, range->numBlocks());
+    scf::YieldOp::create(b, loc, ValueRange{done, flipped});
+  };
+  runRoles(thread, warpgroup, forEachTile, epilogue);
 }
 
 void WgmmaFlashKernel::buildPaged(Block &entry, Value thread, Value warpgroup) {
@@ -503,9 +659,9 @@ void WgmmaFlashKernel::buildPaged(Block &entry, Value thread, Value warpgroup) {
   b.setInsertionPointToStart(active.thenBlock());
   pipeline.emplace(b, loc, cfg);
   // Each role derives its operands after its setmaxnreg: only the tile's
-  // schedule lives across the split of the register file.
+  // schedule lives across the split of the register file. One tile.
   std::optional<PagedTile> paged;
-  auto setup = [&](bool producer) {
+  auto forEachTile = [&](bool producer, TileBody body) {
     paged.emplace(*this, cfg, entry, t);
     range.emplace(*this, cfg.causal, cfg.keyBlock, t.tile.rowBase,
                   cfg.queriesPerBlock(), t.numRows, paged->numKeys,
@@ -513,13 +669,15 @@ void WgmmaFlashKernel::buildPaged(Block &entry, Value thread, Value warpgroup) {
     if (producer)
       pipeline->setRowCopies(RowCopies{paged->query, paged->key, paged->value,
                                        t.numRows, paged->numKeys, thread});
-    return paged->packedRowBase();
+    body(paged->packedRowBase(),
+         arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
   };
-  runRoles(thread, warpgroup, setup, [&] { return paged->gatedEpilogue(); });
+  runRoles(thread, warpgroup, forEachTile,
+           [&] { return paged->gatedEpilogue(); });
 }
 
 void WgmmaFlashKernel::runRoles(Value thread, Value warpgroup,
-                                function_ref<Value(bool)> setup,
+                                ForEachTile forEachTile,
                                 function_ref<EpilogueOperands()> epilogue) {
   pipeline->initBarriers(eq(thread, idx(0)));
   // setmaxnreg is warpgroup-wide: the branch is uniform per warpgroup.
@@ -529,14 +687,26 @@ void WgmmaFlashKernel::runRoles(Value thread, Value warpgroup,
   b.setInsertionPointToStart(roles.thenBlock());
   setMaxRegisters(cfg.producerRegisters(),
                   NVVM::SetMaxRegisterAction::decrease);
-  Value producerRows = setup(/*producer=*/true);
-  produce(thread, producerRows);
+  auto produceAll = [&] {
+    forEachTile(/*producer=*/true,
+                [&](Value rowBase, Value parity) { produce(rowBase, parity); });
+  };
+  if (cfg.copiesRows())
+    produceAll();
+  else
+    when(eq(thread, idx(0)), produceAll);
   b.setInsertionPointToStart(roles.elseBlock());
   Value consumer = sub(warpgroup, 1);
   setMaxRegisters(cfg.consumerRegisters(),
                   NVVM::SetMaxRegisterAction::increase);
-  Value consumerRows = setup(/*producer=*/false);
-  consume(thread, consumer, consumerRows, epilogue);
+  // What the tiles share, once before them.
+  if (cfg.persistent) {
+    prepareLanes(thread);
+    prepareConsumer(consumer);
+  }
+  forEachTile(/*producer=*/false, [&](Value rowBase, Value parity) {
+    consume(thread, consumer, rowBase, parity, epilogue);
+  });
 }
 
 void mlir::gated_attention::flash::buildWgmmaFlashKernel(

@@ -267,26 +267,47 @@ def run_decode(cfg, seed, splits, opt=None, options="", kv_bshd=False,
     return result, cfg.reference(inputs), name
 
 
-def run_case(cfg, seed, opt=None, options="", schedule=None):
+def run_case(cfg, seed, opt=None, options="", schedule=None, sm_count=None):
     """(result, reference, kernel name) of `cfg` on cfg.inputs(seed);
-    `schedule` as for Emulator."""
+    `schedule` as for Emulator; `sm_count`: a persistent kernel's grid is
+    that many CTAs (at most), each looping over tiles (launch.grid)."""
     kernel, desc = compile_case(cfg, opt, options)
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
                             ("gate", "gate"))}
     out = launcher.run(Emulator(schedule).kernel(kernel, desc), bits,
-                       b=cfg.b, sq=cfg.sq, skv=cfg.skv)
+                       b=cfg.b, sq=cfg.sq, skv=cfg.skv, sm_count=sm_count)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
     return result, cfg.reference(inputs), desc["kernel"]
 
 
-def run_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
+def check_text(text, cfg, seed, sm_count=None):
+    """accuracy.compare of the one tensor-core kernel in `text` (the
+    generic form of convert-gated-attention-to-nvgpu's output, perhaps with
+    a fault injected) on cfg.inputs(seed) against the float64 reference;
+    `sm_count` as for run_case."""
+    (name, desc), = ptx_tools.launch_descriptions(text).items()
+    inputs = cfg.inputs(seed)
+    bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
+            for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
+                            ("gate", "gate"))}
+    out = launcher.run(Emulator().kernel(find_kernel(text, name), desc), bits,
+                       b=cfg.b, sq=cfg.sq, skv=cfg.skv, sm_count=sm_count)
+    result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
+        cfg.shapes()["result"])
+    return accuracy.compare(cfg, result, cfg.reference(inputs), inputs,
+                            kernel=desc)
+
+
+def run_lse(cfg, seed, opt=None, options="", schedule=None, splits=None,
+            sm_count=None):
     """(result, log-sum-exp, kernel name) of the op of `cfg` that returns
     its log-sum-exp, on cfg.inputs(seed): its direct kernel, or for a
     decode step (Sq = 1) with `splits` its keys in that many parts and the
-    merge writing L. `schedule` as for Emulator."""
+    merge writing L. `schedule` as for Emulator, `sm_count` as for
+    run_case."""
     inputs = cfg.inputs(seed)
     bits = {arg: to_bits(inputs[op].astype(np.float32).ravel(), cfg.dtype)
             for op, arg in (("query", "q"), ("key", "k"), ("value", "v"),
@@ -298,18 +319,20 @@ def run_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
         kernels = compile_decode(cfg, opt, options, lse=True)
     out, lse = launcher.run(Emulator(schedule).kernels(kernels), bits,
                             splits, lse=True, b=cfg.b, sq=cfg.sq,
-                            skv=cfg.skv)
+                            skv=cfg.skv, sm_count=sm_count)
     result = from_bits(out, cfg.dtype).astype(np.float64).reshape(
         cfg.shapes()["result"])
     name = kernels["dense-split" if splits > 1 else "dense"][1]["kernel"]
     return result, lse.reshape(cfg.b, cfg.hq, cfg.sq), name
 
 
-def check_lse(cfg, seed, opt=None, options="", schedule=None, splits=None):
+def check_lse(cfg, seed, opt=None, options="", schedule=None, splits=None,
+              sm_count=None):
     """(passed, line) of run_lse's output and log-sum-exp against the
     float64 reference within the error model (accuracy.compare and
     compare_lse in the kernels' log2 domain)."""
-    out, lse, name = run_lse(cfg, seed, opt, options, schedule, splits)
+    out, lse, name = run_lse(cfg, seed, opt, options, schedule, splits,
+                             sm_count)
     inputs = cfg.inputs(seed)
     result = accuracy.compare(cfg, out, cfg.reference(inputs), inputs,
                               kernel=name)
@@ -333,6 +356,10 @@ def main(argv=None):
     p.add_argument("--schedule", type=int, metavar="SEED",
                    help="sm_90a kernel: interleave the warpgroups at random "
                    "(seeded) instead of running each as far as it can")
+    p.add_argument("--sms", type=int, metavar="N",
+                   help="a persistent kernel (the dense sm_90a one) runs on "
+                   "a device of N SMs: at most N x ctas_per_sm CTAs, each "
+                   "looping over tiles (default: one CTA per tile)")
     p.add_argument("--lse", action="store_true",
                    help="the op returns its log-sum-exp too: check both")
     p.add_argument("--splits", type=int, metavar="N",
@@ -355,12 +382,12 @@ def main(argv=None):
         seed = args.seed * 1000 + i
         if args.lse:
             ok, line = check_lse(cfg, seed, args.opt, args.options,
-                                 args.schedule, args.splits)
+                                 args.schedule, args.splits, args.sms)
             failures += not ok
             print(line, flush=True)
             continue
         out, ref, name = run_case(cfg, seed, args.opt, args.options,
-                                  args.schedule)
+                                  args.schedule, args.sms)
         result = accuracy.compare(cfg, out, ref, cfg.inputs(seed),
                                   kernel=name)
         failures += not result.ok

@@ -377,7 +377,8 @@ class CudaKernel:
             kernel = kernels[layout]
             planned = kernel.plan(
                 sized, None if layout == "split-merge" else strides,
-                splits=splits, b=b, sq=sq, skv=skv)
+                splits=splits, b=b, sq=sq, skv=skv,
+                sm_count=self._sm_count)
             if 0 not in planned.grid:   # (CUDA rejects an empty grid)
                 launches.append(_prepared(self._backend, kernel, planned))
         return _Call(copies, partials, tuple(launches))

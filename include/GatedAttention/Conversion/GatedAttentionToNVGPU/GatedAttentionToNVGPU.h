@@ -22,6 +22,9 @@ struct NVGPUKernelOptions {
   /// The sm_90a backward kernels (dK/dV and dQ on wgmma) where the head dims
   /// fit them, instead of the mma.sync ones.
   bool backwardWgmma = false;
+  /// The dense wgmma forward kernel loops over tiles (KernelInterface.h:
+  /// persistent()).
+  bool persistent = false;
   /// 0 picks them from the head dim.
   int64_t warps = 0, keyBlock = 0;
   /// Shared memory a CTA may use on the target (see NVGPUChips.h).

@@ -1,0 +1,58 @@
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma persistent=1" \
+// RUN:   | FileCheck %s
+// RUN: gated-attention-opt %s --convert-gated-attention-to-nvgpu="chip=sm_90a kernel=wgmma" \
+// RUN:   | FileCheck %s --check-prefix=ONE
+
+// With persistent=1 the dense sm_90a kernel loops over tiles (TileSequence):
+// CTA c of the grid's n (linear over x, y, z) takes tiles c, c + n, ...
+// below ceildiv(Sq, 128) x Hq x B, B a new index argument; each role
+// carries the blocks counted before the tile and the tile's parity. Q gets
+// an `empty` mbarrier (one arrival per consumer warp: 8, 8 bytes more of
+// shared memory) that the producer waits on, with the parity flipped from
+// the tile's, after the tile's first K load and before its Q load; the
+// consumers arrive on it after the key loop (no staged epilogue at D 64).
+// CHECK-LABEL: func.func @case
+// CHECK:       gpu.launch_func @gated_attention_bf16_h2x1_d64_sm90a_persistent::
+// CHECK-SAME:    dynamic_shared_memory_size %c82000_i32
+// CHECK-LABEL: gpu.func @gated_attention_bf16_h2x1_d64_sm90a_persistent
+// CHECK-SAME:    %[[SQ:arg5]]: index, %[[SKV:arg6]]: index, %[[B:arg7]]: index
+// CHECK-COUNT-10: nvvm.mbarrier.init
+// CHECK-NOT:   nvvm.mbarrier.init
+// CHECK:       nvvm.setmaxregister decrease 24
+// CHECK:       %[[STEP:.+]] = arith.muli %{{.+}}, %grid_dim_z
+// CHECK:       %[[FIRST:.+]] = arith.addi %block_id_x, %{{.+}} : index
+// CHECK:       scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %[[STEP]] iter_args(%[[BLOCKS:.+]] = %{{.+}}, %[[PARITY:.+]] = %{{.+}}) -> (index, i32)
+// CHECK:         scf.if
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
+// CHECK:         %[[FREED:.+]] = arith.xori %[[PARITY]], %c1_i32
+// CHECK:         nvvm.mbarrier.try_wait.parity %{{.+}}, %[[FREED]]
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
+// CHECK:         scf.for %{{.+}} = %[[BLOCKS]] to %[[END:.+]] step
+// CHECK:         %[[NEXT:.+]] = arith.xori %[[PARITY]], %c1_i32
+// CHECK:         scf.yield %[[END]], %[[NEXT]] : index, i32
+// CHECK:       nvvm.setmaxregister increase 240
+// CHECK:       scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CPARITY:.+]] = %{{.+}}) -> (index, i32)
+// CHECK:         nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CPARITY]]
+// CHECK:         nvvm.wgmma.mma_async
+// The consumers' release of Q (at 81992: after Q's full barrier): once per
+// warp, after the key loop.
+// CHECK:         %[[QEMPTY:.+]] = arith.constant 81992 : index
+// CHECK:         llvm.getelementptr %{{.+}}[%{{.+}}]
+// CHECK-NEXT:    nvvm.mbarrier.arrive
+// CHECK-NOT:     nvvm.wgmma.mma_async
+// CHECK:         scf.yield %{{.+}}, %{{.+}} : index, i32
+// CHECK:       gpu.return
+
+// Without it: one tile per CTA, no B argument, no Q-empty barrier.
+// ONE-LABEL: gpu.func @gated_attention_bf16_h2x1_d64_sm90a(
+// ONE-SAME:    %arg5: index, %arg6: index, %arg7: index, %arg8: index, %arg9: index, %arg10: index)
+// ONE-COUNT-9: nvvm.mbarrier.init
+// ONE-NOT:     nvvm.mbarrier.init
+// ONE-NOT:     scf.for {{.+}} iter_args({{.+}}) -> (index, i32)
+// ONE:         gpu.return
+func.func @case(%q: tensor<2x2x140x64xbf16>, %k: tensor<2x1x300x64xbf16>, %v: tensor<2x1x300x64xbf16>, %g: tensor<2x2x140x64xbf16>) -> tensor<2x2x140x64xbf16> {
+  %r = gated_attention.attention %q, %k, %v, %g
+      : (tensor<2x2x140x64xbf16>, tensor<2x1x300x64xbf16>, tensor<2x1x300x64xbf16>, tensor<2x2x140x64xbf16>) -> tensor<2x2x140x64xbf16>
+  return %r : tensor<2x2x140x64xbf16>
+}
