@@ -199,12 +199,14 @@ Value WgmmaFlashKernel::issueScores(Value block) {
                          cfg.keyBlock);
 }
 
-/// `value`, through a move LLVM must keep below the side effects before it
-/// (a volatile inline asm): what derives from it cannot be hoisted above
-/// them.
+/// `value` (f32 or i32), through a move LLVM must keep below the side
+/// effects before it (a volatile inline asm): what derives from it cannot
+/// be hoisted above them, nor taken from an earlier computation of the
+/// same.
 static Value pinned(OpBuilder &b, Location loc, Value value) {
-  return inlinePtx(b, loc, value.getType(), value, "mov.b32 $0, $1;", "=f,f",
-                   /*sideEffects=*/true);
+  StringRef constraints = isa<FloatType>(value.getType()) ? "=f,f" : "=r,r";
+  return inlinePtx(b, loc, value.getType(), value, "mov.b32 $0, $1;",
+                   constraints, /*sideEffects=*/true);
 }
 
 void WgmmaFlashKernel::rescalePending(MutableArrayRef<Value> values) {
@@ -539,9 +541,8 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
 
 Value WgmmaFlashKernel::fresh(Value index) {
   Value narrow = arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  Value copy = inlinePtx(b, loc, b.getI32Type(), narrow, "mov.b32 $0, $1;",
-                         "=r,r", /*sideEffects=*/true);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), copy);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                    pinned(b, loc, narrow));
 }
 
 void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
@@ -593,12 +594,8 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
   };
 
   if (!cfg.persistent) {
-    Value kvHead = div(tile.head, cfg.groupSize());
-    Value querySlab = tile.slab(*this, tile.head, cfg.numQueryHeads);
-    Value keySlab = tile.slab(*this, kvHead, cfg.numKeyValueHeads);
-    pipeline.emplace(
-        b, loc, cfg,
-        TmaBoxes{args["q"], args["k"], args["v"], querySlab, keySlab});
+    pipeline.emplace(b, loc, cfg,
+                     slabs(tile.slab(*this, tile.head, cfg.numQueryHeads)));
     range.emplace(*this, cfg.causal, cfg.keyBlock, tile.rowBase, rows, numRows,
                   numKeys);
     auto once = [&](bool, TileBody body) {
