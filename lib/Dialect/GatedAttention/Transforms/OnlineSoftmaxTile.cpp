@@ -1,0 +1,522 @@
+//===- OnlineSoftmaxTile.cpp - one tile's FlashAttention-2 key loop -------===//
+//
+// Part of the gated-attention project.
+//
+//===----------------------------------------------------------------------===//
+//
+// OnlineSoftmaxTile (OnlineSoftmaxTile.h): the rows of one query tile (the
+// heads of a GQA group, stacked), a sequential loop over key blocks
+// carrying (m, l, acc), and the gate applied in the epilogue before the
+// single store. The dense op's tiles are built in OnlineSoftmax.cpp, the
+// paged op's in PagedOnlineSoftmax.cpp. The tile math is upstream linalg on
+// tensor tiles, so upstream tiling, vectorization and bufferization apply
+// to it unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnlineSoftmaxTile.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
+#include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::gated_attention;
+
+using utils::IteratorType;
+static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+int64_t mlir::gated_attention::stackedHeadsPerTile(int64_t group) {
+  constexpr int64_t kMaxStackedHeads = 16;
+  for (int64_t r = std::min(group, kMaxStackedHeads); r > 1; --r)
+    if (group % r == 0)
+      return r;
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineSoftmaxTile: the tile math
+//===----------------------------------------------------------------------===//
+
+Value OnlineSoftmaxTile::padRows(Value slice, OpFoldResult paddedRows) {
+  auto type = cast<RankedTensorType>(slice.getType());
+  std::optional<int64_t> padded = getConstantIntValue(paddedRows);
+  if (!padded || type.getDimSize(0) == *padded)
+    return slice;
+  auto paddedType = RankedTensorType::get({*padded, type.getDimSize(1)},
+                                          type.getElementType());
+  // Zeros, then the slice's rows: the fill is a static tile op that
+  // gated-attention-vectorize-tiles vectorizes, and the slice becomes a
+  // copy of whole rows (a tensor.pad would bufferize to element loops).
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  Value init = tensor::EmptyOp::create(b, loc, paddedType.getShape(),
+                                       type.getElementType());
+  Value zeros = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, slice, zeros, offsets,
+                                       tensor::getMixedSizes(b, loc, slice),
+                                       strides);
+}
+
+scf::ForOp mlir::gated_attention::buildForLoop(
+    OpBuilder &b, Location loc, Value lb, Value ub, Value step,
+    ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, lb, ub, step, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> yielded =
+      body(loop.getInductionVar(), loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc, yielded);
+  return loop;
+}
+
+Value mlir::gated_attention::buildGeneric(
+    OpBuilder &b, Location loc, ValueRange ins, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators,
+    function_ref<Value(OpBuilder &, ValueRange)> body) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               linalg::YieldOp::create(nb, loc, body(nb, args));
+             })
+      .getResult(0);
+}
+
+Value OnlineSoftmaxTile::generic(
+    ValueRange ins, Value init, ArrayRef<AffineMap> maps,
+    ArrayRef<IteratorType> iterators,
+    function_ref<Value(OpBuilder &, ValueRange)> body) {
+  return buildGeneric(b, loc, ins, init, maps, iterators, body);
+}
+
+SmallVector<Value> OnlineSoftmaxTile::genericN(
+    ValueRange ins, ValueRange inits, ArrayRef<AffineMap> maps,
+    ArrayRef<IteratorType> iterators,
+    function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body) {
+  return linalg::GenericOp::create(
+             b, loc, inits.getTypes(), ins, inits, maps, iterators,
+             [&](OpBuilder &nb, Location, ValueRange args) {
+               linalg::YieldOp::create(nb, loc, body(nb, args));
+             })
+      .getResults();
+}
+
+Value OnlineSoftmaxTile::stackedRows(Operand operand, Value firstHead,
+                                     bool shared) {
+  auto headTile = [&](int64_t r) {
+    Value head =
+        shared ? index(0) : arith::AddIOp::create(b, loc, firstHead, index(r));
+    return rowsOf(operand, head);
+  };
+  if (stack == 1)
+    return headTile(0);
+  int64_t headRows = *getConstantIntValue(rowsTile);
+  int64_t width = operand == Operand::Query ? spec.headDim
+                  : spec.gateHeadwise       ? 1
+                                            : spec.valueHeadDim;
+  Value stacked = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{stack * headRows, width}, spec.elementType);
+  for (int64_t r = 0; r < stack; ++r) {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(r * headRows),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {rowsTile, b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    stacked = tensor::InsertSliceOp::create(b, loc, headTile(r), stacked,
+                                            offsets, sizes, strides);
+  }
+  return stacked;
+}
+
+Value OnlineSoftmaxTile::queryTile(Value firstHead) {
+  // Extended to f32 and pre-scaled once per tile, not once per key block.
+  Value q = stackedRows(Operand::Query, firstHead, /*shared=*/false);
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  return generic(q, empty({tileRows, b.getIndexAttr(spec.headDim)}, f32),
+                 {id2, id2}, {IteratorType::parallel, IteratorType::parallel},
+                 [&](OpBuilder &nb, ValueRange args) -> Value {
+                   return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
+                                                f32Const(nb, spec.scale));
+                 });
+}
+
+OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
+                                                         Value v, State s,
+                                                         Value kb,
+                                                         bool masked) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto par = IteratorType::parallel, red = IteratorType::reduction;
+  OpFoldResult bk = b.getIndexAttr(spec.keyBlock);
+  AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
+
+  // S = Q_blk K_blkᵀ (the scale is already in Q).
+  Value scores =
+      generic({q, k}, filled({tileRows, bk}, 0.0),
+              {map(3, {d0, d2}), map(3, {d1, d2}), map(3, {d0, d1})},
+              {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value prod =
+                    arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                return arith::AddFOp::create(nb, loc, a[2], prod);
+              });
+
+  // Blocks on the causal diagonal or past the last key: key kb + j is
+  // visible from row i iff kb + j < Skv and (causal) kb + j <= i + offset.
+  if (masked)
+    scores =
+        generic({}, scores, {ij}, {par, par},
+                [&](OpBuilder &nb, ValueRange a) -> Value {
+                  // Row of the tile's head: stacked heads repeat the row range.
+                  Value row = linalg::IndexOp::create(nb, loc, 0);
+                  if (stack > 1)
+                    row = arith::RemUIOp::create(
+                        nb, loc, row,
+                        arith::ConstantIndexOp::create(
+                            nb, loc, *getConstantIntValue(rowsTile)));
+                  Value col = linalg::IndexOp::create(nb, loc, 1);
+                  Value key = arith::AddIOp::create(nb, loc, kb, col);
+                  Value visible = arith::CmpIOp::create(
+                      nb, loc, arith::CmpIPredicate::slt, key, numKeys);
+                  if (causalOffset)
+                    visible = arith::AndIOp::create(
+                        nb, loc, visible,
+                        buildCausalVisible(nb, loc, key, row, causalOffset));
+                  return arith::SelectOp::create(nb, loc, visible, a[0],
+                                                 f32Const(nb, kNegInf));
+                });
+
+  // Every update below writes into the buffer of the value it replaces, so
+  // that bufferization keeps the state in place across iterations.
+  Value rowMax =
+      generic(scores, filled({tileRows}, kNegInf), {ij, i}, {par, red},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
+              });
+
+  // The weights are scaled by sigma (buildOverflowScale: 1 unless max|v|
+  // approaches the f32 range); f = sigma' / sigma rescales the state.
+  Value sigma, scaleStep, vmax;
+  if (s.vmax) {
+    AffineMap j = map(2, {d0}), none = AffineMap::get(1, 0, {}, ctx);
+    Value keyMax = generic(v, filled({bk}, 0.0), {ij, j}, {par, red},
+                           [&](OpBuilder &nb, ValueRange a) -> Value {
+                             Value x =
+                                 math::AbsFOp::create(nb, loc, toF32(nb, a[0]));
+                             return arith::MaximumFOp::create(nb, loc, a[1], x);
+                           });
+    Value blockMax =
+        generic(keyMax, filled({}, 0.0), {i1, none}, {red},
+                [&](OpBuilder &nb, ValueRange a) -> Value {
+                  return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
+                });
+    blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
+    vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
+    Value seen = arith::AddIOp::create(b, loc, kb, index(spec.keyBlock));
+    // A part of the keys (split-KV) counts its keys times the parts: the
+    // merge adds the parts' sums, each then below 2^126 / parts.
+    if (partBegin)
+      seen = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, seen, partBegin), numParts);
+    sigma = buildOverflowScale(b, loc, vmax, seen);
+    scaleStep = arith::DivFOp::create(b, loc, sigma, s.sigma);
+  }
+
+  // m' moves only when a block's maximum exceeds m by more than
+  // kRescaleThreshold (buildRunningMax); P = exp(S - m') sigma', where m'
+  // is recomputed elementwise so that m is overwritten only once, after its
+  // last use.
+  auto newMax = [&](OpBuilder &nb, Value m, Value blockMax) {
+    return buildSoftmaxShift(nb, loc, buildRunningMax(nb, loc, m, blockMax));
+  };
+  Value probs = generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
+                        [&](OpBuilder &nb, ValueRange a) -> Value {
+                          Value d = arith::SubFOp::create(
+                              nb, loc, a[2], newMax(nb, a[0], a[1]));
+                          Value p = math::ExpOp::create(nb, loc, d);
+                          if (sigma)
+                            p = arith::MulFOp::create(nb, loc, p, sigma);
+                          return p;
+                        });
+  // alpha = exp(m - m') f, the rescaling of what was accumulated so far (1
+  // on the blocks where m' = m and sigma' = sigma).
+  Value alpha = generic(
+      {s.m, rowMax}, empty({tileRows}, f32), {i1, i1, i1}, {par},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value d = arith::SubFOp::create(nb, loc, a[0], newMax(nb, a[0], a[1]));
+        Value alpha = math::ExpOp::create(nb, loc, d);
+        if (scaleStep)
+          alpha = arith::MulFOp::create(nb, loc, alpha, scaleStep);
+        return alpha;
+      });
+  Value mOut = generic(rowMax, s.m, {i1, i1}, {par},
+                       [&](OpBuilder &nb, ValueRange a) -> Value {
+                         return buildRunningMax(nb, loc, a[1], a[0]);
+                       });
+
+  // Compensated summation (buildCompensatedAdd) of the block's row sums
+  // and P V_blk into alpha (l, acc): the error of l and acc does not grow
+  // with the number of key blocks. The compensation c (scaled by alpha with
+  // the sums) becomes the start of the block's sum, y = -alpha c + block,
+  // so that the block is summed in place; then t = alpha s + y and
+  // c' = (t - alpha s) - y.
+  auto negScaledComp = [&](Value comp, ArrayRef<AffineMap> maps,
+                           ArrayRef<IteratorType> iterators) {
+    return generic(alpha, comp, maps, iterators,
+                   [&](OpBuilder &nb, ValueRange a) -> Value {
+                     Value c = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                     return arith::NegFOp::create(nb, loc, c);
+                   });
+  };
+  auto compensatedAdd = [&](Value sum, Value y, ArrayRef<AffineMap> maps,
+                            ArrayRef<IteratorType> iterators) {
+    SmallVector<Value> out =
+        genericN(alpha, {sum, y}, maps, iterators,
+                 [&](OpBuilder &nb, ValueRange a) -> SmallVector<Value> {
+                   Value scaled = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                   auto [t, c] = buildCompensatedAdd(nb, loc, scaled, a[2]);
+                   return {t, c};
+                 });
+    return std::make_pair(out[0], out[1]);
+  };
+  Value lY = generic(probs, negScaledComp(s.lComp, {i1, i1}, {par}), {ij, i},
+                     {par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                       return arith::AddFOp::create(nb, loc, a[0], a[1]);
+                     });
+  auto [lNew, lComp] = compensatedAdd(s.l, lY, {i1, i1, i1}, {par});
+  Value accY =
+      generic({probs, v}, negScaledComp(s.accComp, {i, ij}, {par, par}),
+              {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
+              {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value prod =
+                    arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                return arith::AddFOp::create(nb, loc, a[2], prod);
+              });
+  auto [accNew, accComp] = compensatedAdd(s.acc, accY, {i, ij, ij}, {par, par});
+  return {mOut, lNew, lComp, accNew, accComp, vmax, sigma};
+}
+
+Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  auto par = IteratorType::parallel;
+  AffineMap i1 = map(1, {d0}), ij = map(2, {d0, d1}), i = map(2, {d0});
+  // 1 / l, or 0 for a row that saw no key (its acc is 0 as well).
+  // The compensated sums are sum - comp (buildCompensatedAdd).
+  Value inv = generic({s.l, s.lComp}, empty({tileRows}, f32), {i1, i1, i1},
+                      {par}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                        Value l = arith::SubFOp::create(nb, loc, a[0], a[1]);
+                        return buildInverseRowSum(nb, loc, l);
+                      });
+  Value init =
+      empty({tileRows, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
+  SmallVector<Value> inputs = {s.acc, s.accComp, inv};
+  SmallVector<AffineMap> maps = {ij, ij, i};
+  if (gate) {
+    inputs.push_back(gate);
+    maps.push_back(
+        spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
+  }
+  maps.push_back(ij);
+  return generic(inputs, init, maps, {par, par},
+                 [&](OpBuilder &nb, ValueRange a) -> Value {
+                   Value acc = arith::SubFOp::create(nb, loc, a[0], a[1]);
+                   Value y = arith::MulFOp::create(nb, loc, acc, a[2]);
+                   Value g = gate ? toF32(nb, a[3]) : Value();
+                   return buildGatedOutput(nb, loc, y, g, spec.gate,
+                                           spec.combine, spec.elementType);
+                 });
+}
+
+Value OnlineSoftmaxTile::logSumExp(State s) {
+  AffineMap i1 = map(1, {b.getAffineDimExpr(0)});
+  return generic(
+      {s.m, s.l, s.lComp}, empty({tileRows}, f32), {i1, i1, i1, i1},
+      {IteratorType::parallel}, [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value l = arith::SubFOp::create(nb, loc, a[1], a[2]);
+        Value lse =
+            buildLogSumExp(nb, loc, buildSoftmaxShift(nb, loc, a[0]), l);
+        if (s.sigma)
+          lse = arith::SubFOp::create(nb, loc, lse,
+                                      math::LogOp::create(nb, loc, s.sigma));
+        return lse;
+      });
+}
+
+OnlineSoftmaxTile::State
+OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
+  // Keys from keyEnd on are masked like keys past the end.
+  this->numKeys = keyEnd;
+  int64_t keyBlock = spec.keyBlock;
+  Value kvHead =
+      arith::DivUIOp::create(b, loc, firstHead, index(spec.groupSize));
+  Value q = queryTile(firstHead);
+
+  OpFoldResult bk = b.getIndexAttr(keyBlock);
+  OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
+  State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
+              filled({tileRows}, 0.0), filled({tileRows, dv}, 0.0),
+              filled({tileRows, dv}, 0.0)};
+  if (needsOverflowScale(spec.elementType)) {
+    state.vmax = f32Const(b, 0.0);
+    state.sigma = f32Const(b, 1.0);
+  }
+
+  // Keys [0, unmasked) are visible to every row of the tile in whole blocks:
+  // without causal, all full blocks; with causal, the full blocks up to what
+  // row 0 sees (j <= offset).
+  Value visibleToAll = keyEnd;
+  if (causalOffset) {
+    Value seen = buildCausalKeyBound(b, loc, index(0), causalOffset);
+    seen = arith::MaxSIOp::create(b, loc, seen, index(0));
+    visibleToAll = arith::MinSIOp::create(b, loc, seen, keyEnd);
+  }
+  Value unmasked = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, visibleToAll, index(keyBlock)),
+      index(keyBlock));
+  // A part that starts past them has no unmasked block.
+  if (!isConstantIntValue(keyBegin, 0))
+    unmasked = arith::MaxSIOp::create(b, loc, unmasked, keyBegin);
+
+  auto keyLoop = [&](Value lb, Value ub, bool masked) {
+    auto loop = forLoop(
+        lb, ub, index(keyBlock), state.values(),
+        [&](Value kb, ValueRange iter) -> SmallVector<Value> {
+          // A masked block may be the last, partial one: pad it.
+          OpFoldResult cols = bk;
+          if (masked) {
+            AffineExpr k0, n;
+            bindDims(b.getContext(), k0, n);
+            cols = affine::makeComposedFoldedAffineMin(
+                b, loc,
+                AffineMap::get(
+                    2, 0,
+                    {getAffineConstantExpr(keyBlock, b.getContext()), n - k0},
+                    b.getContext()),
+                {kb, keyEnd});
+          }
+          Value k = keysOf(Operand::Key, kvHead, kb, cols);
+          Value v = keysOf(Operand::Value, kvHead, kb, cols);
+          State next = keyBlockStep(q, k, v, State::of(iter), kb, masked);
+          return next.values();
+        });
+    state = State::of(loop.getResults());
+  };
+  keyLoop(keyBegin, unmasked, /*masked=*/false);
+  keyLoop(unmasked, keyEnd, /*masked=*/true);
+  return state;
+}
+
+Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
+                               Value causalOffset) {
+  this->causalOffset = causalOffset;
+  partBegin = numParts = Value();
+  State state = keyLoops(firstHead, index(0), numKeys);
+  Value gate = spec.hasGate
+                   ? stackedRows(Operand::Gate, firstHead, spec.gateShared)
+                   : Value();
+  lse = spec.withLse ? logSumExp(state) : Value();
+  return epilogue(state, gate);
+}
+
+OnlineSoftmaxTile::Partial
+OnlineSoftmaxTile::buildPartial(Value firstHead, Value numKeys,
+                                Value causalOffset, Value split, Value splits) {
+  this->causalOffset = causalOffset;
+  // Parts of whole key blocks, so that each part's unmasked blocks are the
+  // unsplit tile's.
+  int64_t bk = spec.keyBlock;
+  Value perPart = arith::CeilDivUIOp::create(b, loc, numKeys, splits);
+  Value chunk = arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, perPart, index(bk)),
+      index(bk));
+  Value begin = arith::MulIOp::create(b, loc, chunk, split);
+  Value end = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, begin, chunk), numKeys);
+  partBegin = begin;
+  numParts = splits;
+  State state = keyLoops(firstHead, begin, end);
+  partBegin = numParts = Value();
+  AffineMap i1 = map(1, {b.getAffineDimExpr(0)});
+  auto par = IteratorType::parallel;
+  // The compensated sums are sum - comp (buildCompensatedAdd).
+  auto compensated = [&](Value sum, Value comp, AffineMap m) {
+    return generic({sum, comp}, empty(tensor::getMixedSizes(b, loc, sum), f32),
+                   {m, m, m}, SmallVector<IteratorType>(m.getNumDims(), par),
+                   [&](OpBuilder &nb, ValueRange a) -> Value {
+                     return arith::SubFOp::create(nb, loc, a[0], a[1]);
+                   });
+  };
+  Value sigma = state.sigma ? state.sigma : f32Const(b, 1.0);
+  return {compensated(state.acc, state.accComp, b.getMultiDimIdentityMap(2)),
+          compensated(state.l, state.lComp, i1), state.m,
+          linalg::FillOp::create(b, loc, sigma, empty({tileRows}, f32))
+              .getResult(0)};
+}
+
+std::pair<SmallVector<Value>, OpFoldResult>
+OnlineSoftmaxTile::buildWithDecodeRows(
+    Value numRows, int64_t bound, function_ref<SmallVector<Value>()> version) {
+  auto versionOf = [&](int64_t headRows) {
+    rowsTile = b.getIndexAttr(headRows);
+    tileRows = b.getIndexAttr(stack * headRows);
+    return version();
+  };
+  if (bound == 1)
+    return {versionOf(1), rowsTile};
+  // Each version yields its values with dynamic rows.
+  auto dynamicRows = [&](SmallVector<Value> values) {
+    for (Value &value : values) {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = ShapedType::kDynamic;
+      value = tensor::CastOp::create(b, loc, type.clone(shape), value);
+    }
+    return values;
+  };
+  Value decode = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                       numRows, index(1));
+  auto branch = scf::IfOp::create(
+      b, loc, decode,
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, dynamicRows(versionOf(1)));
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l, dynamicRows(versionOf(bound)));
+      });
+  Value headRows =
+      arith::SelectOp::create(b, loc, decode, index(1), index(bound));
+  return {SmallVector<Value>(branch.getResults()), headRows};
+}
+
+std::pair<Value, OpFoldResult>
+OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
+                                       Value firstHead, Value numKeys,
+                                       Value causalOffset) {
+  // The output and (with spec.withLse) its log-sum-exp.
+  auto [values, headRows] =
+      buildWithDecodeRows(numRows, bound, [&]() -> SmallVector<Value> {
+        Value out = build(firstHead, numKeys, causalOffset);
+        if (lse)
+          return {out, lse};
+        return {out};
+      });
+  lse = spec.withLse ? values[1] : Value();
+  return {values[0], headRows};
+}
