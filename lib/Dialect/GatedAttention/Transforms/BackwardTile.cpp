@@ -209,13 +209,7 @@ Value BackwardTileBuilder::generic(
   for (AffineExpr e : initMap.getResults())
     if (auto dimExpr = dyn_cast<AffineDimExpr>(e))
       iterators[dimExpr.getPosition()] = utils::IteratorType::parallel;
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
-             iterators,
-             [&](OpBuilder &nb, Location, ValueRange args) {
-               linalg::YieldOp::create(nb, loc, body(nb, args));
-             })
-      .getResult(0);
+  return buildGeneric(b, loc, ins, init, maps, iterators, body);
 }
 
 Value BackwardTileBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
