@@ -54,6 +54,11 @@ inline bool isKnownNVGPUKernel(llvm::StringRef kernel) {
 }
 constexpr const char *kNVGPUKernelList = "auto, mma-sync or wgmma";
 
+/// The largest `sm-count` the tensor-core pass and the PTX pipeline take:
+/// the chips above have at most 144 SMs (a whole GH100), so a larger count
+/// is a mistake, not a device.
+constexpr int64_t kMaxSMCount = 1024;
+
 /// "sm_80, sm_86, ...": for diagnostics.
 inline std::string supportedChipList() {
   std::string list;

@@ -196,10 +196,19 @@ def ConvertGatedAttentionToNVGPUPass
            "elsewhere)">,
     Option<"persistent", "persistent", "bool", /*default=*/"false",
            "The dense wgmma forward kernel loops over its tiles, longest "
-           "first (a launch of fewer CTAs than tiles: launch.py's grid() "
-           "with the device's SM count); the host code here still launches "
-           "one CTA per tile. In development: its key loop is longer in the "
-           "SASS than the one-tile kernel's (docs/Design.md)">
+           "first, so a launch may have fewer CTAs than tiles (sm-count "
+           "here; launch.py's grid() with the device's SM count). Off by "
+           "default: its key loop is longer in the SASS than the one-tile "
+           "kernel's (docs/Design.md)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "With persistent=1: the SMs of the device the host code will "
+           "run on; it launches min(tiles, sm-count x CTAs per SM) CTAs. 0 "
+           "(the default): one CTA per tile, as without persistent. Any "
+           "grid is correct (CTA c of n takes tiles c, c + n, ...) and the "
+           "host code cannot ask the device, so without a count it keeps "
+           "the grid that never leaves an SM idle; CTAs start in order, so "
+           "the longest tiles still go first. At most 1024; an error "
+           "without persistent=1">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -120,6 +120,18 @@ struct GatedAttentionToPTXPipelineOptions
       llvm::cl::desc("Query rows (threads) per block of the SIMT kernel "
                      "(f32)"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("The dense wgmma forward kernel loops over its tiles, "
+                     "longest first (chip=sm_90a, kernel auto or wgmma; off "
+                     "by default: docs/Design.md)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("With persistent: the device's SMs, which size the host "
+                     "code's grid (0: one CTA per tile; "
+                     "convert-gated-attention-to-nvgpu's sm-count)"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers a module of func + gated_attention ops for NVIDIA GPUs: f16/bf16

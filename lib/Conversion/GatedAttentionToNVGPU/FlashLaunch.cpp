@@ -142,12 +142,12 @@ Value flash::flatBuffer(OpBuilder &b, Location loc, Value tensor) {
 
 void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
                        gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
-                       const LaunchValues &values) {
+                       const LaunchValues &values, int64_t smCount) {
   OpBuilder::InsertionGuard guard(b);
   auto ifOp = scf::IfOp::create(b, loc, nonEmpty);
   b.setInsertionPointToStart(ifOp.thenBlock());
   KernelInterface iface = KernelInterface::get(cfg);
-  gpu::KernelDim3 grid = iface.buildGrid(b, loc, values);
+  gpu::KernelDim3 grid = iface.buildGrid(b, loc, values, smCount);
   Value smem = arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(iface.sharedMemoryBytes()));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -175,7 +175,7 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                                 const FlashKernelConfig &cfg,
                                 gpu::GPUFuncOp kernel, Value nonEmpty,
                                 Value splits, const LaunchValues &values,
-                                LaunchValues splitValues) {
+                                LaunchValues splitValues, int64_t smCount) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -213,5 +213,5 @@ void flash::launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
     mergeValues["lse"] = lse;
   launchWhen(b, loc, split, mergeKernel, mergeCfg, mergeValues);
   b.setInsertionPointToStart(ifSplit.elseBlock());
-  launchWhen(b, loc, nonEmpty, kernel, cfg, values);
+  launchWhen(b, loc, nonEmpty, kernel, cfg, values, smCount);
 }

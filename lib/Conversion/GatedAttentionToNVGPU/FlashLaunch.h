@@ -53,10 +53,11 @@ Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
 using LaunchValues = llvm::StringMap<Value>;
 
 /// Launches `kernel` of `cfg` when `nonEmpty` (CUDA rejects empty grids),
-/// its operands and grid those of its interface for `values`.
+/// its operands and grid those of its interface for `values` (a persistent
+/// kernel's on `smCount` SMs: KernelInterface::buildGrid).
 void launchWhen(OpBuilder &b, Location loc, Value nonEmpty,
                 gpu::GPUFuncOp kernel, const FlashKernelConfig &cfg,
-                const LaunchValues &values);
+                const LaunchValues &values, int64_t smCount = 0);
 
 /// The number of key splits of a launch of `ctas` CTAs whose sequences hold
 /// at most `capacity` keys: enough CTAs for kSplitTargetCTAs, each split at
@@ -72,11 +73,12 @@ Value buildSplitCount(OpBuilder &b, Location loc, Value ctas, Value capacity);
 /// gated rows of "out" ([T, Hq, Dv], "gate" [T, Hg, Dg]) and, where
 /// `values` has one, the log-sum-exp "lse" [T, Hq], and frees the
 /// partials. (`splitValues` differ from `values` where the split kernel is
-/// mma.sync's and the direct one is not.)
+/// mma.sync's and the direct one is not.) `smCount` as for launchWhen.
 void launchDirectOrSplit(OpBuilder &b, Location loc, ModuleOp module,
                          const FlashKernelConfig &cfg, gpu::GPUFuncOp kernel,
                          Value nonEmpty, Value splits,
-                         const LaunchValues &values, LaunchValues splitValues);
+                         const LaunchValues &values, LaunchValues splitValues,
+                         int64_t smCount = 0);
 
 /// Replaces an op of type OpT by a launch of its flash kernel (built on
 /// first use): `launch` builds the host side.

@@ -237,7 +237,7 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               numBatches, c(0)));
     if (!decode) {
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, values);
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, values, options.smCount);
     } else {
       // A decode step (Sq = 1) whose tiles leave the GPU idle: split-KV,
       // each tile's keys split across CTAs and the gate applied once in the
@@ -251,7 +251,8 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
       Value splits = buildSplitCount(rewriter, loc, ctas, numKeys);
       splitValues["T"] = numBatches;
       launchDirectOrSplit(rewriter, loc, op->getParentOfType<ModuleOp>(), cfg,
-                          kernel, nonEmpty, splits, values, splitValues);
+                          kernel, nonEmpty, splits, values, splitValues,
+                          options.smCount);
     }
     if (out.second != outBuffer)
       memref::CopyOp::create(rewriter, loc, out.second, outBuffer);
@@ -290,6 +291,19 @@ struct ConvertGatedAttentionToNVGPUPass
           << chip;
       return signalPassFailure();
     }
+    int64_t sms = smCount;
+    if (sms < 0 || sms > kMaxSMCount) {
+      getOperation()->emitError() << "sm-count must be in [0, " << kMaxSMCount
+                                  << "] (0: one CTA per tile), got " << sms;
+      return signalPassFailure();
+    }
+    // A count that sizes nothing is a mistake, not a no-op.
+    if (sms && !persistent) {
+      getOperation()->emitError()
+          << "sm-count=" << sms
+          << " sizes the persistent kernel's grid: it needs persistent=1";
+      return signalPassFailure();
+    }
     // The launches added here are synchronous, and so must be the ones
     // already there: the host code frees buffers after their launches.
     if (failed(verifyLaunchesAreSynchronous(getOperation())))
@@ -303,6 +317,7 @@ struct ConvertGatedAttentionToNVGPUPass
                               (warps == 0 || warps == 4 || warps == 8));
     options.backwardWgmma = kernel == "wgmma";
     options.persistent = persistent;
+    options.smCount = sms;
     options.warps = warps;
     options.keyBlock = keyBlock;
     options.maxSharedMemory = target->maxSharedMemoryPerBlock;

@@ -25,6 +25,10 @@ struct NVGPUKernelOptions {
   /// The dense wgmma forward kernel loops over tiles (KernelInterface.h:
   /// persistent()).
   bool persistent = false;
+  /// The device's SMs, > 0: the host code launches the persistent kernel
+  /// on min(its tiles, smCount x ctasPerSM) CTAs; 0: one CTA per tile
+  /// (KernelInterface::buildGrid).
+  int64_t smCount = 0;
   /// 0 picks them from the head dim.
   int64_t warps = 0, keyBlock = 0;
   /// Shared memory a CTA may use on the target (see NVGPUChips.h).
