@@ -243,6 +243,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
       createConvertMemRefCopyToLinalgPass(copyOptions));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   if (options.openmp) {
+    pm.addPass(createGatedAttentionTilesToOpenMPPass());
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createCanonicalizerPass());
   }
@@ -353,6 +354,8 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   mma.keyBlock = options.keyBlock;
   mma.chip = options.chip;
   mma.kernel = options.kernel;
+  mma.persistent = options.persistent;
+  mma.smCount = options.smCount;
   pm.addPass(createConvertGatedAttentionToNVGPUPass(mma));
   // Paged ops the kernel does not take (f32, odd head dims): dense ops per
   // sequence, like the rest (f32): nested scf.parallel on memrefs.
@@ -523,6 +526,20 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToPTXOptions(
     return error(llvm::formatv("option 'key-block' must be a multiple of 16 "
                                "(the K of the mma), got {0}",
                                options.keyBlock));
+  // Only the wgmma kernel loops over tiles: elsewhere the option would be
+  // silently ignored.
+  if (options.persistent &&
+      (!lookupNVGPUChip(options.chip)->hasWgmma || kernel == "mma-sync"))
+    return error(llvm::formatv("option 'persistent' needs the wgmma kernel "
+                               "(chip=sm_90a, kernel auto or wgmma), got "
+                               "chip={0} kernel={1}",
+                               options.chip, kernel));
+  if (failed(checkRange("sm-count", options.smCount, 0, kMaxSMCount, error)))
+    return failure();
+  if (options.smCount && !options.persistent)
+    return error(llvm::formatv("option 'sm-count' ({0}) sizes the persistent "
+                               "kernel's grid: it needs persistent=1",
+                               options.smCount));
   std::string problem;
   std::optional<std::string> toolkit = findCUDAToolkit(problem);
   if (!toolkit && !StringRef(problem).starts_with("no CUDA toolkit"))
