@@ -278,6 +278,12 @@ void TmaPipeline::releaseQuery() {
                                  /*count=*/Value());
 }
 
+void TmaPipeline::endQueries(Value parity) {
+  waitQueryEmpty(parity);
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), pointer(layout.queryBarrier),
+                                 /*count=*/Value());
+}
+
 void TmaPipeline::waitEmpty(KeyValue which, Value block) {
   // The release of block - 2 completed the phase before this block's.
   Value phase = phaseOf(block);

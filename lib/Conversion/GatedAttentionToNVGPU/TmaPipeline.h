@@ -136,6 +136,11 @@ public:
   /// Consumers (dense kernel): one arrival (per warp) that the tile's Q is
   /// no longer read.
   void releaseQuery();
+  /// Producer (persistent kernel), after its last tile: completes the
+  /// query barrier's next phase without a copy, once the consumers have
+  /// released the last tile's Q (`parity`: the tiles' count mod 2), so
+  /// that the consumers' wait for a next tile's Q returns.
+  void endQueries(Value parity);
   /// Producer: waits until the consumers have released the stage of the
   /// `which` tile of key block `block` (its previous block's).
   void waitEmpty(KeyValue which, Value block);

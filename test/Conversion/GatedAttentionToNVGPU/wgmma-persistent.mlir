@@ -11,6 +11,10 @@
 // shared memory) that the producer waits on, with the parity flipped from
 // the tile's, after the tile's first K load and before its Q load; the
 // consumers arrive on it after the key loop (no staged epilogue at D 64).
+// The consumers wait for the first tile's Q before their tile loop and for
+// each next tile's at the end of the previous one (not at the head of the
+// loop's body, where ptxas took the whole tile loop as divergent); the
+// producer completes one more phase of Q's barrier after its last tile.
 // CHECK-LABEL: func.func @case
 // CHECK:       gpu.launch_func @gated_attention_bf16_h2x1_d64_sm90a_persistent::
 // CHECK-SAME:    dynamic_shared_memory_size %c82000_i32
@@ -21,7 +25,7 @@
 // CHECK:       nvvm.setmaxregister decrease 24
 // CHECK:       %[[STEP:.+]] = arith.muli %{{.+}}, %grid_dim_z
 // CHECK:       %[[FIRST:.+]] = arith.addi %block_id_x, %{{.+}} : index
-// CHECK:       scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %[[STEP]] iter_args(%[[BLOCKS:.+]] = %{{.+}}, %[[PARITY:.+]] = %{{.+}}) -> (index, i32)
+// CHECK:       %[[TILES:.+]]:2 = scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %[[STEP]] iter_args(%[[BLOCKS:.+]] = %{{.+}}, %[[PARITY:.+]] = %{{.+}}) -> (index, i32)
 // CHECK:         scf.if
 // CHECK:           nvvm.mbarrier.try_wait.parity
 // CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
@@ -31,9 +35,17 @@
 // CHECK:         scf.for %{{.+}} = %[[BLOCKS]] to %[[END:.+]] step
 // CHECK:         %[[NEXT:.+]] = arith.xori %[[PARITY]], %c1_i32
 // CHECK:         scf.yield %[[END]], %[[NEXT]] : index, i32
+// Once the consumers released the last tile's Q: an arrival on Q's full
+// barrier (at 81984) without a copy.
+// CHECK:       %[[LAST:.+]] = arith.xori %[[TILES]]#1, %c1_i32
+// CHECK:       nvvm.mbarrier.try_wait.parity %{{.+}}, %[[LAST]]
+// CHECK:       arith.constant 81984 : index
+// CHECK:       nvvm.mbarrier.arrive
 // CHECK:       nvvm.setmaxregister increase 240
+// CHECK:       arith.constant 81984 : index
+// CHECK:       nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32
 // CHECK:       scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CPARITY:.+]] = %{{.+}}) -> (index, i32)
-// CHECK:         nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CPARITY]]
+// CHECK-NOT:     nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CPARITY]],
 // CHECK:         nvvm.wgmma.mma_async
 // The consumers' release of Q (at 81992: after Q's full barrier): once per
 // warp, after the key loop.
@@ -41,7 +53,10 @@
 // CHECK:         llvm.getelementptr %{{.+}}[%{{.+}}]
 // CHECK-NEXT:    nvvm.mbarrier.arrive
 // CHECK-NOT:     nvvm.wgmma.mma_async
-// CHECK:         scf.yield %{{.+}}, %{{.+}} : index, i32
+// CHECK:         %[[CNEXT:.+]] = arith.xori %[[CPARITY]], %c1_i32
+// CHECK:         arith.constant 81984 : index
+// CHECK:         nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CNEXT]]
+// CHECK:         scf.yield %{{.+}}, %[[CNEXT]] : index, i32
 // CHECK:       gpu.return
 
 // Without it: one tile per CTA, no B argument, no Q-empty barrier.

@@ -6,8 +6,9 @@
 # reference within the error model; then faults the model must catch: the
 # producer not waiting for the consumers to release Q, the pipeline's count
 # of blocks restarting at each tile, Q's or the staged gate's barrier waited
-# with the first tile's parity at every tile. And launch.grid for persistent
-# and one-tile kernels.
+# with the first tile's parity at every tile, no phase of Q's barrier after
+# the last tile (the consumers wait for a next Q before the loop's test).
+# And launch.grid for persistent and one-tile kernels.
 import re
 
 from gated_attention import accuracy, config, launch, mlir, ptx, runner
@@ -90,15 +91,33 @@ print("block count restarts:",
             "a pipeline count that restarts per tile"))
 # CHECK: block count restarts: {{.+}}
 
-# The consumers wait for every tile's Q with parity 0.
-query_wait = next(w for w in waits if w.group(2).startswith("%arg"))
+# The consumers wait for every tile's Q with parity 0. They wait for the
+# first tile's before the tile loop (parity 0) and for each next tile's at
+# the end of the previous one, on the same barrier.
 zero32 = re.search(r'^ *(%\w+) = "arith\.constant"\(\) <\{value = 0 : i32\}>',
                    text, re.M).group(1)
+first_query = next(w for w in waits if w.group(2) == zero32)
+query_wait = next(w for w in waits if w.group(1) == first_query.group(1)
+                  and w.group(2) != zero32)
 faulty = text.replace(query_wait.group(0),
                       query_wait.group(0).replace(
                           f", {query_wait.group(2)}, ", f", {zero32}, "), 1)
 print("Q parity fixed:", fails(faulty, CFG, "Q waited with parity 0"))
 # CHECK: Q parity fixed: {{.+}}
+
+# After its last tile the producer completes one more phase of Q's barrier
+# (the consumers' wait for a next tile's Q, before the tile loop's test);
+# without that arrival they wait forever.
+END = re.compile(r'^ *"nvvm\.mbarrier\.try_wait\.parity"\(%\w+, (%\w+),.*\n'
+                 r'(?: *%\w+ = "llvm\.getelementptr".*\n)'
+                 r'( *"nvvm\.mbarrier\.arrive"\(%\w+\).*\n)', re.M)
+ends = [m for m in END.finditer(text)
+        if re.search(rf'^ *{m.group(1)} = "arith\.xori"\(%\w+#1, ', text,
+                     re.M)]
+assert len(ends) == 1, ends
+print("no last Q phase:",
+      fails(text.replace(ends[0].group(2), "", 1), CFG, "no last Q arrival"))
+# CHECK: no last Q phase: {{.*}}waits on parity
 
 # D 256 with an elementwise gate: each warp's gate rows come by a bulk copy
 # on its mbarrier, once a tile; waited with parity 0 at every tile.
