@@ -297,9 +297,11 @@ class CudaAttention:
     are kernel arguments, B sets the grid, so one compile serves them all.
     A decode step (Sq = 1) whose B x Hq tiles would leave the GPU idle runs
     split-KV: the keys split across CTAs (launch.split_count, the device's
-    SM count) and a merge kernel that applies the gate once."""
+    SM count) and a merge kernel that applies the gate once. `persistent`
+    (chip sm_90a): the wgmma kernel loops over its tiles, longest first, on
+    at most one CTA per SM (off by default: docs/Design.md)."""
 
-    def __init__(self, cfg, chip="sm_90"):
+    def __init__(self, cfg, chip="sm_90", persistent=False):
         _check_config(cfg)
         _check_chip(chip)
         reason = tensor_core_unsupported(cfg)
@@ -307,7 +309,7 @@ class CudaAttention:
             raise ValueError(f"device='cuda' runs the tensor-core kernel: "
                              f"{reason}")
         self.cfg, self.chip = cfg, chip
-        _, text, desc = self.compile(cfg, chip)
+        _, text, desc = self.compile(cfg, chip, persistent)
         self.driver = cuda.Driver()
         self.backend = cuda.Backend(self.driver)
         self.kernels = {"dense": self.backend.kernel(text, desc)}
@@ -315,14 +317,15 @@ class CudaAttention:
         self.decode = None
 
     @staticmethod
-    def compile(cfg, chip="sm_90"):
+    def compile(cfg, chip="sm_90", persistent=False):
         """(name, PTX, launch description) of the kernel serving `cfg` at
         every B, Sq and Skv (no GPU needed: see cuda.compile_kernel's cache
         for compiling here and running elsewhere)."""
         _check_config(cfg)
         return cuda.compile_kernel(
             dataclasses.replace(cfg, b=1, sq=1, skv=1,
-                                dynamic=("b", "sq", "skv")), chip=chip)
+                                dynamic=("b", "sq", "skv")), chip=chip,
+            persistent=persistent)
 
     def __call__(self, *operands):
         """As CpuAttention.__call__, on the GPU."""
@@ -347,8 +350,9 @@ class CudaAttention:
             splits = launch.decode_split_count(
                 kernels["dense-split"].desc, got.b, got.skv,
                 self.driver.sm_count())
+        # (The SM count sizes a persistent kernel's grid; others ignore it.)
         out = launcher.run(kernels, bits, splits, b=got.b, sq=got.sq,
-                           skv=got.skv)
+                           skv=got.skv, sm_count=self.driver.sm_count())
         return dtypes.from_bits_as(out.reshape(shape), dt)
 
 

@@ -348,7 +348,7 @@ def _write_cache(stem, ptx, desc, tool):
 
 
 def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
-                   cache=None, row_strides=None, lse=False):
+                   cache=None, row_strides=None, lse=False, persistent=False):
     """(kernel name, PTX text, launch description) of the tensor-core kernel
     that --gated-attention-to-ptx makes for `cfg` (with the plugins of
     runner.load_plugin; `opt` overrides the tool; `kernel` is the
@@ -357,7 +357,10 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     elements between rows of the buffers it will be given, {name: n} for
     some of q, k, v, gate, out: mlir.attention_attributes; `lse`: the
     kernel of the op that returns its log-sum-exp too, which takes an f32
-    "lse" [B, Hq, Sq] argument after "out"). Raises ValueError when
+    "lse" [B, Hq, Sq] argument after "out"; `persistent`: the pipeline's
+    persistent option, the wgmma kernel looping over its tiles, whose
+    description then says "persistent" and whose launch.grid takes the
+    device's SM count). Raises ValueError when
     the tensor-core kernel does not take `cfg` and ptx.MissingLibdeviceError
     when its PTX calls libdevice functions that were not linked.
 
@@ -373,12 +376,27 @@ def compile_kernel(cfg, opt=None, chip="sm_90", kernel="auto", warps=0,
     if isinstance(warps, bool) or not isinstance(warps, int) or warps < 0:
         raise ValueError(f"warps must be a non-negative int (0: the "
                          f"default), got {warps!r}")
+    _check_persistent(persistent, chip, kernel)
     text = mlir.attention_function(cfg, "case", row_strides=row_strides,
                                    lse=lse)
     rows = _rows_label(row_strides, lse)
     return _compile_cached(
-        text, f"{kernel_cache.variant(cfg)}{rows}", chip, kernel, warps,
-        cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe())[0]
+        text, f"{kernel_cache.variant(cfg)}{rows}"
+        f"{' persistent' if persistent else ''}", chip, kernel, warps,
+        cache, opt, lambda: tensor_core_unsupported(cfg), cfg.describe(),
+        persistent=persistent)[0]
+
+
+def _check_persistent(persistent, chip, kernel):
+    """ValueError unless `persistent` is a bool the kernel can honour: only
+    the sm_90a wgmma kernel loops over its tiles."""
+    if not isinstance(persistent, bool):
+        raise ValueError(f"persistent must be True or False, got "
+                         f"{persistent!r}")
+    if persistent and (chip != "sm_90a" or kernel == "mma-sync"):
+        raise ValueError(f"persistent=True needs the wgmma kernel (chip "
+                         f"sm_90a, kernel auto or wgmma), got chip {chip} "
+                         f"and kernel {kernel}")
 
 
 def _rows_label(row_strides, lse):
@@ -465,15 +483,19 @@ def compile_backward_kernels(cfg, opt=None, chip="sm_90", cache=None,
 
 
 def _compile_cached(text, label, chip, kernel, warps, cache, opt,
-                    unsupported, what, layouts=("dense",)):
+                    unsupported, what, layouts=("dense",), persistent=False):
     """[(name, PTX, description)] of the tensor-core kernels of `layouts`
     (one each) that --gated-attention-to-ptx makes of MLIR `text`, through
     the disk cache (compile_kernel)."""
+    pipeline = (f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
+                f"warps={warps}" + (" persistent=1" if persistent else ""))
     if cache is None:
         cache = kernel_cache.directory()
     if cache:
+        # Keyed by the whole pipeline: kernels of other options never
+        # share an entry.
         key = hashlib.sha256(
-            f"{_CACHE_FORMAT}\n{chip}\n{kernel}\n{warps}\n{text}".encode()
+            f"{_CACHE_FORMAT}\n{pipeline}\n{text}".encode()
         ).hexdigest()[:20]
         stems = [os.path.join(cache, key if layout == "dense"
                               else f"{key}-{layout}") for layout in layouts]
@@ -484,9 +506,7 @@ def _compile_cached(text, label, chip, kernel, warps, cache, opt,
         if all(entries):
             return entries
     with kernel_cache.compile_logged(f"{label} for {chip}", cache or None):
-        lowered = runner.compile_module(
-            text, [f"--gated-attention-to-ptx=chip={chip} kernel={kernel} "
-                   f"warps={warps}"], opt=opt)
+        lowered = runner.compile_module(text, [pipeline], opt=opt)
     found = {}
     for entry in ptx_tools.tensor_core_kernels(lowered):
         found.setdefault(entry[2]["layout"], []).append(entry)

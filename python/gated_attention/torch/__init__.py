@@ -63,7 +63,9 @@ where the head dims fit them (multiples of 64; the backward 64 or 128, or
 compiled for sm_90 otherwise and for decode steps (Sq = 1); other GPUs
 run the mma.sync kernels of their chip. ``GATED_ATTENTION_CUDA_KERNEL``
 (``auto``, the default; ``wgmma``; ``mma-sync``: mma.sync everywhere)
-overrides it, read when a configuration's kernels are first made. The
+overrides it, read when a configuration's kernels are first made, as is
+``GATED_ATTENTION_CUDA_PERSISTENT=1`` (off by default: see
+docs/Design.md), which makes the wgmma forward persistent. The
 wgmma forward reads q, k and v as [B, H, S, D]-contiguous buffers: in
 another layout they are copied first. ``paged_attention`` runs the
 mma.sync kernels.
@@ -121,7 +123,7 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
 
 def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
            combine="mul", layout="bhsd", device=None, chip=None,
-           backward=None, kernel=None):
+           backward=None, kernel=None, persistent=None):
     """Compiles (or loads from the disk cache) the kernel that `attention`
     would run for these arguments, without running it. Tensors may be on
     the "meta" device (only shapes, dtypes and strides matter; B and the
@@ -140,7 +142,8 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     GATED_ATTENTION_CACHE_DIR to it. They are the kernels that GPU loads
     under `kernel` ("auto", "wgmma", "mma-sync"; default: what
     GATED_ATTENTION_CUDA_KERNEL chooses there): on sm_90 the wgmma kernels
-    (and mma.sync's where they do not fit) unless "mma-sync"."""
+    (and mma.sync's where they do not fit) unless "mma-sync"; and under
+    `persistent` (default: GATED_ATTENTION_CUDA_PERSISTENT there)."""
     cfg = _args.check(q, k, v, g, causal, scale, gate, combine, layout)
     device = torch.device(device) if device is not None else q.device
     if backward is None:
@@ -159,7 +162,8 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
                              "the disk cache: set_cache_dir() or "
                              "GATED_ATTENTION_CACHE_DIR first")
         _cuda.ahead_of_time(_args.compile_key(cfg), chip, *views, out,
-                            lse=backward, kernel=kernel)
+                            lse=backward, kernel=kernel,
+                            persistent=persistent)
         if backward:
             from . import _cuda_backward
             _cuda_backward.ahead_of_time(_args.compile_key(cfg), chip,
@@ -169,6 +173,10 @@ def warmup(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
         raise ValueError("gated_attention.warmup: kernel= goes with chip= "
                          "(a device's kernels follow "
                          "GATED_ATTENTION_CUDA_KERNEL)")
+    if persistent is not None:
+        raise ValueError("gated_attention.warmup: persistent= goes with "
+                         "chip= (a device's kernels follow "
+                         "GATED_ATTENTION_CUDA_PERSISTENT)")
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", torch.cuda.current_device())
     kernel = _op.kernel_for(cfg, device, lse=backward)

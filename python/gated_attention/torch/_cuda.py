@@ -178,25 +178,36 @@ def targets(cfg, capability, kernel=None):
             _select.mma_sync(capability))
 
 
-def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False, kernel=None):
+def looping(target, persistent=None):
+    """Whether the forward on `target` (chip, kernel) is the persistent
+    kernel: _select.persistent(`persistent`), and only wgmma's loops."""
+    return _select.persistent(persistent) and target[1] == "wgmma"
+
+
+def ahead_of_time(cfg, chip, q, k, v, g, out, lse=False, kernel=None,
+                  persistent=None):
     """Compiles into the disk cache the kernels that a launch on these [B,
     H, S, D] views (meta tensors too) loads on a device of `chip` ("sm_90"
     and "sm_90a" both name compute capability 9.0) under `kernel`
-    (_select.choice): the row-major one and the one for their rows; with
-    `lse` those that write the log-sum-exp (and the row-major one without,
-    which the device loads first)."""
+    (_select.choice) and `persistent` (_select.persistent): the row-major
+    one and the one for their rows; with `lse` those that write the
+    log-sum-exp (and the row-major one without, which the device loads
+    first)."""
     capability = _select.capability_of(chip)
     _check_supported(cfg)
     forward, decode = targets(cfg, capability, kernel)
+    loops = looping(forward, persistent)
     # What a CudaKernel loads when made: the forward's row-major kernel.
-    cuda.compile_kernel(cfg, chip=forward[0], kernel=forward[1])
+    cuda.compile_kernel(cfg, chip=forward[0], kernel=forward[1],
+                        persistent=loops)
     target = decode if q.shape[2] == 1 else forward
+    loops = loops and target == forward
     _, _, desc = cuda.compile_kernel(cfg, chip=target[0], kernel=target[1],
-                                     lse=lse)
+                                     lse=lse, persistent=loops)
     _, _, rows = plan(desc, cfg, q, k, v, g, out)
     if rows:
         cuda.compile_kernel(cfg, chip=target[0], kernel=target[1],
-                            row_strides=rows, lse=lse)
+                            row_strides=rows, lse=lse, persistent=loops)
     if q.shape[2] == 1:
         cuda.compile_decode_kernels(cfg, chip=decode[0], kernel=decode[1],
                                     row_strides=rows or None, lse=lse)
@@ -271,6 +282,7 @@ class CudaKernel:
         # (chip, kernel) of the forward and of a decode step.
         self._target, self._decode_target = targets(
             cfg, capability_of(device))
+        self._persistent = looping(self._target)
         self._lock = threading.Lock()
         self._kernels, self._calls = {}, {}
         with torch.cuda.device(device):
@@ -309,10 +321,12 @@ class CudaKernel:
         on `target` (chip, kernel; default the forward's); with `lse` the
         one that writes the log-sum-exp."""
         chip, kind = target or self._target
-        key = (chip, kind, lse) + tuple(sorted(rows.items()))
+        loops = self._persistent and (chip, kind) == self._target
+        key = (chip, kind, lse, loops) + tuple(sorted(rows.items()))
         return self._cached(key, lambda: {"dense": cuda.compile_kernel(
             self.cfg, chip=chip, kernel=kind,
-            row_strides=dict(key[3:]) or None, lse=lse)})["dense"]
+            row_strides=dict(key[4:]) or None, lse=lse,
+            persistent=loops)})["dense"]
 
     def _decode(self, rows, lse=False):
         """The kernels of a decode step whose K/V rows are `rows`: its own

@@ -14,8 +14,11 @@ capabilities run the mma.sync kernels of their chip.
 
 GATED_ATTENTION_CUDA_KERNEL chooses: "auto" (unset: DEFAULT), "wgmma"
 (the same on 9.0, an error on other devices) or "mma-sync" (the mma.sync
-kernels everywhere). It is read when a configuration's kernels are first
-made on a device (the first call, or warmup).
+kernels everywhere). GATED_ATTENTION_CUDA_PERSISTENT=1 makes the wgmma
+forward persistent (its CTAs, one per SM, loop over the tiles, longest
+first; off by default: docs/Design.md says why); kernels of other
+targets do not loop and ignore it. Both are read when a configuration's
+kernels are first made on a device (the first call, or warmup).
 """
 
 import os
@@ -48,6 +51,24 @@ def choice(kernel=None):
         raise ValueError(f"{source} must be one of {', '.join(CHOICES)}, "
                          f"got {kernel!r}")
     return kernel
+
+
+PERSISTENT_ENV = "GATED_ATTENTION_CUDA_PERSISTENT"
+
+
+def persistent(value=None):
+    """`value` if given (a bool), else GATED_ATTENTION_CUDA_PERSISTENT ("1"
+    or "0"; unset: False); ValueError for anything else."""
+    if value is None:
+        text = os.environ.get(PERSISTENT_ENV) or "0"
+        if text not in ("0", "1"):
+            raise ValueError(f"{PERSISTENT_ENV} must be 0 or 1, got "
+                             f"{text!r}")
+        return text == "1"
+    if not isinstance(value, bool):
+        raise ValueError(f"persistent must be True, False or None, got "
+                         f"{value!r}")
+    return value
 
 
 def capability_of(chip):
