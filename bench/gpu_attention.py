@@ -11,14 +11,18 @@ Two phases, because the GPU machine has torch but no MLIR:
       cases.json (which config uses which kernel).
   run (on the GPU machine, with torch):
     python3 bench/gpu_attention.py run build/device-check --out bench/results \
-        [--kernel mma-sync|wgmma|wgmma-1wg] [--match REGEX] [--no-check]
-        [--no-bench] [--bench-match REGEX] [--tag TAG]
+        [--kernel mma-sync|wgmma|wgmma-1wg|wgmma-persistent] [--match REGEX]
+        [--no-check] [--no-bench] [--bench-match REGEX] [--tag TAG]
       checks every correctness case against the float64 numpy reference
       (gated_attention.reference, on the same rounded inputs), then
       times bf16 forward at B*S = 16k tokens: our fused kernel, torch SDPA +
       a separate `* sigmoid(gate)` (what serving stacks run), torch SDPA
       alone, and our kernel without its gate (the gate's cost). Writes
       bench/results/gpu-<date>-<gpu>.csv; exits 1 if a check fails.
+      --kernel wgmma-persistent checks the persistent wgmma kernel on the
+      device's SM count and on 3 CTAs (each looping over many tiles), and
+      times it against the one-tile wgmma kernel on the same tensors, one
+      CSV row per shape (-wgmma-persistent CSV).
 
 TFLOP/s = 4 * B * Hq * Sq * Skv * D / time, halved for causal.
 """
@@ -45,6 +49,10 @@ KERNELS = {"mma-sync": ("sm_90", "mma-sync", 0),
            "wgmma": ("sm_90a", "wgmma", 0),
            "wgmma-1wg": ("sm_90a", "wgmma", 4)}
 CHECK_ONLY = {"wgmma-1wg"}
+# Compiled with persistent=1 (its tiles looped over by at most one CTA per
+# SM), and timed against the one-tile kernel named here.
+PERSISTENT = {"wgmma-persistent": "wgmma"}
+KERNELS["wgmma-persistent"] = KERNELS["wgmma"]
 TOKENS = 16384
 
 
@@ -85,11 +93,12 @@ def prepare(outdir, opt, kinds):
     # The same shapes without a gate operand: what the gate costs.
     jobs += [(c, "nogate") for c in bench_cases(gate="none")]
     jobs = [(c, role, kind) for kind in kinds for c, role in jobs
-            if role == "check" or kind not in CHECK_ONLY]
+            if role == "check" or kind not in CHECK_ONLY and not (
+                role == "nogate" and kind in PERSISTENT)]
     for i, (cfg, role, kind) in enumerate(jobs):
         chip, option, warps = KERNELS[kind]
-        kernel, text, desc = cuda.compile_kernel(cfg, opt, chip, option,
-                                                 warps)
+        kernel, text, desc = cuda.compile_kernel(
+            cfg, opt, chip, option, warps, persistent=kind in PERSISTENT)
         # Kernels differing in gate or scale share a readable name: key the
         # files by the case index as well.
         stem = f"{i:03d}-{kernel}"
@@ -112,10 +121,12 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
     import torch.nn.functional as F
 
     with open(os.path.join(kdir, "cases.json")) as f:
-        cases = [c for c in json.load(f)["cases"] if c["kernel"] == kind]
+        every = json.load(f)["cases"]
+    cases = [c for c in every if c["kernel"] == kind]
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, made current
     backend = cuda.Backend(cuda.Driver())
+    sms = backend.driver.sm_count()
     gpu = torch.cuda.get_device_name()
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -130,12 +141,14 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
         return [(torch.randn(sh[n], generator=gen, device="cuda") * s)
                 .to(tdt[cfg.dtype]) for n, s in spread.items()]
 
-    def launch(kern, cfg, q, k, v, g, out):
-        kern.launch({"q": (q.data_ptr(), q.numel()), "k": (k.data_ptr(), k.numel()),
-                     "v": (v.data_ptr(), v.numel()), "gate": (g.data_ptr(), g.numel()),
-                     "out": (out.data_ptr(), out.numel())},
-                    stream=torch.cuda.current_stream().cuda_stream,
-                    b=cfg.b, sq=cfg.sq, skv=cfg.skv)
+    def launch(kern, cfg, q, k, v, g, out, sm_count=sms):
+        # (sm_count sizes a persistent kernel's grid; others ignore it.)
+        return kern.launch(
+            {"q": (q.data_ptr(), q.numel()), "k": (k.data_ptr(), k.numel()),
+             "v": (v.data_ptr(), v.numel()), "gate": (g.data_ptr(), g.numel()),
+             "out": (out.data_ptr(), out.numel())},
+            stream=torch.cuda.current_stream().cuda_stream,
+            b=cfg.b, sq=cfg.sq, skv=cfg.skv, sm_count=sm_count)
 
     failures = checked = 0
     for n, case in enumerate(c for c in cases if c["role"] == "check"):
@@ -144,22 +157,25 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
             continue
         checked += 1
         q, k, v, g = inputs(cfg, n)
-        out = torch.empty(cfg.shapes()["result"], dtype=tdt[cfg.dtype],
-                          device="cuda")
         kern = kernel(case["stem"])
-        launch(kern, cfg, q, k, v, g, out)
-        torch.cuda.synchronize()
         # The project's float64 reference, on the same (rounded) inputs.
         host = dict(zip(("query", "key", "value", "gate"),
                         (t.double().cpu().numpy() for t in (q, k, v, g))))
         ref = cfg.reference(host)
-        # Each element within the error model's bound (accuracy.py).
-        result = compare(cfg, out.double().cpu().numpy(), ref, host,
-                         kernel=kern.desc)
-        failures += not result.ok
-        print(f"{'PASS' if result.ok else 'FAIL'} [{kind}] {cfg.describe()} "
-              f"err/bound={result.ratio:.3g} "
-              f"max_abs_err={result.max_abs_err:.3g}", flush=True)
+        # A persistent kernel also on 3 CTAs: each loops over many tiles.
+        for sm_count in (sms, 3) if kind in PERSISTENT else (sms,):
+            out = torch.full(cfg.shapes()["result"], float("nan"),
+                             dtype=tdt[cfg.dtype], device="cuda")
+            grid = launch(kern, cfg, q, k, v, g, out, sm_count).grid
+            torch.cuda.synchronize()
+            # Each element within the error model's bound (accuracy.py).
+            result = compare(cfg, out.double().cpu().numpy(), ref, host,
+                             kernel=kern.desc)
+            failures += not result.ok
+            print(f"{'PASS' if result.ok else 'FAIL'} [{kind}] "
+                  f"{cfg.describe()} grid={grid} "
+                  f"err/bound={result.ratio:.3g} "
+                  f"max_abs_err={result.max_abs_err:.3g}", flush=True)
     print(f"correctness [{kind}]: {checked - failures} passed, {failures} "
           "failed", flush=True)
     if not bench or kind in CHECK_ONLY:
@@ -192,6 +208,9 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
 
     nogate = {shape_key(c["config"]): c["stem"]
               for c in cases if c["role"] == "nogate"}
+    # The one-tile kernel a persistent one is timed against.
+    baseline = {shape_key(c["config"]): c["stem"] for c in every
+                if c["role"] == "bench" and c["kernel"] == PERSISTENT.get(kind)}
     os.makedirs(outdir, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower()
     suffix = ("" if kind == "mma-sync" else f"-{kind}") + tag
@@ -205,28 +224,42 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
         q, k, v, g = inputs(cfg, 0)
         out = torch.empty(cfg.shapes()["result"], dtype=torch.bfloat16,
                           device="cuda")
-        ours, bare = kernel(case["stem"]), kernel(
-            nogate[shape_key(case["config"])])
+        flops = cfg.flops() / (2 if cfg.causal else 1)
+        row = {"date": datetime.date.today().isoformat(), "gpu": gpu,
+               "kernel": kind, "b": cfg.b, "hq": cfg.hq, "hkv": cfg.hkv, "s": cfg.sq,
+               "d": cfg.d, "causal": int(cfg.causal)}
+        t = None
+        if kind in PERSISTENT:
+            ours = kernel(case["stem"])
+            one = kernel(baseline[shape_key(case["config"])])
+            row["ctas"] = launch(ours, cfg, q, k, v, g, out).grid[0]
+            row["sm_count"] = sms
+            t = {"fused": timed(lambda: launch(ours, cfg, q, k, v, g, out)),
+                 "one_tile": timed(lambda: launch(one, cfg, q, k, v, g, out))}
+        else:
+            ours, bare = kernel(case["stem"]), kernel(
+                nogate[shape_key(case["config"])])
         gqa = cfg.hq != cfg.hkv
 
         def sdpa():
             return F.scaled_dot_product_attention(q, k, v, is_causal=cfg.causal,
                                                   enable_gqa=gqa)
-        t = {
+        t = t or {
             "fused": timed(lambda: launch(ours, cfg, q, k, v, g, out)),
             "fused_nogate": timed(lambda: launch(bare, cfg, q, k, v, g, out)),
             "sdpa_then_gate": timed(lambda: sdpa() * torch.sigmoid(g)),
             "sdpa": timed(sdpa),
         }
-        flops = cfg.flops() / (2 if cfg.causal else 1)
-        row = {"date": datetime.date.today().isoformat(), "gpu": gpu,
-               "kernel": kind, "b": cfg.b, "hq": cfg.hq, "hkv": cfg.hkv, "s": cfg.sq,
-               "d": cfg.d, "causal": int(cfg.causal)}
         for name, sec in t.items():
             row[f"{name}_ms"] = f"{sec * 1e3:.4f}"
             row[f"{name}_tflops"] = f"{flops / sec / 1e12:.1f}"
-        row["gate_cost_pct"] = f"{(t['fused'] / t['fused_nogate'] - 1) * 100:.2f}"
-        row["speedup_vs_sdpa_then_gate"] = f"{t['sdpa_then_gate'] / t['fused']:.3f}"
+        if kind in PERSISTENT:
+            row["speedup_vs_one_tile"] = f"{t['one_tile'] / t['fused']:.3f}"
+        else:
+            row["gate_cost_pct"] = \
+                f"{(t['fused'] / t['fused_nogate'] - 1) * 100:.2f}"
+            row["speedup_vs_sdpa_then_gate"] = \
+                f"{t['sdpa_then_gate'] / t['fused']:.3f}"
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
         # Row by row, so that a run cut short keeps what it measured.
         if csv is None:

@@ -11,13 +11,16 @@ its start (default 470 s, under 8 minutes with the interpreter's start):
      D 256, causal) and D 128 (causal and not) at 16k tokens, against torch
      SDPA + a separate gate (and SDPA alone) in the same run;
   4. the same shapes with the mma.sync kernel;
-  5. the torch op's test, then the torch op against SDPA + gate;
-  6. the dense op's decode steps (split-KV), the paged kernels' test;
-  7. the torch op's backward: its test (numerics against float64 within
+  5. the persistent wgmma kernel (persistent=1): checked on a few cases
+     (on the device's SM count and on 3 CTAs), then timed against the
+     one-tile kernel on the headline shapes in the same run;
+  6. the torch op's test, then the torch op against SDPA + gate;
+  7. the dense op's decode steps (split-KV), the paged kernels' test;
+  8. the torch op's backward: its test (numerics against float64 within
      the error model, bitwise reproducibility), then forward + backward
      against SDPA + gate under autograd (bench/gpu_backward.py: D 128 and
      Qwen3-Next, S 1k to 16k; its CSV row by row);
-  8. compute-sanitizer (memcheck, synccheck) on the wgmma kernel, last.
+  9. compute-sanitizer (memcheck, synccheck) on the wgmma kernel, last.
 
 Each step has a budget (its timeout, an estimate of its worst case): a step
 whose budget exceeds the time left is skipped, and logged as skipped, as
@@ -63,6 +66,8 @@ CHECK_CASES = (r"hq=16,hkv=2,sq=513|sq=200,skv=200,d=(128|256),.*"
 HEADLINE = (r"b=1,hq=16,hkv=2,sq=16384,.*causal=1|"
             r"b=1,hq=16,hkv=16,sq=16384,skv=16384,d=128,")
 RAGGED = r"sq=(77|300|1),"
+# The persistent kernel's checks: ragged tiles, and Qwen3-Next's 80 tiles.
+PERSISTENT_CHECK = r"sq=(77|300),|hq=16,hkv=2,sq=513"
 
 
 class Step:
@@ -97,6 +102,11 @@ def plan(out, sanitizer):
             "--kernel", "mma-sync", "--no-check", "--bench-match", HEADLINE,
             "--tag=-window"], 60, 40,
             "headline shapes, mma.sync kernel, against SDPA + gate"),
+        Step("persistent-bench", attention + [
+            "--kernel", "wgmma-persistent", "--match", PERSISTENT_CHECK,
+            "--bench-match", HEADLINE, "--tag=-window"], 60, 35,
+            "persistent wgmma kernel: checked, then against the one-tile "
+            "kernel on the headline shapes", hangs_with="wgmma-check"),
         Step("torch-op", [py, "test/Integration/GPU/torch-op.py"], 40, 25,
              "the torch op: numerics, strided views, CUDA graphs", package),
         Step("torch-op-bench", [py, "bench/gpu_torch_op.py", "run", "--out",
