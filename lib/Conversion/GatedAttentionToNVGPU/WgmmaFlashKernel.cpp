@@ -30,9 +30,9 @@
 // on across them, so that the producer loads the next tile's K/V (and its Q,
 // once both consumers have released the Q tile) while the consumers finish
 // the previous tile. Not yet: GQA packing for the dense kernel; a persistent
-// key loop as short as the one-tile kernel's (in the SASS, ptxas moves its
-// counter, the stages' phases and the descriptors out of the uniform
-// registers inside the tile loop).
+// key loop as short as the one-tile kernel's at D 256 (the staged gate's
+// wait, a try-wait loop on a per-warp barrier, makes ptxas take the tile
+// loop as divergent: see forEachTile).
 //
 //===----------------------------------------------------------------------===//
 
