@@ -630,16 +630,27 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
     // completing one more phase after the last tile (endQueries).
     if (!producer)
       pipeline->waitQuery(zero);
-    auto loop = scf::ForOp::create(b, loc, TileSequence::firstTile(*this),
-                                   tiles->numTiles(*this, numRows), step,
-                                   ValueRange{idx(0), zero});
+    // The tile index and the block count in i32 (both far below 2^31): the
+    // producer's loop in its 24 registers spilled 28-52 bytes at D 128
+    // with them in i64, 16-20 with the index in i32.
+    auto i32 = [&](Value index) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+    };
+    Value first32 = i32(TileSequence::firstTile(*this));
+    Value end32 = i32(tiles->numTiles(*this, numRows));
+    Value step32 = i32(step);
+    auto loop = scf::ForOp::create(b, loc, first32, end32, step32,
+                                   ValueRange{zero, zero});
     if (producer) {
       OpBuilder::InsertionGuard after(b);
       b.setInsertionPointAfter(loop);
       pipeline->endQueries(loop.getResult(1));
     }
     b.setInsertionPointToStart(loop.getBody());
-    Value t = loop.getInductionVar(), blocks = loop.getRegionIterArg(0);
+    Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                         loop.getInductionVar());
+    Value blocks = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                              loop.getRegionIterArg(0));
     Value parity = loop.getRegionIterArg(1);
     tileIndex = t;
     Value querySlab;
@@ -671,7 +682,7 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
       pipeline->waitQuery(flipped);
     Value done =
         producer ? range->numBlocks() : add(blockBase, range->numBlocks());
-    scf::YieldOp::create(b, loc, ValueRange{done, flipped});
+    scf::YieldOp::create(b, loc, ValueRange{i32(done), flipped});
   };
   runRoles(thread, warpgroup, forEachTile, epilogue);
 }

@@ -23,9 +23,13 @@
 // CHECK-COUNT-10: nvvm.mbarrier.init
 // CHECK-NOT:   nvvm.mbarrier.init
 // CHECK:       nvvm.setmaxregister decrease 24
+// The tile index and the block count in i32.
 // CHECK:       %[[STEP:.+]] = arith.muli %{{.+}}, %grid_dim_z
 // CHECK:       %[[FIRST:.+]] = arith.addi %block_id_x, %{{.+}} : index
-// CHECK:       %[[TILES:.+]]:2 = scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %[[STEP]] iter_args(%[[BLOCKS:.+]] = %{{.+}}, %[[PARITY:.+]] = %{{.+}}) -> (index, i32)
+// CHECK:       %[[FIRST32:.+]] = arith.index_cast %[[FIRST]] : index to i32
+// CHECK:       %[[STEP32:.+]] = arith.index_cast %[[STEP]] : index to i32
+// CHECK:       %[[TILES:.+]]:2 = scf.for %{{.+}} = %[[FIRST32]] to %{{.+}} step %[[STEP32]] iter_args(%[[COUNT:.+]] = %{{.+}}, %[[PARITY:.+]] = %{{.+}}) -> (i32, i32)
+// CHECK:         %[[BLOCKS:.+]] = arith.index_cast %[[COUNT]] : i32 to index
 // CHECK:         scf.if
 // CHECK:           nvvm.mbarrier.try_wait.parity
 // CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
@@ -34,7 +38,8 @@
 // CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c16384_i32
 // CHECK:         scf.for %{{.+}} = %[[BLOCKS]] to %[[END:.+]] step
 // CHECK:         %[[NEXT:.+]] = arith.xori %[[PARITY]], %c1_i32
-// CHECK:         scf.yield %[[END]], %[[NEXT]] : index, i32
+// CHECK:         %[[END32:.+]] = arith.index_cast %[[END]] : index to i32
+// CHECK:         scf.yield %[[END32]], %[[NEXT]] : i32, i32
 // Once the consumers released the last tile's Q: an arrival on Q's full
 // barrier (at 81984) without a copy.
 // CHECK:       %[[LAST:.+]] = arith.xori %[[TILES]]#1, %c1_i32
@@ -44,7 +49,7 @@
 // CHECK:       nvvm.setmaxregister increase 240
 // CHECK:       arith.constant 81984 : index
 // CHECK:       nvvm.mbarrier.try_wait.parity %{{.+}}, %c0_i32
-// CHECK:       scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CPARITY:.+]] = %{{.+}}) -> (index, i32)
+// CHECK:       scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[CPARITY:.+]] = %{{.+}}) -> (i32, i32)
 // CHECK-NOT:     nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CPARITY]],
 // CHECK:         nvvm.wgmma.mma_async
 // The consumers' release of Q (at 81992: after Q's full barrier): once per
@@ -56,7 +61,7 @@
 // CHECK:         %[[CNEXT:.+]] = arith.xori %[[CPARITY]], %c1_i32
 // CHECK:         arith.constant 81984 : index
 // CHECK:         nvvm.mbarrier.try_wait.parity %{{.+}}, %[[CNEXT]]
-// CHECK:         scf.yield %{{.+}}, %[[CNEXT]] : index, i32
+// CHECK:         scf.yield %{{.+}}, %[[CNEXT]] : i32, i32
 // CHECK:       gpu.return
 
 // Without it: one tile per CTA, no B argument, no Q-empty barrier.
@@ -64,7 +69,7 @@
 // ONE-SAME:    %arg5: index, %arg6: index, %arg7: index, %arg8: index, %arg9: index, %arg10: index)
 // ONE-COUNT-9: nvvm.mbarrier.init
 // ONE-NOT:     nvvm.mbarrier.init
-// ONE-NOT:     scf.for {{.+}} iter_args({{.+}}) -> (index, i32)
+// ONE-NOT:     scf.for {{.+}} iter_args({{.+}}) -> (i32, i32)
 // ONE:         gpu.return
 func.func @case(%q: tensor<2x2x140x64xbf16>, %k: tensor<2x1x300x64xbf16>, %v: tensor<2x1x300x64xbf16>, %g: tensor<2x2x140x64xbf16>) -> tensor<2x2x140x64xbf16> {
   %r = gated_attention.attention %q, %k, %v, %g

@@ -82,12 +82,12 @@ print("Q not released:",
 # Each tile's blocks counted from 0 again (the tile loops' yields of the
 # block count replaced by 0): stages and phases of the next tile's blocks
 # disagree with the barriers'.
-YIELD = re.compile(r'"scf\.yield"\((%\w+), (%\w+)\) : \(index, i32\)')
+YIELD = re.compile(r'"scf\.yield"\((%\w+), (%\w+)\) : \(i32, i32\)')
 assert len(YIELD.findall(text)) == 2, YIELD.findall(text)
-zero = re.search(r'^ *(%\w+) = "arith\.constant"\(\) <\{value = 0 : index\}>',
+zero = re.search(r'^ *(%\w+) = "arith\.constant"\(\) <\{value = 0 : i32\}>',
                  text, re.M).group(1)
 print("block count restarts:",
-      fails(YIELD.sub(rf'"scf.yield"({zero}, \2) : (index, i32)', text), CFG,
+      fails(YIELD.sub(rf'"scf.yield"({zero}, \2) : (i32, i32)', text), CFG,
             "a pipeline count that restarts per tile"))
 # CHECK: block count restarts: {{.+}}
 
