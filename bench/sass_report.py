@@ -10,11 +10,11 @@ the Qwen3-Next shape Hq 16 over Hkv 2 at D 256, causal and not; D 128 with
 16 heads, causal and not) the script lowers the op with
 `--gated-attention-to-ptx=chip=sm_90a kernel=wgmma` (gated-attention-opt,
 as gated_attention.runner finds it; `--opt` names another), and as the
-persistent kernel (CASE-persistent: convert-gated-attention-to-nvgpu
-persistent=1 first, each CTA looping over tiles; reported after the
-one-tile kernels), assembles the kernel with `ptxas -arch=sm_90a`,
-disassembles it with `nvdisasm -c` (from the CUDA toolkit, or the copy the
-triton package ships) and reports, per consumer warp:
+persistent kernel (CASE-persistent: the pipeline's persistent=1, each
+CTA looping over tiles; reported after the one-tile kernels), assembles
+the kernel with `ptxas -arch=sm_90a`, disassembles it with `nvdisasm -c`
+(from the CUDA toolkit, or the copy the triton package ships) and reports,
+per consumer warp:
 
 - instructions per key of the main loop: the shortest path through the body
   of the innermost loop holding the HGMMAs that issues all of them (the
@@ -66,7 +66,7 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from gated_attention import config, cuda, mlir, ptx as ptx_tools, runner  # noqa: E402,E501
+from gated_attention import config, cuda  # noqa: E402
 
 TOKENS = 16384
 # name: (head dim, query heads, KV heads, causal)
@@ -76,8 +76,8 @@ CASES = collections.OrderedDict([
     ("d128-causal", (128, 16, 16, True)),
     ("d128", (128, 16, 16, False)),
 ])
-# The persistent kernel (convert-gated-attention-to-nvgpu persistent=1:
-# each CTA loops over tiles) of each: NAME-persistent.
+# The persistent kernel (the pipeline's persistent=1: each CTA loops over
+# tiles) of each: NAME-persistent.
 PERSISTENT = "-persistent"
 for _name, _shape in list(CASES.items()):
     CASES[_name + PERSISTENT] = _shape
@@ -415,18 +415,9 @@ def sass_of(case, opt, ptxas, nvdisasm, workdir):
     cfg = config.AttentionConfig(b=1, hq=hq, hkv=hkv, sq=TOKENS, skv=TOKENS,
                                  d=d, dv=d, causal=causal, dtype="bf16",
                                  gate="sigmoid")
-    if case.endswith(PERSISTENT):
-        # The conversion with the option first; the pipeline then has no
-        # attention op left to convert.
-        lowered = runner.compile_module(
-            mlir.attention_function(cfg, "case"),
-            ["--convert-gated-attention-to-nvgpu=chip=sm_90a kernel=wgmma "
-             "persistent=1",
-             "--gated-attention-to-ptx=chip=sm_90a kernel=wgmma"], opt=opt)
-        (name, ptx, _), = ptx_tools.tensor_core_kernels(lowered)
-    else:
-        name, ptx, _ = cuda.compile_kernel(cfg, opt, "sm_90a", "wgmma", 0,
-                                           cache="")
+    name, ptx, _ = cuda.compile_kernel(cfg, opt, "sm_90a", "wgmma", 0,
+                                       cache="",
+                                       persistent=case.endswith(PERSISTENT))
     stem = os.path.join(workdir, case)
     with open(stem + ".ptx", "w") as f:
         f.write(ptx)
