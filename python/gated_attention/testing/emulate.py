@@ -120,7 +120,8 @@ class HostMemoryEmulator(Emulator):
     """The emulator on buffers given by host addresses (CPU tensors'
     data_ptr): each memref argument becomes a Memory viewing that memory,
     so the kernels read and write the tensors themselves (the torch op's
-    CUDA launches, run on CPU tensors)."""
+    CUDA launches, run on CPU tensors); so does each TMA map, over its
+    dims' elements (the wgmma kernel's contiguous q, k and v)."""
 
     _STORAGE = {"bf16": np.uint16, "f16": np.uint16, "f32": np.float32}
 
@@ -129,16 +130,19 @@ class HostMemoryEmulator(Emulator):
 
     def launch(self, op, planned, stream=None):
         types = {a["name"]: a["element_type"]
-                 for a in planned.desc["arguments"] if a["kind"] == "memref"}
+                 for a in planned.desc["arguments"]
+                 if a["kind"] in ("memref", "tensor_map")}
 
         def memory(arg):
+            elements = (arg.elements if isinstance(arg, launcher.Memref)
+                        else int(np.prod(arg.dims)))
             element = self._STORAGE[types[arg.name]]
-            raw = (ctypes.c_byte * (arg.elements * np.dtype(element).itemsize)
+            raw = (ctypes.c_byte * (elements * np.dtype(element).itemsize)
                    ).from_address(arg.buffer)
             return Memory(np.frombuffer(raw, element), types[arg.name])
         arguments = tuple(
             dataclasses.replace(a, buffer=memory(a))
-            if isinstance(a, launcher.Memref) else a
+            if isinstance(a, (launcher.Memref, launcher.TensorMap)) else a
             for a in planned.arguments)
         super().launch(op, dataclasses.replace(planned, arguments=arguments),
                        stream)
