@@ -29,6 +29,7 @@ def emulated_kernel(cfg):
     kernel = object.__new__(_cuda.CudaKernel)
     kernel.cfg, kernel.device = cfg, torch.device("cpu")
     kernel._target = kernel._decode_target = ("sm_80", "mma-sync")
+    kernel._persistent = False
     kernel._lock, kernel._kernels, kernel._calls = threading.Lock(), {}, {}
     kernel._backend = emulate.HostMemoryEmulator()
     kernel._sm_count = 132
@@ -36,7 +37,8 @@ def emulated_kernel(cfg):
     return kernel
 
 
-def compile_kernel(cfg, chip, kernel, row_strides=None, lse=False):
+def compile_kernel(cfg, chip, kernel, row_strides=None, lse=False,
+                   persistent=False):
     op, desc = emulate.compile_case(cfg, row_strides=row_strides, lse=lse)
     return desc["kernel"], op, desc
 
