@@ -123,6 +123,10 @@ def run(kdir, outdir, match=None, bench=True, kind="mma-sync", check=True,
     with open(os.path.join(kdir, "cases.json")) as f:
         every = json.load(f)["cases"]
     cases = [c for c in every if c["kernel"] == kind]
+    if not cases:   # (prepared before the kind existed: nothing to run)
+        print(f"no {kind} kernels in {kdir}: prepare them first "
+              f"(scripts/device-check prepare)", flush=True)
+        return 1
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context, made current
     backend = cuda.Backend(cuda.Driver())
