@@ -15,7 +15,9 @@ result, the GFLOP/s only as good as the load average printed with them.
 OPTIONS are the pipeline's (e.g. `key-block=128 register-rows=4`, empty
 for the defaults), or a pass's inside it, named PASS.OPTION (e.g.
 `gated-attention-vectorize-tiles.register-depth=64`: the pipeline is then
-run as the --pass-pipeline it dumps, with that option changed); OPT a
+run as the --pass-pipeline it dumps, with that option changed), or -PASS,
+the pipeline without that pass (e.g. `-gated-attention-tiles-to-openmp`:
+upstream's static OpenMP schedule); OPT a
 gated-attention-opt binary. Without --variant:
 `base=` alone. GFLOP/s count the causal half; each variant's output is
 checked against the first's.
@@ -42,6 +44,11 @@ SHAPES = {
     "qwen3next": dict(causal=True, **cpu_attention.QWEN),
     "mha": dict(causal=False, hq=cpu_attention.H, hkv=cpu_attention.H,
                 d=cpu_attention.D),
+    # One tensor-parallel rank of Qwen3-Next's attention at TP 2: one KV
+    # head, so a batch of one is a single causal grid of query blocks.
+    "qwen3next-tp2": dict(causal=True, hq=cpu_attention.QWEN["hq"] // 2,
+                          hkv=cpu_attention.QWEN["hkv"] // 2,
+                          d=cpu_attention.QWEN["d"]),
 }
 
 
@@ -51,9 +58,10 @@ def parse_variant(text):
     return name, options.strip(), opt or None
 
 
-def pass_pipeline(text, flag, overrides, opt):
+def pass_pipeline(text, flag, overrides, opt, removed=()):
     """The --pass-pipeline that `flag` runs on `text`, with each
-    (pass, option, value) of `overrides` set in it."""
+    (pass, option, value) of `overrides` set in it and the passes named in
+    `removed` taken out."""
     proc = subprocess.run(
         runner.opt_command(flag, "--dump-pass-pipeline", "-o", "/dev/null",
                            opt=opt),
@@ -72,20 +80,27 @@ def pass_pipeline(text, flag, overrides, opt):
                               rf"\g<1>{value}", body)
             return body[:-1] + f" {option}={value}}}"
         pipeline = re.sub(pattern, change, pipeline)
+    for name in removed:
+        pattern = r"(?<=[(,])" + re.escape(name) + r"(\{[^}]*\})?(,|(?=\)))"
+        if not re.search(pattern, pipeline):
+            sys.exit(f"no pass {name} in the pipeline")
+        pipeline = re.sub(pattern, "", pipeline)
     return pipeline
 
 
 def compile_variant(cfg, options, opt):
     text = mlir.attention_function(cfg, "attn", c_interface=True)
-    words = options.split()
+    removed = [w[1:] for w in options.split() if w.startswith("-")]
+    words = [w for w in options.split() if not w.startswith("-")]
     overrides = [(w.split("=", 1)[0].rsplit(".", 1)[0],
                   w.split("=", 1)[0].rsplit(".", 1)[1], w.split("=", 1)[1])
                  for w in words if "." in w.split("=", 1)[0]]
     plain = [w for w in words if "." not in w.split("=", 1)[0]]
     flag = "--gated-attention-to-llvm" + (
         "=" + " ".join(plain) if plain else "")
-    if overrides:
-        flag = "--pass-pipeline=" + pass_pipeline(text, flag, overrides, opt)
+    if overrides or removed:
+        flag = "--pass-pipeline=" + pass_pipeline(text, flag, overrides, opt,
+                                                  removed)
     return native.SharedLibrary(text, [flag], openmp=True, opt=opt)
 
 

@@ -33,3 +33,17 @@ func.func @unrelated(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: ten
   %r = gated_attention.attention %q, %k, %v {dropout_probability = 0.1 : f32} : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
   return %r : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// A tile mapping's flag is the keyword `growing`, nothing else.
+func.func @tile_flag(%m: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.reduce
+  // expected-error @+1 {{expected 'growing'}}
+  } {mapping = [#gated_attention.tile<0, grows>]}
+  return
+}

@@ -49,6 +49,28 @@ int64_t TileMappingAttr::getMappingId() const { return getDim(); }
 bool TileMappingAttr::isLinearMapping() const { return false; }
 int64_t TileMappingAttr::getRelativeIndex() const { return getDim(); }
 
+Attribute TileMappingAttr::parse(AsmParser &parser, Type) {
+  int64_t dim;
+  bool growing = false;
+  if (parser.parseLess() || parser.parseInteger(dim))
+    return {};
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("growing"))
+      return {};
+    growing = true;
+  }
+  if (parser.parseGreater())
+    return {};
+  return TileMappingAttr::get(parser.getContext(), dim, growing);
+}
+
+void TileMappingAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getDim();
+  if (getGrowing())
+    printer << ", growing";
+  printer << ">";
+}
+
 void GatedAttentionDialect::addRaisePatterns(RaisePatternsFn populate) {
   raisePatterns.push_back(populate);
 }

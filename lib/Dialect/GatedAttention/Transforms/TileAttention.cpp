@@ -24,10 +24,12 @@ namespace mlir::gated_attention {
 using namespace mlir;
 using namespace mlir::gated_attention;
 
-void mlir::gated_attention::markOnlineSoftmaxLoop(scf::ForallOp loop) {
+void mlir::gated_attention::markOnlineSoftmaxLoop(
+    scf::ForallOp loop, std::optional<int64_t> growingDim) {
   SmallVector<Attribute> mapping;
   for (int64_t i = 0, e = loop.getRank(); i < e; ++i)
-    mapping.push_back(TileMappingAttr::get(loop.getContext(), i));
+    mapping.push_back(
+        TileMappingAttr::get(loop.getContext(), i, growingDim == i));
   loop.setMappingAttr(ArrayAttr::get(loop.getContext(), mapping));
 }
 
@@ -97,7 +99,10 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
                   .getResult());
   Value result = results.front();
   rewriter.replaceOp(op, results);
-  markOnlineSoftmaxLoop(cast<scf::ForallOp>(tiled->loops.front()));
+  // Under the causal mask later query blocks see more keys.
+  markOnlineSoftmaxLoop(cast<scf::ForallOp>(tiled->loops.front()),
+                        op.getCausal() ? std::optional<int64_t>(2)
+                                       : std::nullopt);
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   // With Sq dynamic, each tile also gets the decode step's one-row version.
   OnlineSoftmaxOptions tileOptions = options;

@@ -110,8 +110,9 @@
 // CHECK: tensor.extract_slice %[[Y]][48, 0] [%[[NROWS]], 16]
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 4, %[[NROWS]], 16]
-// The loop is marked for the later CPU vectorization.
-// CHECK: } {mapping = [#gated_attention.tile<0>{{.*}}]}
+// The loop is marked for the later CPU vectorization; under the causal mask
+// later query blocks see more keys, so their loop is marked growing.
+// CHECK: } {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>, #gated_attention.tile<2, growing>]}
 // CHECK: return %[[RES]]
 func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
                       %v: tensor<1x2x130x16xf32>, %g: tensor<1x8x100x16xf32>) -> tensor<1x8x100x16xf32> {
@@ -148,6 +149,9 @@ func.func @gqa_causal(%q: tensor<1x8x100x32xf32>, %k: tensor<1x2x130x32xf32>,
 // B32: %[[SUM:.+]] = arith.addf %[[Y]], %[[SILU]] : f32
 // B32: arith.truncf %[[SUM]] : f32 to bf16
 // B32: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], %[[Q0]], 0] [1, 1, 32, 8]
+// Without the mask every tile sees every key: no loop is growing.
+// B32-NOT: growing
+// B32: } {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>, #gated_attention.tile<2>]}
 func.func @aligned_headwise_bf16(%q: tensor<2x4x128x16xbf16>, %k: tensor<2x4x96x16xbf16>,
                                  %v: tensor<2x4x96x8xbf16>, %g: tensor<2x1x128x1xbf16>) -> tensor<2x4x128x8xbf16> {
   %0 = gated_attention.attention %q, %k, %v, %g {gate = #gated_attention.gate<silu>, combine = #gated_attention.combine<add>}

@@ -88,19 +88,30 @@ def GatedAttention_TileMappingAttr : AttrDef<GatedAttention_Dialect,
     forward's tiles over batch, heads and query blocks and split-KV parts;
     the backward's and the paged op's grids): one entry per loop, `dim` its
     position. It marks the tiles that CPU vectorization
-    (`gated-attention-vectorize-tiles`) turns into register tiles, and
+    (`gated-attention-vectorize-tiles`) turns into register tiles and the
+    grids that `gated-attention-tiles-to-openmp` hands to threads, and
     nothing else. A mapping, not a discardable attribute, because upstream
     canonicalization keeps it: it folds a mapped forall's single-iteration
     loops into its body only when unmapped, and rebuilds foralls (a
     tensor.cast folded into their outputs) keeping the mapping but not
-    discardable attributes. `scf-forall-to-parallel` ignores it.
+    discardable attributes. `scf-forall-to-parallel` keeps it on the
+    `scf.parallel` it makes, where `gated-attention-tiles-to-openmp` reads it.
+
+    `growing` says the tiles' work grows along the loop (the query blocks
+    under a causal mask see more keys the later they are): the OpenMP
+    lowering hands such tiles out last to first, so the longest run first
+    and the short ones fill in behind them.
 
     ```mlir
-    scf.forall (%b, %h) in (2, 8) ... {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>]}
+    scf.forall (%b, %h, %i) in (2, 8, 16) ... {mapping = [
+        #gated_attention.tile<0>, #gated_attention.tile<1>,
+        #gated_attention.tile<2, growing>]}
     ```
   }];
-  let parameters = (ins "int64_t":$dim);
-  let assemblyFormat = "`<` $dim `>`";
+  let parameters = (ins "int64_t":$dim,
+                        DefaultValuedParameter<"bool", "false">:$growing);
+  // `<dim>` or `<dim, growing>`.
+  let hasCustomAssemblyFormat = 1;
 }
 
 #endif // GATED_ATTENTION_ATTRS_TD

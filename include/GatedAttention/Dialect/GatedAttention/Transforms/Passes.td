@@ -455,4 +455,49 @@ def GatedAttentionAMXTilesPass
   ];
 }
 
+def GatedAttentionTilesToOpenMPPass : Pass<"gated-attention-tiles-to-openmp"> {
+  let summary = "Run the CPU tile grids on OpenMP threads, longest tiles first";
+  let description = [{
+    Runs before `convert-scf-to-openmp` on the `scf.parallel` loops that
+    carry a `#gated_attention.tile` mapping (the tile grids of
+    `gated-attention-tile`, `-tile-backward` and the paged op, after
+    `scf-forall-to-parallel`). Each becomes an `omp.parallel` around an
+    `omp.wsloop` with `schedule(dynamic)`, the grid's loops collapsed, and
+    the body in a `memref.alloca_scope`: threads take one tile at a time
+    instead of upstream's static, equal counts of tiles per thread. Loops
+    whose mapping is `growing` (the query blocks under a causal mask, which
+    see more keys the later they are) go outermost and run last to first,
+    so the longest tiles start first and the short ones fill in behind
+    them. Under a static schedule the thread holding a causal grid's last
+    query blocks does up to twice the mean work (one batch and KV head on
+    two threads: a quarter of the work against three quarters). Other
+    `scf.parallel` loops are left to `convert-scf-to-openmp`; grids inside
+    a grid's tile run in the tile's thread.
+
+    ```mlir
+    scf.parallel (%b, %h, %q) = (%c0, %c0, %c0) to (%c1, %c2, %c1024)
+        step (%c1, %c1, %c64) { ... }
+        {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>,
+                    #gated_attention.tile<2, growing>]}
+    // becomes
+    omp.parallel {
+      omp.wsloop schedule(dynamic) {
+        omp.loop_nest (%k, %b, %h) : index = (%c0, %c0, %c0)
+            to (%c16, %c1, %c2) step (%c1, %c1, %c1) collapse(3) {
+          // %q = (16 - 1 - %k) * 64
+          memref.alloca_scope { ... }
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::omp::OpenMPDialect"
+  ];
+}
+
 #endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD

@@ -73,7 +73,10 @@ void populateGatedAttentionOnlineSoftmaxPatterns(
 /// #gated_attention.tile<i> per loop), so that later steps (CPU
 /// vectorization) touch only the tiles made here. A mapping survives the
 /// canonicalizations that drop discardable attributes (TileMappingAttr).
-void markOnlineSoftmaxLoop(scf::ForallOp loop);
+/// `growingDim`, where given, is the loop along which the tiles' work
+/// grows (causal query blocks).
+void markOnlineSoftmaxLoop(scf::ForallOp loop,
+                           std::optional<int64_t> growingDim = std::nullopt);
 /// Whether `op` is an scf.forall that markOnlineSoftmaxLoop marked.
 bool isOnlineSoftmaxLoop(Operation *op);
 
