@@ -30,9 +30,9 @@
 // on across them, so that the producer loads the next tile's K/V (and its Q,
 // once both consumers have released the Q tile) while the consumers finish
 // the previous tile. Not yet: GQA packing for the dense kernel; a persistent
-// key loop as short as the one-tile kernel's at D 256 (the staged gate's
-// wait, a try-wait loop on a per-warp barrier, makes ptxas take the tile
-// loop as divergent: see forEachTile).
+// key loop as short as the one-tile kernel's (1-4% longer in the SASS: the
+// blocks' stages and phases from the pipeline's count, the waits'
+// convergence barriers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +174,8 @@ private:
   /// The consumers' count of key blocks before the tile's (null: 0):
   /// block j of the tile goes through the pipeline as blockBase + j.
   Value blockBase;
+  /// The persistent kernel's gate barrier of the warp (prepareConsumer).
+  Value tileGateBarrier;
   int64_t numSoftmaxValues = 0;
 };
 } // namespace
@@ -416,6 +418,13 @@ void WgmmaFlashKernel::prepareConsumer(Value consumer) {
 
   laneZero = eq(lanes.lane, idx(0));
   turns.emplace(b, loc, consumer, cfg.pingpong());
+  // The persistent kernel's gate barrier before the tile loop: computed in
+  // the tile's epilogue, after lane 0's branches, its address is one ptxas
+  // does not take as uniform, nor the wait's result, and it takes the tile
+  // loop as divergent (see forEachTile; D 256 causal 6.35 instructions per
+  // key and 84 bytes of spills, 6.00 and 32 from here).
+  if (cfg.persistent && cfg.stagesGate())
+    tileGateBarrier = pipeline->gateBarrier(fromLaneZero(lanes.warp));
 }
 
 void WgmmaFlashKernel::releaseQuery() {
@@ -471,7 +480,8 @@ void WgmmaFlashKernel::consume(Value thread, Value consumer, Value rowBase,
     row0 = fromLaneZero(warpRow);
     operands.staging = stagingRows(consumer, warp);
     if (cfg.stagesGate()) {
-      operands.gateBarrier = pipeline->gateBarrier(warp);
+      operands.gateBarrier =
+          persistent ? tileGateBarrier : pipeline->gateBarrier(warp);
       if (persistent)
         operands.gateParity = parity;
     }
