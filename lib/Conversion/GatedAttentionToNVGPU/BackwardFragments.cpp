@@ -155,16 +155,40 @@ PackedQueryRows::PackedQueryRows(const KernelBuilder &kb,
   firstBlock = kb.div(kb.mul(firstQuery, group), cfg.keyBlock);
 }
 
+bool mlir::gated_attention::flash::leanLoopState(const FlashKernelConfig &cfg,
+                                                 bool keyValue) {
+  if (!cfg.causal || cfg.columnSplit != 1)
+    return false;
+  if (!keyValue)
+    return AccumulatorTile::numRegisters(cfg.headDim) >= 64;
+  return AccumulatorTile::numRegisters(cfg.headDim + cfg.valueHeadDim) +
+             2 * AccumulatorTile::numRegisters(cfg.keyBlock) >=
+         120;
+}
+
 void mlir::gated_attention::flash::transposedScoreGrads(
     const KernelBuilder &kb, const LaneLayout &lanes,
     const FlashKernelConfig &cfg, const PackedQueryRows &rows,
     Value firstColumn, Value keyRow0, AccumulatorTile scores,
-    AccumulatorTile gradP) {
+    AccumulatorTile gradP, bool firstQueryMask) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   int64_t group = cfg.groupSize();
   Value zero = kb.f32c(0.0);
   Value scaleLog2 = kb.f32c(cfg.scale * M_LOG2E);
+  // Causal: key j is visible from query i iff i >= j - (Skv - Sq), so each
+  // of the lane's two key rows has a first query, compared with each
+  // column's query in 32 bits (both below 2^31 in magnitude): one register
+  // a row through the loop instead of the 64-bit key row and offset (the
+  // dK/dV kernel at D 64/48 and 48/64 spilled for want of them).
+  auto i32 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  };
+  SmallVector<Value, 2> firstQuery;
+  if (cfg.causal && firstQueryMask)
+    for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
+      firstQuery.push_back(
+          i32(kb.sub(lanes.row(kb, keyRow0, half), rows.causalOffset)));
   // Each column is a packed query row: its L and D, and (causal) whether
   // the lane's keys are visible from it.
   for (int64_t t = 0; t < scores.numTiles(); ++t)
@@ -182,8 +206,10 @@ void mlir::gated_attention::flash::transposedScoreGrads(
       Value rowDelta = kb.select(
           valid, memref::LoadOp::create(b, loc, rows.delta, ValueRange{at}),
           zero);
-      Value keyBound;
-      if (cfg.causal)
+      Value keyBound, query32;
+      if (cfg.causal && firstQueryMask)
+        query32 = i32(query);
+      else if (cfg.causal)
         keyBound = buildCausalKeyBound(b, loc, query, rows.causalOffset);
       for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
         Value &x = scores.at(t, half, c);
@@ -191,6 +217,11 @@ void mlir::gated_attention::flash::transposedScoreGrads(
                                        kb.fsub(kb.fmul(x, scaleLog2), lseLog2));
         if (keyBound)
           p = kb.select(kb.lt(lanes.row(kb, keyRow0, half), keyBound), p, zero);
+        if (query32) {
+          Value visible = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, query32, firstQuery[half]);
+          p = kb.select(visible, p, zero);
+        }
         x = p;
         gradP.at(t, half, c) = buildScoreGrad(b, loc, p, gradP.at(t, half, c),
                                               rowDelta, cfg.scale);

@@ -112,16 +112,28 @@ struct PackedQueryRows {
                   Value keyBase);
 };
 
+/// Whether the mma.sync dK/dV (`keyValue`) or dQ kernel of `cfg` takes
+/// the forms that keep fewer registers through its key loop (MmaSyncAtom's
+/// splitChunkOffsets; transposedScoreGrads' `firstQueryMask`): the causal
+/// kernels without a column split whose loop state is at least that of
+/// the smallest that spilled at 255 registers without them (f32 registers
+/// a thread: dK/dV at 64/48, its accumulators and a block's S^T and dP^T,
+/// 120; dQ at 128/112, its accumulators, 64). Elsewhere the same forms
+/// cost some kernels a few registers (ptxas-backward-sweep), so the others
+/// keep their PTX.
+bool leanLoopState(const FlashKernelConfig &cfg, bool keyValue);
+
 /// P^T and dS^T in place of S^T and dP^T (unscaled; FlashAttention-2's
 /// P^T = exp2(scale log2(e) S^T - log2(e) L), dS^T = scale P^T (dP^T - D))
 /// in a lane's accumulator tiles whose rows are keys (the lane's first at
 /// `keyRow0`) and whose columns are packed query rows of `rows` (the
-/// lane's first at `firstColumn`), masked causally.
+/// lane's first at `firstColumn`), masked causally; with `firstQueryMask`
+/// by 32-bit comparisons with each key row's first visible query.
 void transposedScoreGrads(const KernelBuilder &kb, const LaneLayout &lanes,
                           const FlashKernelConfig &cfg,
                           const PackedQueryRows &rows, Value firstColumn,
                           Value keyRow0, AccumulatorTile scores,
-                          AccumulatorTile gradP);
+                          AccumulatorTile gradP, bool firstQueryMask = false);
 
 /// dS in place of the log2-domain scores (scaleAndMaskScores) of a lane's
 /// accumulator tiles whose rows are query rows: P = exp2(S - log2(e) L)

@@ -146,7 +146,7 @@ void KeyValueKernel::queryBlock(Value block, Value buffer,
   AccumulatorTile scores(s), gradP(dp);
   Value firstColumn = add(mul(block, cfg.keyBlock), lanes.columnPair(*this));
   transposedScoreGrads(*this, lanes, cfg, *queries, firstColumn, warpKey,
-                       scores, gradP);
+                       scores, gradP, leanLoopState(cfg, /*keyValue=*/true));
   if (cfg.columnSplit == 1) {
     atom->multiplyValues(gradV, scores, pipeline->valueTiles(), {buffer});
     atom->multiplyValues(gradK, gradP, pipeline->keyTiles(), {buffer});
@@ -166,7 +166,8 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidths(d, dv);
   lanes = LaneLayout::build(*this);
-  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
+  atom.emplace(b, loc, cfg.elementType, lanes, swizzle,
+               leanLoopState(cfg, /*keyValue=*/true));
   numKeys = args["Skv"];
   valueBuffer = args["v"];
   Value keyBase =

@@ -103,7 +103,8 @@ void QueryKernel::build(gpu::GPUFuncOp func) {
   int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
   ChunkSwizzle swizzle = ChunkSwizzle::forRowWidths(d, dv);
   lanes = LaneLayout::build(*this);
-  atom.emplace(b, loc, cfg.elementType, lanes, swizzle);
+  atom.emplace(b, loc, cfg.elementType, lanes, swizzle,
+               leanLoopState(cfg, /*keyValue=*/false));
   numRows = args["Sq"];
   Value numKeys = args["Skv"];
   FlashTile tile = scheduleTile(*this, cfg.queryBlock());

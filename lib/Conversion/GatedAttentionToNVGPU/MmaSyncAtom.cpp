@@ -15,9 +15,11 @@ using namespace mlir;
 using namespace mlir::gated_attention::flash;
 
 MmaSyncAtom::MmaSyncAtom(OpBuilder &b, Location loc, Type elementType,
-                         const LaneLayout &lanes, ChunkSwizzle swizzle)
+                         const LaneLayout &lanes, ChunkSwizzle swizzle,
+                         bool splitChunkOffsets)
     : KernelBuilder(b, loc), elementType(elementType), f32(b.getF32Type()),
-      i32(b.getI32Type()), swizzle(swizzle) {
+      i32(b.getI32Type()), swizzle(swizzle),
+      splitChunkOffsets(splitChunkOffsets) {
   Value matrix = div(lanes.lane, 8);
   Value row8 = rem(lanes.lane, 8);
   Value matrixLow = rem(matrix, 2);
@@ -31,14 +33,24 @@ MmaSyncAtom::MmaSyncAtom(OpBuilder &b, Location loc, Type elementType,
   laneSwizzle = swizzle.bits(*this, row8);
 }
 
-Value MmaSyncAtom::fragmentColumn(Value chunk) const {
-  return swizzle.column(*this, chunk, laneSwizzle);
+Value MmaSyncAtom::fragmentColumn(Value laneChunk, int64_t chunk) const {
+  if (!splitChunkOffsets)
+    return swizzle.column(*this, add(laneChunk, chunk), laneSwizzle);
+  // Only the part of `chunk` within the swizzle's bits goes through the
+  // XOR; the rest is added after it. The chunks of a row then share the
+  // lane's few swizzled columns (one at a 1-bit swizzle) plus immediate
+  // offsets: XORed whole, each was a register of its own through the key
+  // loop (the backward's dK/dV kernel at D 64/48 or 128/112 spilled them).
+  int64_t high = swizzle.unswizzledChunks(chunk);
+  Value column =
+      swizzle.column(*this, add(laneChunk, chunk - high), laneSwizzle);
+  return add(column, high * ChunkSwizzle::kChunkElements);
 }
 
 Fragment MmaSyncAtom::loadA(Value tile, ValueRange prefix, Value row0,
                             int64_t kk, bool transpose) {
   return loadFragments(tile, prefix, add(laneRowA, row0),
-                       fragmentColumn(add(laneChunkA, 2 * kk)), transpose);
+                       fragmentColumn(laneChunkA, 2 * kk), transpose);
 }
 
 Fragment MmaSyncAtom::loadFragments(Value tile, ValueRange prefix, Value row,
@@ -93,7 +105,7 @@ void MmaSyncAtom::multiplyKeys(AccumulatorTile scores, const Fragment &query,
   // One ldmatrix x4 of K per 16 keys: the B fragments of two 8-key tiles.
   for (int64_t np = 0; np < scores.numTiles() / 2; ++np) {
     Fragment kf = loadFragments(keys, prefix, add(laneRowB, 16 * np),
-                                fragmentColumn(add(laneChunkB, 2 * kk)), false);
+                                fragmentColumn(laneChunkB, 2 * kk), false);
     mma(query, {kf[0], kf[1]}, scores.tile(2 * np));
     mma(query, {kf[2], kf[3]}, scores.tile(2 * np + 1));
   }
@@ -123,7 +135,7 @@ void MmaSyncAtom::multiplyValues(AccumulatorTile out,
     Fragment a = probabilityFragment(*this, probabilities, kk, elementType);
     for (int64_t dp = 0; dp < out.numTiles() / 2; ++dp) {
       Fragment vf = loadFragments(values, prefix, add(laneRowA, 16 * kk),
-                                  fragmentColumn(add(chunkBase, 2 * dp)),
+                                  fragmentColumn(chunkBase, 2 * dp),
                                   /*transpose=*/true);
       mma(a, {vf[0], vf[1]}, out.tile(2 * dp));
       mma(a, {vf[2], vf[3]}, out.tile(2 * dp + 1));

@@ -31,9 +31,15 @@ public:
   /// The k of the atom: a 16 x 16 A, a 16 x 8 B.
   static constexpr int64_t kK = 16;
 
-  /// Builds the lane's ldmatrix row addresses.
+  /// Builds the lane's ldmatrix row addresses. With `splitChunkOffsets`
+  /// (backward kernels at the register cap: leanLoopState) a chunk's part
+  /// above the swizzle's bits is added after the XOR rather than XORed
+  /// with the rest: the same columns from fewer loop-invariant registers
+  /// (fragmentColumn). The other kernels keep the whole XOR (the forward's
+  /// PTX is pinned by mma-sync-ptx.test).
   MmaSyncAtom(OpBuilder &b, Location loc, Type elementType,
-              const LaneLayout &lanes, ChunkSwizzle swizzle);
+              const LaneLayout &lanes, ChunkSwizzle swizzle,
+              bool splitChunkOffsets = false);
 
   /// The A fragment of the 16 x 16 block at (row0, 16 * kk) of a row-major
   /// shared tile (`prefix` indices first): Q, or V read transposed as the B
@@ -59,14 +65,16 @@ private:
   /// ldmatrix x4 at (row, column) of `tile`, as four b32 registers.
   Fragment loadFragments(Value tile, ValueRange prefix, Value row, Value column,
                          bool transpose);
-  /// The column of the lane's ldmatrix row address for chunk `chunk`.
-  Value fragmentColumn(Value chunk) const;
+  /// The column of the lane's ldmatrix row address for chunk `laneChunk +
+  /// chunk`.
+  Value fragmentColumn(Value laneChunk, int64_t chunk) const;
   /// acc += a * b on the tensor cores.
   void mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
            MutableArrayRef<Value> acc);
 
   Type elementType, f32, i32;
   ChunkSwizzle swizzle;
+  bool splitChunkOffsets;
   /// ldmatrix row addresses: lane / 8 picks the 8x8 matrix, lane % 8 its
   /// row. A (and V^T): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
   /// (rows 0-7, k 8-15), (rows 8-15, k 8-15). K as B: (keys 0-7, k 0-7),

@@ -42,6 +42,10 @@ public:
                       .getResult()
                 : Value();
   }
+  /// The part of chunk index `chunk` above the swizzle's bits: the XOR
+  /// leaves it alone, so (x + high) ^ bits = (x ^ bits) + high.
+  int64_t unswizzledChunks(int64_t chunk) const { return chunk & ~mask; }
+
   /// Column (in elements) of 16-byte chunk `chunk` of a row whose swizzle
   /// bits are `bits`.
   Value column(const KernelBuilder &kb, Value chunk, Value bits) const {
