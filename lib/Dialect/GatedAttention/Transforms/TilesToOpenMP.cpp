@@ -6,12 +6,16 @@
 //
 // The tile grids of the CPU lowering (the scf.parallel loops that carry a
 // #gated_attention.tile mapping) become OpenMP worksharing loops handed out
-// one tile at a time (schedule(dynamic)), their growing loops outermost and
-// last to first. Upstream's convert-scf-to-openmp gives every loop a static
+// one tile at a time (schedule(dynamic)), their growing loops last to
+// first. Upstream's convert-scf-to-openmp gives every loop a static
 // schedule: contiguous equal counts of tiles per thread, so under a causal
 // mask the thread holding the last query blocks does up to twice the mean
-// work while the others wait. Tiles are coarse (a query block against all
-// its keys), so taking them one by one costs nothing measurable.
+// work while the others wait. Taken one by one in this order, the tiles
+// that finish the grid are the shortest of its last (batch, head), so the
+// threads end together; the loop order stays (batch, head, query block),
+// so the threads read the same head's keys at the same time. Tiles are
+// coarse (a query block against all its keys): taking them one by one
+// costs nothing measurable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,24 +57,16 @@ SmallVector<TileMappingAttr> tileMapping(scf::ParallelOp loop) {
 /// omp.parallel { omp.wsloop schedule(dynamic) { omp.loop_nest ... } } with
 /// the body in a memref.alloca_scope (as upstream does: a tile's stack
 /// scratch is released each iteration). Growing dimensions iterate over
-/// their block numbers k, outermost, and the body sees lb + (n-1-k) step.
+/// their block numbers k and the body sees lb + (n-1-k) step.
 void lowerTileLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                    ArrayRef<TileMappingAttr> tiles) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  // The nest's order: growing dimensions first, then the rest.
-  SmallVector<unsigned> order;
-  for (unsigned i = 0, e = tiles.size(); i < e; ++i)
-    if (tiles[i].getGrowing())
-      order.push_back(i);
-  for (unsigned i = 0, e = tiles.size(); i < e; ++i)
-    if (!tiles[i].getGrowing())
-      order.push_back(i);
   SmallVector<Value> counts(tiles.size());
   omp::LoopNestOperands nest;
-  for (unsigned i : order) {
+  for (unsigned i = 0, e = tiles.size(); i < e; ++i) {
     Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i],
           step = loop.getStep()[i];
     if (!tiles[i].getGrowing()) {
@@ -85,7 +81,7 @@ void lowerTileLoop(RewriterBase &rewriter, scf::ParallelOp loop,
     nest.loopUpperBounds.push_back(counts[i]);
     nest.loopSteps.push_back(one);
   }
-  nest.collapseNumLoops = rewriter.getI64IntegerAttr(order.size());
+  nest.collapseNumLoops = rewriter.getI64IntegerAttr(tiles.size());
 
   auto parallel =
       omp::ParallelOp::create(rewriter, loc, omp::ParallelOperands());
@@ -99,13 +95,13 @@ void lowerTileLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   auto loopNest = omp::LoopNestOp::create(rewriter, loc, nest);
   Block *entry = rewriter.createBlock(
       &loopNest.getRegion(), {},
-      SmallVector<Type>(order.size(), rewriter.getIndexType()),
-      SmallVector<Location>(order.size(), loc));
+      SmallVector<Type>(tiles.size(), rewriter.getIndexType()),
+      SmallVector<Location>(tiles.size(), loc));
 
-  // The body's induction variables, in the scf.parallel's order.
+  // The body's induction variables.
   SmallVector<Value> ivs(tiles.size());
-  for (auto [position, i] : llvm::enumerate(order)) {
-    Value k = entry->getArgument(position);
+  for (unsigned i = 0, e = tiles.size(); i < e; ++i) {
+    Value k = entry->getArgument(i);
     if (!tiles[i].getGrowing()) {
       ivs[i] = k;
       continue;

@@ -1,8 +1,8 @@
 // RUN: gated-attention-opt %s --gated-attention-tiles-to-openmp --split-input-file | FileCheck %s
 // RUN: gated-attention-opt %s --split-input-file | gated-attention-opt --split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
 
-// A causal grid: the growing query-block loop goes outermost and runs last
-// to first; threads take one tile at a time.
+// A causal grid: the growing query-block loop runs last to first, in its
+// place; threads take one tile at a time.
 
 // ROUNDTRIP-LABEL: func.func @causal_grid
 // ROUNDTRIP: {mapping = [#gated_attention.tile<0>, #gated_attention.tile<1>, #gated_attention.tile<2, growing>]}
@@ -17,7 +17,7 @@
 // CHECK:         %[[N:.+]] = arith.ceildivui %[[EXTENT]], %[[C32]] : index
 // CHECK:         omp.parallel {
 // CHECK-NEXT:      omp.wsloop schedule(dynamic) {
-// CHECK-NEXT:        omp.loop_nest (%[[K:.+]], %[[B:.+]], %[[H:.+]]) : index = (%{{.+}}, %[[C0]], %[[C0]]) to (%[[N]], %[[C2]], %[[C3]]) step (%{{.+}}, %[[C1]], %[[C1]]) collapse(3) {
+// CHECK-NEXT:        omp.loop_nest (%[[B:.+]], %[[H:.+]], %[[K:.+]]) : index = (%[[C0]], %[[C0]], %{{.+}}) to (%[[C2]], %[[C3]], %[[N]]) step (%[[C1]], %[[C1]], %{{.+}}) collapse(3) {
 // CHECK:             %[[LAST:.+]] = arith.subi %[[N]], %{{.+}} : index
 // CHECK:             %[[BLOCK:.+]] = arith.subi %[[LAST]], %[[K]] : index
 // CHECK:             %[[OFF:.+]] = arith.muli %[[BLOCK]], %[[C32]] : index

@@ -99,8 +99,8 @@ def GatedAttention_TileMappingAttr : AttrDef<GatedAttention_Dialect,
 
     `growing` says the tiles' work grows along the loop (the query blocks
     under a causal mask see more keys the later they are): the OpenMP
-    lowering hands such tiles out last to first, so the longest run first
-    and the short ones fill in behind them.
+    lowering hands such tiles out last to first, so the short ones fill in
+    behind the long ones.
 
     ```mlir
     scf.forall (%b, %h, %i) in (2, 8, 16) ... {mapping = [
