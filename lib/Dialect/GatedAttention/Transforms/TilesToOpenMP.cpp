@@ -75,7 +75,9 @@ void lowerTileLoop(RewriterBase &rewriter, scf::ParallelOp loop,
       nest.loopSteps.push_back(step);
       continue;
     }
-    Value extent = arith::SubIOp::create(rewriter, loc, ub, lb);
+    // No blocks where ub <= lb, as scf.parallel runs none.
+    Value extent = arith::MaxSIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, ub, lb), zero);
     counts[i] = arith::CeilDivUIOp::create(rewriter, loc, extent, step);
     nest.loopLowerBounds.push_back(zero);
     nest.loopUpperBounds.push_back(counts[i]);

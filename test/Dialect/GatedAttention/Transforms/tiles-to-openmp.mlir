@@ -13,7 +13,8 @@
 // CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
-// CHECK:         %[[EXTENT:.+]] = arith.subi %[[SQ]], %[[C0]] : index
+// CHECK:         %[[DIFF:.+]] = arith.subi %[[SQ]], %[[C0]] : index
+// CHECK:         %[[EXTENT:.+]] = arith.maxsi %[[DIFF]], %{{.+}} : index
 // CHECK:         %[[N:.+]] = arith.ceildivui %[[EXTENT]], %[[C32]] : index
 // CHECK:         omp.parallel {
 // CHECK-NEXT:      omp.wsloop schedule(dynamic) {
