@@ -71,6 +71,7 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
   int64_t group = stackedHeadsPerTile(op.getGroupSize());
   int64_t rowsPerHead = queryRowsPerHead(op, options);
   int64_t numRows = staticQueryRows(op);
+  bool causal = op.getCausal();
   // (With Sq dynamic, a decode step's tile takes a one-row-per-head
   // version inside the tile (OnlineSoftmaxOptions::decodeVariant): a second
   // tiling for Sq = 1 under an scf.if would cost the destination-passing
@@ -99,10 +100,10 @@ FailureOr<Value> mlir::gated_attention::tileToOnlineSoftmax(
                   .getResult());
   Value result = results.front();
   rewriter.replaceOp(op, results);
-  // Under the causal mask later query blocks see more keys.
+  // Under the causal mask later query blocks see more keys (`causal` read
+  // before `op` was replaced).
   markOnlineSoftmaxLoop(cast<scf::ForallOp>(tiled->loops.front()),
-                        op.getCausal() ? std::optional<int64_t>(2)
-                                       : std::nullopt);
+                        causal ? std::optional<int64_t>(2) : std::nullopt);
   auto tile = cast<AttentionOp>(tiled->tiledOps.back());
   // With Sq dynamic, each tile also gets the decode step's one-row version.
   OnlineSoftmaxOptions tileOptions = options;
