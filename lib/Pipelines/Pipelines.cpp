@@ -375,6 +375,7 @@ void mlir::gated_attention::buildGatedAttentionToPTXPipeline(
   // anything canonicalizes the SIMT kernel's two loop levels into one.
   pm.addNestedPass<func::FuncOp>(createConvertMemRefCopyToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createGatedAttentionGpuLoopMappingsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createLowerAffinePass());

@@ -503,4 +503,20 @@ def GatedAttentionTilesToOpenMPPass : Pass<"gated-attention-tiles-to-openmp"> {
   ];
 }
 
+def GatedAttentionGpuLoopMappingsPass
+    : Pass<"gated-attention-gpu-loop-mappings"> {
+  let summary = "Check the mappings of parallel loops before the GPU mapping";
+  let description = [{
+    Runs in `gated-attention-to-ptx` before `gpu-map-parallel-loops`.
+    Upstream's `convert-parallel-loops-to-gpu` reports an `scf.parallel`
+    whose `mapping` is not GPU processor mappings as an error without
+    failing: the loop would run sequentially on the host and the pipeline
+    succeed after printing an error. A CPU tile grid's mapping
+    (`#gated_attention.tile`) is dropped, so the loop is mapped to blocks
+    and threads like any other; any other mapping that is not
+    `#gpu.loop_dim_map` entries is an error that fails the pass.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // GATED_ATTENTION_TRANSFORMS_PASSES_TD
