@@ -14,6 +14,13 @@ process with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (OpenBLAS picks its
 kernels itself); a second numpy column forces OPENBLAS_CORETYPE=SkylakeX,
 the fastest OpenBLAS kernels on AVX-512 machines, as the strongest baseline.
 Writes CSV files to bench/results/.
+
+`--isa avx2` measures what an AVX2-only CPU would run, on this one: ours
+compiled for x86-64-v3 (`target-cpu=x86-64-v3`, llc -mcpu=x86-64-v3: 256-bit
+vectors, 16 registers, no AVX-512), torch held to AVX2 (ATEN_CPU_CAPABILITY,
+ONEDNN_MAX_CPU_ISA), IREE compiled for x86-64-v3, OpenBLAS's Haswell kernels,
+the 256-bit FMA peak; the bf16 table (the torch op, compiled for this host)
+is left out. The CSVs' names end in -avx2.
 """
 
 import argparse
@@ -49,9 +56,27 @@ def useful_flops(cfg):
     return cfg.flops() / (2 if cfg.causal else 1)
 
 
+# What each --isa holds every implementation to: our target CPU (the
+# pipeline's target-cpu and llc's -mcpu), the peers' environment, OpenBLAS's
+# kernels (None: its own choice) and the FMA peak's vector width.
+ISAS = {
+    "native": dict(cpu="native", env={}, openblas=None, fma_bits=None),
+    "avx2": dict(cpu="x86-64-v3",
+                 env={"ATEN_CPU_CAPABILITY": "avx2",
+                      "ONEDNN_MAX_CPU_ISA": "AVX2",
+                      "BENCH_TARGET_CPU": "x86-64-v3"},
+                 openblas="Haswell", fma_bits=256),
+}
+ISA = ISAS["native"]
+
+
 def compile_attention(cfg, reference=False):
     text = mlir.attention_function(cfg, "attn", c_interface=True)
-    pipeline = "--gated-attention-to-llvm" + ("=reference=1" if reference else "")
+    options = ["reference=1"] if reference else []
+    if ISA["cpu"] != "native":
+        options.append(f"target-cpu={ISA['cpu']}")
+    pipeline = "--gated-attention-to-llvm" + (
+        "=" + " ".join(options) if options else "")
     return native.SharedLibrary(text, [pipeline], openmp=not reference)
 
 
@@ -109,6 +134,8 @@ print(json.dumps({"seconds": best, "peak_kib": peak_kib()}))
 def has_avx512():
     """OpenBLAS's SkylakeX kernels need AVX-512 (forcing them elsewhere is
     SIGILL): the SkylakeX column is only measured where the CPU has it."""
+    if ISA["fma_bits"] == 256:
+        return False
     try:
         with open("/proc/cpuinfo") as f:
             return " avx512f" in f.read()
@@ -119,8 +146,8 @@ def has_avx512():
 def numpy_child(s, repeat, causal=False, coretype=None, hq=H, hkv=H, d=D):
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    if coretype:
-        env["OPENBLAS_CORETYPE"] = coretype
+    if coretype or ISA["openblas"]:
+        env["OPENBLAS_CORETYPE"] = coretype or ISA["openblas"]
     out = subprocess.run(
         [sys.executable, "-c", NUMPY_WORKER, str(s), str(hq), str(hkv), str(d),
          str(repeat), "causal" if causal else "full"],
@@ -208,7 +235,7 @@ def peers(args, s, hq, hkv, d, causal, dtype):
         return None, None
     cpus = os.sched_getaffinity(0)
     return tuple(cpu_peers.run(p, s, hq, hkv, d, args.repeat, causal, dtype,
-                               cpus) for p in ("torch", "iree"))
+                               cpus, ISA["env"]) for p in ("torch", "iree"))
 
 
 def print_row(cells):
@@ -407,7 +434,12 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count(),
                    help="cores every implementation runs on (pinned: the "
                    "first N the process may use)")
+    p.add_argument("--isa", choices=sorted(ISAS), default="native",
+                   help="the instruction set every implementation is held "
+                   "to (avx2: an AVX2-only CPU's code, run on this one)")
     args = p.parse_args()
+    global ISA
+    ISA = ISAS[args.isa]
     # One pinning for all: this process (our kernel's OpenMP threads, set
     # before libomp loads) and the children it starts (numpy, torch, IREE).
     cpus = sorted(os.sched_getaffinity(0))[:args.threads]
@@ -418,11 +450,14 @@ def main():
     stamp = datetime.datetime.now().strftime("%Y-%m-%d")
     machine = (f"{cpu_name()}, {os.cpu_count()} cores, "
                f"{' '.join(cpu_features()) or 'no AVX2'}")
+    if args.isa != "native":
+        machine += f", held to {args.isa} (our target-cpu={ISA['cpu']})"
+        stamp += f"-{args.isa}"
     os.makedirs(args.out, exist_ok=True)
     print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, "
           f"{len(cpus)} threads pinned, {stamp}")
     tables = [("throughput", throughput), ("qwen3next", qwen3next)]
-    if not args.no_peers:
+    if not args.no_peers and args.isa == "native":
         tables.append(("qwen3next-bf16", qwen3next_bf16))
     tables.append(("memory", memory))
     chosen = args.tables.split(",")
@@ -432,6 +467,8 @@ def main():
     args.fma_peak = None
     if {"throughput", "qwen3next"} & set(chosen) and fma_peak.widths():
         peaks = fma_peak.peak(len(cpus))
+        if ISA["fma_bits"]:
+            peaks = {w: g for w, g in peaks.items() if w == ISA["fma_bits"]}
         args.fma_peak = fma_peak.best(peaks)
         print("f32 FMA peak on these threads (bench/fma_peak.py): " +
               ", ".join(f"{w}-bit {g:.1f}" for w, g in peaks.items()) +

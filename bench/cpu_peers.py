@@ -53,7 +53,8 @@ import iree.compiler as ic, iree.runtime as rt
 text = str(fx.export_and_import(Gated(), q, k, v, g, output_type="torch",
                                 func_name="main"))
 vmfb = ic.compile_str(text, target_backends=["llvm-cpu"], input_type="torch",
-                      extra_args=["--iree-llvmcpu-target-cpu=host"])
+                      extra_args=["--iree-llvmcpu-target-cpu=" +
+                                  os.environ.get("BENCH_TARGET_CPU", "host")])
 rt.flags.parse_flags("--task_topology_group_count=" +
                      os.environ["OMP_NUM_THREADS"])
 ctx = rt.SystemContext(config=rt.Config("local-task"))
@@ -74,19 +75,24 @@ print(json.dumps({"seconds": best(call)}))
 WORKERS = {"torch": TORCH, "iree": IREE}
 
 
-def pinned_env(threads):
+def pinned_env(threads, isa_env=None):
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(threads)
+    env.update(isa_env or {})
     return env
 
 
-def run(peer, s, hq, hkv, d, repeat, causal, dtype, cpus):
+def run(peer, s, hq, hkv, d, repeat, causal, dtype, cpus, isa_env=None):
     """Seconds per call of `peer` ("torch" or "iree"), or None with the
-    reason printed when it cannot run (a missing package, a compile error)."""
+    reason printed when it cannot run (a missing package, a compile error).
+    `isa_env`: variables that hold the peer to an instruction set (torch's
+    ATEN_CPU_CAPABILITY and oneDNN's ONEDNN_MAX_CPU_ISA; IREE's target CPU
+    as BENCH_TARGET_CPU)."""
     cmd = [sys.executable, "-c", WORKERS[peer], str(s), str(hq), str(hkv),
            str(d), str(repeat), "1" if causal else "0", dtype]
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, env=pinned_env(len(cpus)),
+        cmd, capture_output=True, text=True,
+        env=pinned_env(len(cpus), isa_env),
         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     if proc.returncode:
         print(f"  ({peer} failed: {proc.stderr.strip().splitlines()[-1:]})",

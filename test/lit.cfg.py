@@ -101,6 +101,9 @@ try:
                           if l.startswith("flags")), [])
 except OSError:
     cpu_flags = []
+# `avx2`: code compiled for x86-64-v3 (AVX2 + FMA) executes here.
+if {"avx2", "fma"} <= set(cpu_flags):
+    config.available_features.add("avx2")
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("avx512bf16")
 # `amx`: this CPU has AMX tiles with bf16 products (tdpbf16ps), so code of

@@ -29,6 +29,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 #include <cstdlib>
 
@@ -56,10 +57,25 @@ static void addBufferDeallocation(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
-/// The widest vector registers of this host: 512 with AVX-512, 256 with
+std::optional<llvm::StringMap<bool>>
+mlir::gated_attention::targetCPUFeatures(StringRef cpu) {
+  if (cpu == "host" || cpu == "native")
+    return llvm::sys::getHostCPUFeatures();
+  if (llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None)
+    return std::nullopt;
+  // The CPU's own features; those they imply (avx2 -> avx) are not listed,
+  // and the checks below name the widest of each family.
+  SmallVector<StringRef> names;
+  llvm::X86::getFeaturesForCPU(cpu, names);
+  llvm::StringMap<bool> features;
+  for (StringRef name : names)
+    features[name] = true;
+  return features;
+}
+
+/// The widest vector registers among `features`: 512 with AVX-512, 256 with
 /// AVX2 (x86), else 128 (SSE, NEON).
-static int64_t hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+static int64_t vectorBitsOf(const llvm::StringMap<bool> &features) {
   if (features.lookup("avx512f"))
     return 512;
   if (features.lookup("avx2") || features.lookup("avx"))
@@ -67,8 +83,7 @@ static int64_t hostVectorBits() {
   return 128;
 }
 
-StringRef mlir::gated_attention::hostMatrixUnits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+static StringRef matrixUnitsOf(const llvm::StringMap<bool> &features) {
   if (features.lookup("amx-tile") && features.lookup("amx-bf16"))
     return "amx";
   if (features.lookup("avx512bf16"))
@@ -76,12 +91,24 @@ StringRef mlir::gated_attention::hostMatrixUnits() {
   return "fma";
 }
 
-/// The vector width the pipeline targets.
-static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
-  return o.vectorBits ? o.vectorBits : hostVectorBits();
+StringRef mlir::gated_attention::hostMatrixUnits() {
+  return matrixUnitsOf(llvm::sys::getHostCPUFeatures());
 }
 
-/// What `matrix-units` selects. `host` takes this host's AVX512-BF16 when
+/// target-cpu's features; validation has rejected unknown names, so an
+/// unknown one here (a pipeline built without validation) is taken as the
+/// baseline x86-64 (SSE2), which every x86-64 CPU runs.
+static llvm::StringMap<bool>
+targetFeatures(const GatedAttentionToLLVMPipelineOptions &o) {
+  return targetCPUFeatures(o.targetCpu).value_or(llvm::StringMap<bool>());
+}
+
+/// The vector width the pipeline targets.
+static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
+  return o.vectorBits ? o.vectorBits : vectorBitsOf(targetFeatures(o));
+}
+
+/// What `matrix-units` selects. `host` takes the target CPU's AVX512-BF16 when
 /// the target is 512 bits wide, not its AMX: the AMX code has run only on an
 /// emulation of its tiles, so it is taken only when asked for (`amx`).
 static StringRef
@@ -91,7 +118,7 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
     return units;
   if (targetVectorBits(options) < 512)
     return "fma";
-  StringRef host = hostMatrixUnits();
+  StringRef host = matrixUnitsOf(targetFeatures(options));
   // (Every CPU with AMX-BF16 has AVX512-BF16.)
   return host == "amx" ? "avx512-bf16" : host;
 }
@@ -436,11 +463,17 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
         "option 'register-cols' ({0}) must divide 'key-block' ({1})",
         static_cast<int64_t>(options.registerCols),
         static_cast<int64_t>(options.keyBlock))));
+  if (!targetCPUFeatures(options.targetCpu))
+    ok &= succeeded(error(llvm::formatv(
+        "option 'target-cpu': unknown x86-64 CPU '{0}' (host, native, or a "
+        "name 'llc -march=x86-64 -mcpu=help' lists)",
+        options.targetCpu)));
   if (options.vectorBits != 0 && options.vectorBits != 128 &&
       options.vectorBits != 256 && options.vectorBits != 512)
-    ok &= succeeded(error(llvm::formatv(
-        "option 'vector-bits' must be 0 (this host), 128, 256 or 512, got {0}",
-        static_cast<int64_t>(options.vectorBits))));
+    ok &= succeeded(
+        error(llvm::formatv("option 'vector-bits' must be 0 (target-cpu's), "
+                            "128, 256 or 512, got {0}",
+                            static_cast<int64_t>(options.vectorBits))));
   if (failed(parseKeySplits(options.kvSplits)))
     ok &= succeeded(error(llvm::formatv(
         "option 'kv-splits' must be 'auto' or a count in [1, {0}], got '{1}'",

@@ -11,6 +11,7 @@ import ctypes
 import glob
 import os
 import platform
+import re
 import subprocess
 import tempfile
 import time
@@ -128,11 +129,21 @@ def _compiler_rt_builtins(llvm_lib):
     return found[-1:]
 
 
+def target_cpu(pipeline):
+    """llc's -mcpu for code lowered by `pipeline` (pass-pipeline arguments):
+    the CPU its last `target-cpu=` option names, else this machine."""
+    found = re.findall(r"(?:^|[\s{=])target-cpu=([^\s}]+)", " ".join(pipeline))
+    cpu = found[-1] if found else "host"
+    return "native" if cpu == "host" else cpu
+
+
 class SharedLibrary:
     """A module compiled to a shared library in a temporary directory;
     `seconds` holds each stage's wall time (opt, translate, llc, link) and
     `ir_path` / `object_path` what the middle stages made (for
-    bench/compile_time.py); `opt` overrides gated-attention-opt."""
+    bench/compile_time.py); `opt` overrides gated-attention-opt; llc's
+    -mcpu is the CPU the pipeline's `target-cpu` option names (this
+    machine's without one)."""
 
     def __init__(self, mlir_text, pipeline=("--gated-attention-to-llvm",),
                  openmp=False, opt=None):
@@ -155,7 +166,8 @@ class SharedLibrary:
             f.write(_run([os.path.join(llvm_bin, "mlir-translate"),
                           "--mlir-to-llvmir"], llvm_dialect))
         clock.append(time.perf_counter())
-        _run([os.path.join(llvm_bin, "llc"), "-O3", "-mcpu=native",
+        _run([os.path.join(llvm_bin, "llc"), "-O3",
+              f"-mcpu={target_cpu(pipeline)}",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
         clock.append(time.perf_counter())
         # The pipeline turns copies into loops, so no MLIR runtime library is

@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
@@ -59,19 +60,27 @@ struct GatedAttentionToLLVMPipelineOptions
       llvm::cl::desc("Columns of a contraction's register tile (0: by the "
                      "vector width)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("The x86-64 CPU the code is for, as llc's -mcpu names "
+                     "it (x86-64-v3, znver4, sapphirerapids, ...): its "
+                     "features size the vectors and pick the matrix units "
+                     "that vector-bits=0 and matrix-units=host mean; compile "
+                     "the result with the same -mcpu. host: this machine's"),
+      llvm::cl::init("host")};
   PassOptions::Option<int64_t> vectorBits{
       *this, "vector-bits",
       llvm::cl::desc("The target's vector register width in bits, which "
                      "sizes the register tiles: 512 (AVX-512), 256 (AVX2), "
-                     "128; 0: this host's"),
+                     "128; 0: target-cpu's"),
       llvm::cl::init(0)};
   PassOptions::Option<std::string> matrixUnits{
       *this, "matrix-units",
       llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
                      "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
                      "tiles, never run on AMX hardware yet; both need "
-                     "512-bit vectors) or host (avx512-bf16 on a host that "
-                     "has it, else fma)"),
+                     "512-bit vectors) or host (avx512-bf16 where "
+                     "target-cpu has it, else fma)"),
       llvm::cl::init("host")};
   PassOptions::Option<std::string> kvSplits{
       *this, "kv-splits",
@@ -147,6 +156,11 @@ constexpr int64_t kMaxCPUBlock = 1024;
 /// The matrix units this host has: amx with AMX-TILE and AMX-BF16,
 /// avx512-bf16 with AVX512-BF16, else fma.
 StringRef hostMatrixUnits();
+
+/// The features (LLVM's names: avx2, avx512f, avx512bf16, amx-bf16, ...) of
+/// the CPU `target-cpu` names: this host's for `host` or `native`, LLVM's
+/// table for an x86-64 CPU name; nullopt for a name LLVM does not know.
+std::optional<llvm::StringMap<bool>> targetCPUFeatures(StringRef cpu);
 
 /// Checks the options of `--gated-attention-to-llvm` (block sizes in
 /// [1, kMaxCPUBlock], a known matrix-units that the vector width allows),
