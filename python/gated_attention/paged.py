@@ -149,6 +149,22 @@ def choose_splits(split_desc, b, t, mb, sm_count=None):
                               mb * split_desc["page_size"], sm_count)
 
 
+def cpu_key_splits(t, b, hq, hkv, longest, threads, query_block=64):
+    """The parts the CPU lowering's kv-splits=auto splits each tile's keys
+    into (Transforms.h, PagedOnlineSoftmax.cpp) for T query tokens of B
+    sequences, the longest of `longest` keys, on `threads` threads: the
+    tiles that can hold queries, min(T, ceildiv(T, R') + B) per head group,
+    fewer than the threads give min(ceildiv(threads, tiles), longest // 256,
+    64) parts, else 1."""
+    group = hq // hkv
+    stack = next(r for r in range(min(group, 16), 0, -1) if group % r == 0)
+    rows = max(1, query_block // stack)
+    tiles = min(t, -(-t // rows) + b) * (hq // stack)
+    if tiles >= threads:
+        return 1
+    return max(1, min(-(-threads // max(tiles, 1)), longest // 256, 64))
+
+
 def check_splits(num_splits):
     """`num_splits` (None: chosen) as an int, or a ValueError."""
     if num_splits is None:
@@ -169,8 +185,10 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     Compiled once per heads, head dims, page size and variant: the number
     of sequences, tokens, pages and lengths are runtime values. `device`:
     cpu, or cuda (the paged tensor-core kernel: f16 or bf16, head dims
-    multiples of 16 up to 256). `num_splits`: on cuda, the key splits of
-    split-KV decode (1: none); None chooses them (choose_splits)."""
+    multiples of 16 up to 256). `num_splits`: the key splits of split-KV
+    decode (1: none); None chooses them (on cuda choose_splits, on the CPU
+    the pipeline's kv-splits=auto at run time: cpu_key_splits); a count on
+    the CPU compiles the op once more with kv-splits=N."""
     config_mod.check_choice("device", device, ("cpu", "cuda"))
     num_splits = check_splits(num_splits)
     config_mod.check_choice("dtype", dtype, ("f32", "f16", "bf16"))
@@ -209,11 +227,19 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
         out = launcher.run(kernels, bits, splits, b=len(lens),
                            mb=table.shape[1], t=t)
         return dtypes.from_bits_as(out.reshape(t, hq, dv), dtype)
+    if num_splits is not None and num_splits > 64:
+        raise ValueError(f"num_splits on the CPU must be at most 64 "
+                         f"(kv-splits), got {num_splits}")
+    key += (num_splits,)
     if key not in _COMPILED:
         sizes = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
+        pipeline = "--gated-attention-to-llvm" + (
+            f"=kv-splits={num_splits}" if num_splits else "")
         _COMPILED[key] = kernel_cache.cpu_library(
             paged_ir(cfg, page),
-            f"paged {kernel_cache.variant(sizes)},page={page} for the CPU")
+            f"paged {kernel_cache.variant(sizes)},page={page} for the CPU"
+            + (f", kv-splits={num_splits}" if num_splits else ""),
+            (pipeline,))
     floats = [dtypes.kernel_operand(x, dtype)
               for x in [q, kc, vc] + ([] if g is None else [g])]
     args = floats[:3] + [table, lens, cu] + floats[3:]

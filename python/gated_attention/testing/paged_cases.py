@@ -127,11 +127,12 @@ def build(case, rng):
                 seq_lens=np.array(case.keys, np.int64), cu_seqlens_q=cu, g=g)
 
 
-def check(case, arrays, out, kernel=None):
+def check(case, arrays, out, kernel=None, splits=1):
     """Raises AssertionError unless `out` ([T, Hq, Dv]) matches the
     reference within each sequence's bound (that of `kernel`, the name or
-    description of the GPU kernel that wrote it: accuracy.error_bound) and
-    holds no NaN; returns the worst error / bound."""
+    description of the GPU kernel that wrote it, and of `splits` merged
+    parts of the keys on the CPU: accuracy.error_bound) and holds no NaN;
+    returns the worst error / bound."""
     a = arrays
     out = np.asarray(out, np.float64)
     ref = paged.paged_attention_reference(
@@ -161,7 +162,7 @@ def check(case, arrays, out, kernel=None):
         result = accuracy.compare(case.dense_config(sq=last - first, skv=n),
                                   dense(out[first:last]),
                                   dense(ref[first:last]), inputs,
-                                  kernel=kernel)
+                                  splits=splits, kernel=kernel)
         assert result.ok, (f"{case.describe()}: sequence {s}: "
                            f"{accuracy.describe(result)}")
         worst = max(worst, result.ratio)

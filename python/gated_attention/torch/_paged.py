@@ -14,7 +14,9 @@ allowed) the check is skipped and the contract is the caller's, as in
 vLLM's and FlashInfer's kernels. When the tiles alone leave the GPU idle
 (decode), the keys are split across CTAs (split-KV) and a merge kernel
 combines the parts and applies the gate once; `num_splits` overrides the
-choice (1: never split). Ignored on the CPU.
+choice (1: never split). On the CPU the pipeline's kv-splits=auto splits a
+step's keys across threads when its tiles are fewer than them (decided at
+run time); `num_splits` there compiles the op once more with kv-splits=N.
 """
 
 import threading
@@ -92,7 +94,8 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
         _numpy(q), _numpy(key_cache), _numpy(value_cache),
         block_table.numpy(), seq_lens.numpy(), cu_seqlens_q.numpy(),
         None if g is None else _numpy(g), causal=causal, scale=scale,
-        gate=gate, combine=combine, dtype=_DTYPES[q.dtype])
+        gate=gate, combine=combine, dtype=_DTYPES[q.dtype],
+        num_splits=num_splits)
     return torch.from_numpy(np.asarray(out, np.float32)).to(q.dtype)
 
 

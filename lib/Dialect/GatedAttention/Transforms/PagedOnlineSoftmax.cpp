@@ -20,6 +20,14 @@
 // sequences of any length run in parallel, one compile serves every batch,
 // and a batch of B sequences costs O(B log B) in finding them.
 //
+// Split-KV (kv-splits, SplitKeys.h): a decode step of one sequence has
+// Hq / R tiles that do work, fewer than a CPU's threads. The split form runs
+// one scf.forall over (part, tile, head group); each writes the partials
+// of its part of the tile's keys for the tile's rows, indexed by query
+// token, not by tile (whose count is data dependent): out [N, T, Hq, Dv],
+// sum, max, sigma [N, T, Hq], as the GPU's paged split kernel indexes
+// them. The merge over (T, Hq) is the dense op's; it applies the gate once.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
@@ -27,6 +35,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "IndexBuilder.h"
 #include "OnlineSoftmaxTile.h"
+#include "SplitKeys.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -38,6 +47,14 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 
 namespace {
+/// One (query tile, head group) of the varlen schedule: its sequence, its
+/// rows [firstRow, + count) of the packed queries (local queries
+/// [i0, + count) of the sequence), its first query head, the keys it reads
+/// and the causal offset (null without causal).
+struct PagedTileSite {
+  Value seq, firstRow, count, firstHead, numKeys, causalOffset;
+};
+
 /// The online softmax of one tile of a paged op: rows [firstRow, + count)
 /// of the packed queries (all of one sequence) against that sequence's
 /// pages.
@@ -46,18 +63,27 @@ public:
   PagedOnlineSoftmax(RewriterBase &b, PagedAttentionOp op, int64_t keyBlock)
       : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, keyBlock)), op(op) {}
 
-  /// The tile of `headRows` rows per head (`count` of them real; one per
-  /// head when count <= 1, a decode step) for the `stackedHeads` heads from
-  /// firstHead, as OnlineSoftmaxTile::buildWithDecodeRows.
+  /// The output of the tile at `site` with `headRows` rows per head
+  /// (`count` of them real; one per head when count <= 1, a decode step)
+  /// for its `stackedHeads` heads, as OnlineSoftmaxTile::buildWithDecodeRows.
   std::pair<Value, OpFoldResult>
-  buildTile(int64_t headRows, int64_t stackedHeads, Value seq, Value firstRow,
-            Value count, Value firstHead, Value numKeys, Value causalOffset) {
-    this->seq = seq;
-    this->firstRow = firstRow;
-    this->count = count;
-    stack = stackedHeads;
-    return buildWithDecodeRows(count, headRows, firstHead, numKeys,
-                               causalOffset);
+  buildTile(int64_t headRows, int64_t stackedHeads, const PagedTileSite &site) {
+    at(site, stackedHeads);
+    return buildWithDecodeRows(site.count, headRows, site.firstHead,
+                               site.numKeys, site.causalOffset);
+  }
+
+  /// The same tile's partials of part `split` of `splits` of its keys
+  /// (OnlineSoftmaxTile::Partial: out, sum, max, sigma).
+  std::pair<SmallVector<Value>, OpFoldResult>
+  buildPartialTile(int64_t headRows, int64_t stackedHeads,
+                   const PagedTileSite &site, Value split, Value splits) {
+    at(site, stackedHeads);
+    return buildWithDecodeRows(site.count, headRows, [&] {
+      Partial part = buildPartial(site.firstHead, site.numKeys,
+                                  site.causalOffset, split, splits);
+      return SmallVector<Value>{part.out, part.sum, part.max, part.sigma};
+    });
   }
 
 private:
@@ -159,11 +185,223 @@ private:
     return loop.getResult(0);
   }
 
+  void at(const PagedTileSite &site, int64_t stackedHeads) {
+    seq = site.seq;
+    firstRow = site.firstRow;
+    count = site.count;
+    stack = stackedHeads;
+  }
+
   PagedAttentionOp op;
   Value seq, firstRow, count;
 };
 
 } // namespace
+
+namespace {
+/// The lowering of one paged op: the tiles' forall, or the partials' forall
+/// over (part, tile, head group) and their merge (split-KV).
+class PagedLowering {
+public:
+  PagedLowering(RewriterBase &b, PagedAttentionOp op,
+                const OnlineSoftmaxOptions &options)
+      : b(b), loc(op.getLoc()), ix{b, loc}, op(op), options(options) {
+    int64_t hq = op.getNumQueryHeads();
+    stack = stackedHeadsPerTile(hq / op.getNumKVHeads());
+    groups = hq / stack;
+    rowsPerHead = std::max<int64_t>(1, options.queryBlock / stack);
+    tokens = tensor::DimOp::create(b, loc, op.getQuery(), 0);
+    numSeqs = tensor::DimOp::create(b, loc, op.getSeqLens(), 0);
+    // ceildiv(T, R') + B tiles cover every sequence's blocks (at most one
+    // idle tile per sequence: buildVarlenFirstTile).
+    numTiles = ix.add(
+        arith::CeilDivUIOp::create(b, loc, tokens, ix.c(rowsPerHead)), numSeqs);
+  }
+
+  /// The parts: options.kvSplits, or under kAutoKeySplits the rule of
+  /// Transforms.h over the tiles that can hold queries and the longest
+  /// sequence (decided at run time).
+  Value numSplits();
+
+  /// The tiles [0, tiles) of the schedule written into `dest` ([T, Hq, Dv]).
+  Value unsplit(Value tiles, Value dest);
+
+  /// Tokens [0, splitTokens) (all or none of them) through `splits` parts of
+  /// each tile's keys, tiles [0, tiles), merged into `dest`.
+  Value split(Value splits, Value tiles, OpFoldResult splitTokens, Value dest);
+
+  Value numTiles, tokens;
+
+private:
+  /// Tile `tileId` of head group `group`.
+  PagedTileSite locate(Value tileId, Value group);
+  /// Rows [r * headRows, + count) of `value` (a tile's output or partial:
+  /// head r of it in those rows) into `dest` at `lead` + (tokens of the
+  /// tile, head firstHead + r) for every stacked head r.
+  void insertHeadRows(scf::ForallOp forall, Value value, Value dest,
+                      ArrayRef<OpFoldResult> lead, Value headRows,
+                      const PagedTileSite &site);
+
+  RewriterBase &b;
+  Location loc;
+  IndexBuilder ix;
+  PagedAttentionOp op;
+  const OnlineSoftmaxOptions &options;
+  int64_t stack, groups, rowsPerHead;
+  Value numSeqs;
+};
+} // namespace
+
+PagedTileSite PagedLowering::locate(Value tileId, Value group) {
+  // The tile's sequence (the schedule of the GPU kernel, found by a binary
+  // search: a linear count per tile made a batch of B sequences cost B^2)
+  // and its first tile.
+  Value rows = ix.c(rowsPerHead);
+  Value seq = buildVarlenTileSequenceSearch(
+      b, loc, tileId, numSeqs, rowsPerHead,
+      [&](OpBuilder &nb, Location l, Value s) {
+        return IndexBuilder{nb, l}.at(op.getCuSeqlensQ(), {s});
+      });
+  Value seqFirst = ix.at(op.getCuSeqlensQ(), {seq});
+  Value seqQueries =
+      ix.sub(ix.at(op.getCuSeqlensQ(), {ix.add(seq, ix.c(1))}), seqFirst);
+  // Local queries [i0, i0 + count) of the sequence.
+  Value seqStart = buildVarlenFirstTile(b, loc, seqFirst, seq, rowsPerHead);
+  Value i0 = ix.mul(ix.sub(tileId, seqStart), rows);
+  Value zero = ix.c(0);
+  Value count = ix.max(ix.min(ix.sub(seqQueries, i0), rows), zero);
+  Value seqLen = ix.at(op.getSeqLens(), {seq});
+  // Bottom-right causal per sequence: local query i sees key j iff
+  // j <= i + L - q; tile row r is local query i0 + r.
+  Value causalOffset =
+      op.getCausal() ? ix.sub(ix.add(i0, seqLen), seqQueries) : Value();
+  // Causal: no key past the last row's, j < i0 + count + L - q (so that
+  // the parts of a split share the keys the tile sees).
+  Value numKeys = seqLen;
+  if (causalOffset)
+    numKeys = ix.max(ix.min(seqLen, ix.add(causalOffset, count)), zero);
+  // An idle tile reads no key.
+  numKeys = arith::SelectOp::create(b, loc, ix.le(count, zero), zero, numKeys);
+  Value firstRow = ix.add(seqFirst, i0);
+  Value firstHead = ix.mul(group, ix.c(stack));
+  return {seq, firstRow, count, firstHead, numKeys, causalOffset};
+}
+
+void PagedLowering::insertHeadRows(scf::ForallOp forall, Value value,
+                                   Value dest, ArrayRef<OpFoldResult> lead,
+                                   Value headRows, const PagedTileSite &site) {
+  auto type = cast<RankedTensorType>(value.getType());
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  // Rows, then the values' width where there is one.
+  SmallVector<OpFoldResult> width;
+  if (type.getRank() == 2)
+    width.push_back(b.getIndexAttr(type.getDimSize(1)));
+  SmallVector<Value> heads;
+  for (int64_t r = 0; r < stack; ++r) {
+    SmallVector<OpFoldResult> offsets = {ix.mul(headRows, ix.c(r))};
+    SmallVector<OpFoldResult> sizes = {site.count};
+    offsets.append(width.size(), zero);
+    sizes.append(width);
+    heads.push_back(tensor::ExtractSliceOp::create(
+        b, loc, value, offsets, sizes,
+        SmallVector<OpFoldResult>(sizes.size(), one)));
+  }
+  SmallVector<Value> headIds;
+  for (int64_t r = 0; r < stack; ++r)
+    headIds.push_back(ix.add(site.firstHead, ix.c(r)));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(forall.getTerminator().getBody());
+  for (int64_t r = 0; r < stack; ++r) {
+    SmallVector<OpFoldResult> offsets(lead), sizes(lead.size(), one);
+    offsets.append({site.firstRow, headIds[r]});
+    sizes.append({site.count, one});
+    offsets.append(width.size(), zero);
+    sizes.append(width);
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, heads[r], dest, offsets, sizes,
+        SmallVector<OpFoldResult>(sizes.size(), one));
+  }
+}
+
+Value PagedLowering::numSplits() {
+  if (options.kvSplits != kAutoKeySplits)
+    return ix.c(options.kvSplits);
+  // The tiles that can hold queries: at most one per token.
+  Value tiles =
+      ix.mul(arith::MinUIOp::create(b, loc, tokens, numTiles), ix.c(groups));
+  Value longest =
+      buildForLoop(b, loc, ix.c(0), numSeqs, ix.c(1), ix.c(0),
+                   [&](Value s, ValueRange acc) -> SmallVector<Value> {
+                     return {ix.max(acc[0], ix.at(op.getSeqLens(), {s}))};
+                   })
+          .getResult(0);
+  return buildAutoKeySplits(b, loc, tiles, longest, options.threads);
+}
+
+Value PagedLowering::unsplit(Value tiles, Value dest) {
+  SmallVector<Value, 2> ivs;
+  auto forall =
+      buildTileForall(b, loc, {tiles, b.getIndexAttr(groups)},
+                      {b.getIndexAttr(1), b.getIndexAttr(1)}, dest, ivs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  PagedTileSite site = locate(ivs[0], ivs[1]);
+  // Decode tiles (one query) compute one row per head, not R'.
+  PagedOnlineSoftmax tile(b, op, options.keyBlock);
+  auto [out, headRows] = tile.buildTile(rowsPerHead, stack, site);
+  insertHeadRows(forall, out, forall.getRegionIterArgs()[0], {},
+                 getValueOrCreateConstantIndexOp(b, loc, headRows), site);
+  return forall.getResult(0);
+}
+
+Value PagedLowering::split(Value splits, Value tiles, OpFoldResult splitTokens,
+                           Value dest) {
+  OpFoldResult heads = b.getIndexAttr(op.getNumQueryHeads());
+  SmallVector<Value> scratch =
+      buildKeySplitScratch(b, loc, getAsOpFoldResult(splits),
+                           {splitTokens, heads}, op.getValueHeadDim());
+  SmallVector<Value, 3> ivs;
+  OpFoldResult one = b.getIndexAttr(1);
+  auto forall = buildTileForall(
+      b, loc, {getAsOpFoldResult(splits), tiles, b.getIndexAttr(groups)},
+      {one, one, one}, scratch, ivs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    PagedTileSite site = locate(ivs[1], ivs[2]);
+    PagedOnlineSoftmax tile(b, op, options.keyBlock);
+    auto [parts, headRows] =
+        tile.buildPartialTile(rowsPerHead, stack, site, ivs[0], splits);
+    Value rows = getValueOrCreateConstantIndexOp(b, loc, headRows);
+    for (auto [part, out] : llvm::zip_equal(parts, forall.getRegionIterArgs()))
+      insertHeadRows(forall, part, out, {ivs[0]}, rows, site);
+  }
+  KeySplitGate gate{Value(), AffineMap(), op.getGate(), op.getCombine()};
+  if (op.hasGate()) {
+    // The split tokens of the gate: every operand of the merge spans its
+    // domain (SplitKeys.cpp says why).
+    gate.input = op.getGateInput();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, gate.input);
+    sizes[0] = splitTokens;
+    gate.input = tensor::ExtractSliceOp::create(
+        b, loc, gate.input, SmallVector<OpFoldResult>(3, b.getIndexAttr(0)),
+        sizes, SmallVector<OpFoldResult>(3, one));
+    RankedTensorType type = op.getGateType();
+    // (token, head, value) loops.
+    gate.map =
+        AffineMap::get(3, 0,
+                       {b.getAffineDimExpr(0),
+                        type.getDimSize(1) == 1 ? b.getAffineConstantExpr(0)
+                                                : b.getAffineDimExpr(1),
+                        type.getDimSize(2) == 1 ? b.getAffineConstantExpr(0)
+                                                : b.getAffineDimExpr(2)},
+                       b.getContext());
+  }
+  ValueRange parts = forall.getResults();
+  return buildKeySplitMerge(b, loc, {parts[0], parts[1], parts[2], parts[3]},
+                            splits, {splitTokens, heads}, gate, dest)
+      .front();
+}
 
 FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
     RewriterBase &rewriter, PagedAttentionOp op,
@@ -174,87 +412,44 @@ FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   IndexBuilder ix{rewriter, loc};
-  int64_t hq = op.getNumQueryHeads(), dv = op.getValueHeadDim();
-  int64_t group = hq / op.getNumKVHeads();
-  int64_t stack = stackedHeadsPerTile(group);
-  int64_t rowsPerHead = std::max<int64_t>(1, options.queryBlock / stack);
-
+  PagedLowering lowering(rewriter, op, options);
   RankedTensorType resultType = op.getResultType();
-  Value tokens = tensor::DimOp::create(rewriter, loc, op.getQuery(), 0);
-  Value numSeqs = tensor::DimOp::create(rewriter, loc, op.getSeqLens(), 0);
   Value init = tensor::EmptyOp::create(
       rewriter, loc, resultType.getShape(), resultType.getElementType(),
-      resultType.isDynamicDim(0) ? ValueRange{tokens} : ValueRange{});
-  // ceildiv(T, R') + B tiles cover every sequence's blocks (at most one
-  // idle tile per sequence: buildVarlenFirstTile).
-  Value numTiles = ix.add(
-      arith::CeilDivUIOp::create(rewriter, loc, tokens, ix.c(rowsPerHead)),
-      numSeqs);
-  auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{numTiles, rewriter.getIndexAttr(hq / stack)},
-      ValueRange{init}, std::nullopt);
-  markOnlineSoftmaxLoop(forall);
-  rewriter.setInsertionPoint(forall.getTerminator());
-  Value tileId = forall.getInductionVar(0);
-  Value firstHead = ix.mul(forall.getInductionVar(1), ix.c(stack));
-
-  // The tile's sequence (the schedule of the GPU kernel, found by a binary
-  // search: a linear count per tile made a batch of B sequences cost B^2)
-  // and its first tile.
-  Value rows = ix.c(rowsPerHead);
-  Value seq = buildVarlenTileSequenceSearch(
-      rewriter, loc, tileId, numSeqs, rowsPerHead,
-      [&](OpBuilder &b, Location l, Value s) {
-        return IndexBuilder{b, l}.at(op.getCuSeqlensQ(), {s});
-      });
-  Value seqFirst = ix.at(op.getCuSeqlensQ(), {seq});
-  Value seqQueries =
-      ix.sub(ix.at(op.getCuSeqlensQ(), {ix.add(seq, ix.c(1))}), seqFirst);
-  // Local queries [i0, i0 + count) of the sequence.
-  Value seqStart =
-      buildVarlenFirstTile(rewriter, loc, seqFirst, seq, rowsPerHead);
-  Value i0 = ix.mul(ix.sub(tileId, seqStart), rows);
-  Value zeroIndex = ix.c(0);
-  Value count = ix.max(ix.min(ix.sub(seqQueries, i0), rows), zeroIndex);
-  Value firstRow = ix.add(seqFirst, i0);
-  Value seqLen = ix.at(op.getSeqLens(), {seq});
-  // An idle tile reads no key.
-  Value numKeys = arith::SelectOp::create(
-      rewriter, loc, ix.le(count, zeroIndex), zeroIndex, seqLen);
-  // Bottom-right causal per sequence: local query i sees key j iff
-  // j <= i + L - q; tile row r is local query i0 + r.
-  Value causalOffset =
-      op.getCausal() ? ix.sub(ix.add(i0, seqLen), seqQueries) : Value();
-
-  // Decode tiles (one query) compute one row per head, not R'.
-  PagedOnlineSoftmax tile(rewriter, op, options.keyBlock);
-  auto [out, headRowsFold] =
-      tile.buildTile(rowsPerHead, stack, seq, firstRow, count, firstHead,
-                     numKeys, causalOffset);
-  Value headRows = getValueOrCreateConstantIndexOp(rewriter, loc, headRowsFold);
-
-  // Head r of the tile: its rows [r * headRows, + count) go to tokens
-  // [firstRow, + count) of head firstHead + r.
-  OpFoldResult one = rewriter.getIndexAttr(1), zero = rewriter.getIndexAttr(0);
-  OpFoldResult dvSize = rewriter.getIndexAttr(dv);
-  SmallVector<Value> headOuts;
-  for (int64_t r = 0; r < stack; ++r)
-    headOuts.push_back(tensor::ExtractSliceOp::create(
-        rewriter, loc, out,
-        ArrayRef<OpFoldResult>{ix.mul(headRows, ix.c(r)), zero},
-        ArrayRef<OpFoldResult>{count, dvSize},
-        ArrayRef<OpFoldResult>{one, one}));
-  SmallVector<Value> heads;
-  for (int64_t r = 0; r < stack; ++r)
-    heads.push_back(ix.add(firstHead, ix.c(r)));
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (int64_t r = 0; r < stack; ++r)
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, headOuts[r], forall.getRegionOutArgs()[0],
-        ArrayRef<OpFoldResult>{firstRow, heads[r], zero},
-        ArrayRef<OpFoldResult>{count, one, dvSize},
-        ArrayRef<OpFoldResult>{one, one, one});
-  rewriter.replaceOp(op, forall.getResult(0));
-  return forall.getResult(0);
+      resultType.isDynamicDim(0) ? ValueRange{lowering.tokens} : ValueRange{});
+  Value splits = lowering.numSplits();
+  std::optional<int64_t> known = getConstantIntValue(splits);
+  Value result;
+  if (known && *known == 1) {
+    result = lowering.unsplit(lowering.numTiles, init);
+  } else if (known) {
+    result = lowering.split(splits, lowering.numTiles,
+                            getAsOpFoldResult(lowering.tokens), init);
+  } else {
+    // Split or not at run time, without an scf.if (whose branches' results
+    // bufferization would copy): the unsplit tiles run over all tiles or
+    // none, the split form over the others and merges all tokens or none
+    // into the same result (as the dense op's, SplitKeys.cpp).
+    Value many = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                                       splits, ix.c(1));
+    auto either = [&](Value ifSplit, Value ifNot) -> Value {
+      return arith::SelectOp::create(rewriter, loc, many, ifSplit, ifNot);
+    };
+    Value zero = ix.c(0);
+    result = lowering.unsplit(either(zero, lowering.numTiles), init);
+    Value splitTokens = either(lowering.tokens, zero);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, result);
+    sizes[0] = splitTokens;
+    SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0)),
+        strides(3, rewriter.getIndexAttr(1));
+    Value dest = tensor::ExtractSliceOp::create(rewriter, loc, result, offsets,
+                                                sizes, strides);
+    Value merged = lowering.split(splits, either(lowering.numTiles, zero),
+                                  splitTokens, dest);
+    result = tensor::InsertSliceOp::create(rewriter, loc, merged, result,
+                                           offsets, sizes, strides);
+  }
+  rewriter.replaceOp(op, result);
+  return result;
 }

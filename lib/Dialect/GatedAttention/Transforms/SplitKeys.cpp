@@ -17,10 +17,13 @@
 // (the powers of two sigma_i / sigma put the parts' weights on one scale;
 // each part's scale counts the parts, so the merged sums stay below 2^126)
 // and applies the gate once, to the merged row. The GPU's merge kernel
-// weighs its parts with the same helper.
+// weighs its parts with the same helper. The auto rule, the partials'
+// forall and the merge (SplitKeys.h) also serve the paged op
+// (PagedOnlineSoftmax.cpp), whose partials are indexed by query token.
 //
 //===----------------------------------------------------------------------===//
 
+#include "SplitKeys.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/GatedAttentionOps.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
@@ -51,8 +54,230 @@ FailureOr<int64_t> mlir::gated_attention::parseKeySplits(StringRef value) {
   return count;
 }
 
+Value mlir::gated_attention::buildAutoKeySplits(OpBuilder &b, Location loc,
+                                                Value tiles, Value keys,
+                                                int64_t threads) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto fold = [&](auto opTag, Value l, Value r) -> Value {
+    return b.createOrFold<decltype(opTag)>(loc, l, r);
+  };
+  Value threadCount = index(threads);
+  Value parts = fold(arith::MinUIOp(),
+                     fold(arith::CeilDivUIOp(), threadCount,
+                          fold(arith::MaxUIOp(), tiles, index(1))),
+                     fold(arith::DivUIOp(), keys, index(kMinKeysPerSplit)));
+  parts = fold(arith::MinUIOp(), parts, index(kMaxKeySplits));
+  parts = fold(arith::MaxUIOp(), parts, index(1));
+  Value fewTiles = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                                 tiles, threadCount);
+  return b.createOrFold<arith::SelectOp>(loc, fewTiles, parts, index(1));
+}
+
+scf::ForallOp mlir::gated_attention::buildTileForall(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+    ArrayRef<OpFoldResult> steps, ValueRange outs,
+    SmallVectorImpl<Value> &ivs) {
+  auto runsOnce = [](OpFoldResult size, OpFoldResult step) {
+    std::optional<int64_t> n = getConstantIntValue(size);
+    return n && *n <= *getConstantIntValue(step);
+  };
+  SmallVector<OpFoldResult> upper, loopSteps;
+  for (auto [size, step] : llvm::zip_equal(sizes, steps)) {
+    if (runsOnce(size, step))
+      continue;
+    upper.push_back(size);
+    loopSteps.push_back(step);
+  }
+  auto forall = scf::ForallOp::create(
+      b, loc, SmallVector<OpFoldResult>(upper.size(), b.getIndexAttr(0)), upper,
+      loopSteps, outs, std::nullopt);
+  markOnlineSoftmaxLoop(forall);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  // Owned: getInductionVars() returns a temporary.
+  SmallVector<Value> loopIvs = forall.getInductionVars();
+  ArrayRef<Value> nextIvs = loopIvs;
+  for (auto [size, step] : llvm::zip_equal(sizes, steps)) {
+    if (runsOnce(size, step)) {
+      ivs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      continue;
+    }
+    ivs.push_back(nextIvs.front());
+    nextIvs = nextIvs.drop_front();
+  }
+  return forall;
+}
+
+SmallVector<Value> mlir::gated_attention::buildKeySplitScratch(
+    OpBuilder &b, Location loc, OpFoldResult splits,
+    ArrayRef<OpFoldResult> rowSizes, int64_t valueHeadDim) {
+  SmallVector<OpFoldResult> partRows = {splits};
+  partRows.append(rowSizes.begin(), rowSizes.end());
+  SmallVector<OpFoldResult> outSizes(partRows);
+  outSizes.push_back(b.getIndexAttr(valueHeadDim));
+  Type f32 = b.getF32Type();
+  SmallVector<Value> scratch = {tensor::EmptyOp::create(b, loc, outSizes, f32)};
+  for (int i = 0; i < 3; ++i)
+    scratch.push_back(tensor::EmptyOp::create(b, loc, partRows, f32));
+  return scratch;
+}
+
 namespace {
-/// The split form of one op: the partials' forall and the merge.
+/// The merge of buildKeySplitMerge over `n` row dimensions.
+class KeySplitMerge {
+public:
+  KeySplitMerge(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> rowSizes)
+      : b(b), loc(loc), rowSizes(rowSizes), n(rowSizes.size()),
+        f32(b.getF32Type()) {}
+
+  SmallVector<Value> build(const KeySplitPartials &parts, Value splits,
+                           const KeySplitGate &gate, Value dest, Value lseDest);
+
+private:
+  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
+    Value value = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    Value init = tensor::EmptyOp::create(b, loc, sizes, f32);
+    return linalg::FillOp::create(b, loc, value, init).getResult(0);
+  }
+  /// The map from `dims` loops to loops `first` .. `first + count - 1`,
+  /// after `lead` (if given).
+  AffineMap dimsMap(unsigned dims, std::optional<unsigned> lead, unsigned first,
+                    unsigned count) {
+    SmallVector<AffineExpr> exprs;
+    if (lead)
+      exprs.push_back(b.getAffineDimExpr(*lead));
+    for (unsigned d = first; d < first + count; ++d)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(dims, 0, exprs, b.getContext());
+  }
+  /// A reduction over the parts (loops (rows..., part); the parts' tensors
+  /// are [part, rows...]) into `init`.
+  Value reduceParts(ValueRange ins, Value init,
+                    function_ref<Value(OpBuilder &, ValueRange)> body) {
+    SmallVector<AffineMap> maps(ins.size(), dimsMap(n + 1, n, 0, n));
+    maps.push_back(dimsMap(n + 1, std::nullopt, 0, n));
+    SmallVector<IteratorType> iterators(n, IteratorType::parallel);
+    iterators.push_back(IteratorType::reduction);
+    return buildGeneric(b, loc, ins, init, maps, iterators, body);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  ArrayRef<OpFoldResult> rowSizes;
+  unsigned n;
+  Type f32;
+};
+} // namespace
+
+SmallVector<Value> KeySplitMerge::build(const KeySplitPartials &parts,
+                                        Value splits, const KeySplitGate &gate,
+                                        Value dest, Value lseDest) {
+  auto par = IteratorType::parallel;
+  Value mergedMax = reduceParts(
+      parts.max, filled(rowSizes, -std::numeric_limits<double>::infinity()),
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        // NaN parts make the row NaN.
+        return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
+      });
+  Value minSigma =
+      reduceParts(parts.sigma, filled(rowSizes, 1.0),
+                  [&](OpBuilder &nb, ValueRange a) -> Value {
+                    return arith::MinimumFOp::create(nb, loc, a[0], a[1]);
+                  });
+  // w_i = exp(m_i - shift(m)) sigma / sigma_i, [part, rows...].
+  AffineMap id = b.getMultiDimIdentityMap(n + 1),
+            rowOfPart = dimsMap(n + 1, std::nullopt, 1, n);
+  SmallVector<OpFoldResult> partSizes = {getAsOpFoldResult(splits)};
+  partSizes.append(rowSizes.begin(), rowSizes.end());
+  Value weights = buildGeneric(
+      b, loc, {parts.max, mergedMax, parts.sigma, minSigma},
+      tensor::EmptyOp::create(b, loc, partSizes, f32),
+      {id, rowOfPart, id, rowOfPart, id}, SmallVector<IteratorType>(n + 1, par),
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value w = buildMergeWeight(nb, loc, a[0], a[1]);
+        Value rescale = arith::DivFOp::create(nb, loc, a[3], a[2]);
+        return arith::MulFOp::create(nb, loc, w, rescale);
+      });
+  auto weightedSum = [&](OpBuilder &nb, ValueRange a) -> Value {
+    Value term = arith::MulFOp::create(nb, loc, a[0], a[1]);
+    return arith::AddFOp::create(nb, loc, a[2], term);
+  };
+  Value mergedSum =
+      reduceParts({weights, parts.sum}, filled(rowSizes, 0.0), weightedSum);
+
+  // The gated result, combine(sum_i w_i O_i / l, act(G)) (0 for a row
+  // without keys), computed in the destination: the parts are summed in
+  // the body, so no f32 tensor of the result's size is needed.
+  SmallVector<Value> ins = {mergedSum};
+  SmallVector<AffineMap> maps = {dimsMap(n + 1, std::nullopt, 0, n)};
+  if (gate.input) {
+    ins.push_back(gate.input);
+    maps.push_back(gate.map);
+  }
+  maps.push_back(id);
+  Type elementType = cast<RankedTensorType>(dest.getType()).getElementType();
+  Value result = buildGeneric(
+      b, loc, ins, dest, maps, SmallVector<IteratorType>(n + 1, par),
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        SmallVector<Value> at;
+        for (unsigned d = 0; d <= n; ++d)
+          at.push_back(linalg::IndexOp::create(nb, loc, d));
+        Value zero = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
+        Value merged =
+            buildForLoop(
+                nb, loc, arith::ConstantIndexOp::create(nb, loc, 0), splits,
+                arith::ConstantIndexOp::create(nb, loc, 1), zero,
+                [&](Value part, ValueRange acc) -> SmallVector<Value> {
+                  SmallVector<Value> partRowAt = {part};
+                  partRowAt.append(at.begin(), at.end() - 1);
+                  Value w =
+                      tensor::ExtractOp::create(nb, loc, weights, partRowAt);
+                  partRowAt.push_back(at.back());
+                  Value o =
+                      tensor::ExtractOp::create(nb, loc, parts.out, partRowAt);
+                  return {weightedSum(nb, {w, o, acc[0]})};
+                })
+                .getResult(0);
+        Value y = arith::MulFOp::create(nb, loc, merged,
+                                        buildInverseRowSum(nb, loc, a[0]));
+        Value g;
+        if (gate.input)
+          g = a[1].getType() == f32
+                  ? a[1]
+                  : arith::ExtFOp::create(nb, loc, f32, a[1]).getResult();
+        return buildGatedOutput(nb, loc, y, g, gate.gate, gate.combine,
+                                elementType);
+      });
+  SmallVector<Value> results = {result};
+  // L = shift(m) + log(l) - log(sigma): the merged weights were
+  // exp(s - shift(m)) sigma.
+  if (lseDest) {
+    AffineMap idRows = b.getMultiDimIdentityMap(n);
+    results.push_back(buildGeneric(
+        b, loc, {mergedMax, mergedSum, minSigma}, lseDest,
+        {idRows, idRows, idRows, idRows}, SmallVector<IteratorType>(n, par),
+        [&](OpBuilder &nb, ValueRange a) -> Value {
+          Value lse =
+              buildLogSumExp(nb, loc, buildSoftmaxShift(nb, loc, a[0]), a[1]);
+          return arith::SubFOp::create(nb, loc, lse,
+                                       math::LogOp::create(nb, loc, a[2]));
+        }));
+  }
+  return results;
+}
+
+SmallVector<Value> mlir::gated_attention::buildKeySplitMerge(
+    OpBuilder &b, Location loc, const KeySplitPartials &parts, Value splits,
+    ArrayRef<OpFoldResult> rowSizes, const KeySplitGate &gate, Value dest,
+    Value lseDest) {
+  return KeySplitMerge(b, loc, rowSizes)
+      .build(parts, splits, gate, dest, lseDest);
+}
+
+namespace {
+/// The split form of one dense op: the partials' forall and the merge.
 class KeySplit {
 public:
   KeySplit(RewriterBase &b, AttentionOp op, const OnlineSoftmaxOptions &options)
@@ -88,27 +313,6 @@ private:
   /// [N, B, Hq, Sq].
   SmallVector<Value> partials(Value splits);
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
-    Value value = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-    Value init = tensor::EmptyOp::create(b, loc, sizes, f32);
-    return linalg::FillOp::create(b, loc, value, init).getResult(0);
-  }
-  AffineMap map(unsigned dims, ArrayRef<unsigned> results) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned d : results)
-      exprs.push_back(b.getAffineDimExpr(d));
-    return AffineMap::get(dims, 0, exprs, b.getContext());
-  }
-  /// A reduction over the parts (the last of `dims` loops) into `init`.
-  Value reduceParts(ValueRange ins, ArrayRef<AffineMap> inMaps, Value init,
-                    function_ref<Value(OpBuilder &, ValueRange)> body) {
-    unsigned dims = inMaps.front().getNumDims();
-    SmallVector<AffineMap> maps(inMaps);
-    maps.push_back(b.getMultiDimIdentityMap(dims).getMajorSubMap(dims - 1));
-    SmallVector<IteratorType> iterators(dims - 1, IteratorType::parallel);
-    iterators.push_back(IteratorType::reduction);
-    return buildGeneric(b, loc, ins, init, maps, iterators, body);
-  }
 
   RewriterBase &b;
   Location loc;
@@ -137,16 +341,7 @@ Value KeySplit::numSplits() {
                     getValueOrCreateConstantIndexOp(b, loc, rows),
                     index(rowsPerHead)));
   Value keys = b.createOrFold<tensor::DimOp>(loc, op.getKey(), 2);
-  Value threads = index(options.threads);
-  Value parts = fold(arith::MinUIOp(),
-                     fold(arith::CeilDivUIOp(), threads,
-                          fold(arith::MaxUIOp(), tiles, index(1))),
-                     fold(arith::DivUIOp(), keys, index(kMinKeysPerSplit)));
-  parts = fold(arith::MinUIOp(), parts, index(kMaxKeySplits));
-  parts = fold(arith::MaxUIOp(), parts, index(1));
-  Value fewTiles = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                                 tiles, threads);
-  return b.createOrFold<arith::SelectOp>(loc, fewTiles, parts, index(1));
+  return buildAutoKeySplits(b, loc, tiles, keys, options.threads);
 }
 
 SmallVector<Value> KeySplit::destinations() {
@@ -166,45 +361,16 @@ SmallVector<Value> KeySplit::partials(Value splits) {
   OpFoldResult heads = b.getIndexAttr(op.getNumQueryHeads());
   OpFoldResult dv = b.getIndexAttr(op.getValueHeadDim());
   OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> rowSizes = {getAsOpFoldResult(splits), batches,
-                                        heads, rows};
-  SmallVector<OpFoldResult> outSizes(rowSizes);
-  outSizes.push_back(dv);
-  SmallVector<Value> scratch = {tensor::EmptyOp::create(b, loc, outSizes, f32)};
-  for (int i = 0; i < 3; ++i)
-    scratch.push_back(tensor::EmptyOp::create(b, loc, rowSizes, f32));
-
-  // Dimensions that run once get no loop dimension (canonicalization would
-  // rebuild the forall without them, and without its attribute).
-  SmallVector<OpFoldResult> steps = {one, one, b.getIndexAttr(group),
-                                     b.getIndexAttr(rowsPerHead)};
-  SmallVector<OpFoldResult> upper, loopSteps;
-  for (auto [size, step] : llvm::zip_equal(rowSizes, steps)) {
-    std::optional<int64_t> n = getConstantIntValue(size);
-    if (n && *n <= *getConstantIntValue(step))
-      continue;
-    upper.push_back(size);
-    loopSteps.push_back(step);
-  }
-  auto forall = scf::ForallOp::create(
-      b, loc, SmallVector<OpFoldResult>(upper.size(), zero), upper, loopSteps,
-      scratch, std::nullopt);
-  markOnlineSoftmaxLoop(forall);
+  SmallVector<Value> scratch =
+      buildKeySplitScratch(b, loc, getAsOpFoldResult(splits),
+                           {batches, heads, rows}, op.getValueHeadDim());
+  SmallVector<Value, 4> ivs;
+  auto forall = buildTileForall(
+      b, loc, {getAsOpFoldResult(splits), batches, heads, rows},
+      {one, one, b.getIndexAttr(group), b.getIndexAttr(rowsPerHead)}, scratch,
+      ivs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall.getTerminator());
-  SmallVector<Value, 4> ivs;
-  // Owned: getInductionVars() returns a temporary.
-  SmallVector<Value> loopIvs = forall.getInductionVars();
-  ArrayRef<Value> nextIvs = loopIvs;
-  for (auto [size, step] : llvm::zip_equal(rowSizes, steps)) {
-    std::optional<int64_t> n = getConstantIntValue(size);
-    if (n && *n <= *getConstantIntValue(step)) {
-      ivs.push_back(index(0));
-      continue;
-    }
-    ivs.push_back(nextIvs.front());
-    nextIvs = nextIvs.drop_front();
-  }
   Value split = ivs[0], batch = ivs[1], head = ivs[2], row = ivs[3];
   // The tile: rows [row, row + min(rows per head, Sq - row)) of heads
   // [head, head + group), keys as the tiling interface slices them
@@ -247,120 +413,34 @@ SmallVector<Value> KeySplit::partials(Value splits) {
 
 SmallVector<Value> KeySplit::build(Value splits, ValueRange dests) {
   SmallVector<Value> parts = partials(splits);
-  Value out = parts[0], sum = parts[1], max = parts[2], sigma = parts[3];
-  OpFoldResult heads = b.getIndexAttr(op.getNumQueryHeads());
-  SmallVector<OpFoldResult> rowSizes = {batches, heads, rows};
-  auto par = IteratorType::parallel;
-  // (b, h, i, part) loops; the parts' tensors are [part, b, h, i].
-  AffineMap partRow = map(4, {3, 0, 1, 2});
-  Value mergedMax = reduceParts(
-      max, partRow, filled(rowSizes, -std::numeric_limits<double>::infinity()),
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        // NaN parts make the row NaN.
-        return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
-      });
-  Value minSigma =
-      reduceParts(sigma, partRow, filled(rowSizes, 1.0),
-                  [&](OpBuilder &nb, ValueRange a) -> Value {
-                    return arith::MinimumFOp::create(nb, loc, a[0], a[1]);
-                  });
-  // w_i = exp(m_i - shift(m)) sigma / sigma_i, [part, b, h, i].
-  AffineMap id4 = b.getMultiDimIdentityMap(4), rowOfPart = map(4, {1, 2, 3});
-  SmallVector<OpFoldResult> partSizes = {getAsOpFoldResult(splits), batches,
-                                         heads, rows};
-  Value weights = buildGeneric(
-      b, loc, {max, mergedMax, sigma, minSigma},
-      tensor::EmptyOp::create(b, loc, partSizes, f32),
-      {id4, rowOfPart, id4, rowOfPart, id4}, SmallVector<IteratorType>(4, par),
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        Value w = buildMergeWeight(nb, loc, a[0], a[1]);
-        Value rescale = arith::DivFOp::create(nb, loc, a[3], a[2]);
-        return arith::MulFOp::create(nb, loc, w, rescale);
-      });
-  auto weightedSum = [&](OpBuilder &nb, ValueRange a) -> Value {
-    Value term = arith::MulFOp::create(nb, loc, a[0], a[1]);
-    return arith::AddFOp::create(nb, loc, a[2], term);
-  };
-  Value mergedSum = reduceParts({weights, sum}, {partRow, partRow},
-                                filled(rowSizes, 0.0), weightedSum);
-
-  // The gated result, combine(sum_i w_i O_i / l, act(G)) (0 for a row
-  // without keys), computed in the destination: the parts are summed in
-  // the body, so no f32 tensor of the result's size is needed.
-  AffineMap id = b.getMultiDimIdentityMap(4), row = map(4, {0, 1, 2});
-  SmallVector<Value> ins = {mergedSum};
-  SmallVector<AffineMap> maps = {row};
+  KeySplitGate gate{Value(), AffineMap(), op.getGate(), op.getCombine()};
   if (op.hasGate()) {
     // Only the split batches of the gate: every operand of the merge must
     // span its domain, or canonicalization takes the gate's static batch
     // count for the run-time one (0 when the unsplit form runs) and the
     // merge overwrites the unsplit result from partials it never wrote.
-    Value gateInput = op.getGateInput();
+    gate.input = op.getGateInput();
     if (restricted) {
       SmallVector<OpFoldResult> sizes =
-          tensor::getMixedSizes(b, loc, gateInput);
+          tensor::getMixedSizes(b, loc, gate.input);
       sizes[0] = batches;
-      gateInput = tensor::ExtractSliceOp::create(
-          b, loc, gateInput, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)),
+      gate.input = tensor::ExtractSliceOp::create(
+          b, loc, gate.input, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)),
           sizes, SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     }
-    ins.push_back(gateInput);
-    SmallVector<AffineExpr> gate = {
+    // (b, h, i, d) loops.
+    SmallVector<AffineExpr> at = {
         b.getAffineDimExpr(0),
         op.isGateShared() ? b.getAffineConstantExpr(0) : b.getAffineDimExpr(1),
         b.getAffineDimExpr(2),
         op.isGateHeadwise() ? b.getAffineConstantExpr(0)
                             : b.getAffineDimExpr(3)};
-    maps.push_back(AffineMap::get(4, 0, gate, b.getContext()));
+    gate.map = AffineMap::get(4, 0, at, b.getContext());
   }
-  maps.push_back(id);
-  Type elementType = op.getResultType().getElementType();
-  Value result = buildGeneric(
-      b, loc, ins, dests[0], maps, SmallVector<IteratorType>(4, par),
-      [&](OpBuilder &nb, ValueRange a) -> Value {
-        SmallVector<Value> at;
-        for (int64_t d = 0; d < 4; ++d)
-          at.push_back(linalg::IndexOp::create(nb, loc, d));
-        Value zero = arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0));
-        Value merged =
-            buildForLoop(
-                nb, loc, arith::ConstantIndexOp::create(nb, loc, 0), splits,
-                arith::ConstantIndexOp::create(nb, loc, 1), zero,
-                [&](Value part, ValueRange acc) -> SmallVector<Value> {
-                  SmallVector<Value> partRowAt = {part, at[0], at[1], at[2]};
-                  Value w =
-                      tensor::ExtractOp::create(nb, loc, weights, partRowAt);
-                  partRowAt.push_back(at[3]);
-                  Value o = tensor::ExtractOp::create(nb, loc, out, partRowAt);
-                  return {weightedSum(nb, {w, o, acc[0]})};
-                })
-                .getResult(0);
-        Value y = arith::MulFOp::create(nb, loc, merged,
-                                        buildInverseRowSum(nb, loc, a[0]));
-        Value g;
-        if (op.hasGate())
-          g = a[1].getType() == f32
-                  ? a[1]
-                  : arith::ExtFOp::create(nb, loc, f32, a[1]).getResult();
-        return buildGatedOutput(nb, loc, y, g, op.getGate(), op.getCombine(),
-                                elementType);
-      });
-  SmallVector<Value> results = {result};
-  // L = shift(m) + log(l) - log(sigma): the merged weights were
-  // exp(s - shift(m)) sigma.
-  if (op.hasLse()) {
-    AffineMap id3 = b.getMultiDimIdentityMap(3);
-    results.push_back(buildGeneric(
-        b, loc, {mergedMax, mergedSum, minSigma}, dests[1],
-        {id3, id3, id3, id3}, SmallVector<IteratorType>(3, par),
-        [&](OpBuilder &nb, ValueRange a) -> Value {
-          Value lse =
-              buildLogSumExp(nb, loc, buildSoftmaxShift(nb, loc, a[0]), a[1]);
-          return arith::SubFOp::create(nb, loc, lse,
-                                       math::LogOp::create(nb, loc, a[2]));
-        }));
-  }
-  return results;
+  OpFoldResult heads = b.getIndexAttr(op.getNumQueryHeads());
+  return buildKeySplitMerge(b, loc, {parts[0], parts[1], parts[2], parts[3]},
+                            splits, {batches, heads, rows}, gate, dests[0],
+                            op.hasLse() ? dests[1] : Value());
 }
 
 /// `values` cast to `types` where they differ.
