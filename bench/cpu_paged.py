@@ -2,18 +2,23 @@
 what a CPU user runs today, in one run, threads pinned the same.
 
     .venv/bin/python bench/cpu_paged.py [--batches 1,8] [--contexts 1024,4096]
-        [--page 16] [--dtypes f32,bf16] [--threads N]
+        [--page 16] [--dtypes f32,bf16] [--threads N] [--splits 1,2,4]
 
 One decode step of Qwen3-Next's full-attention layer (Hq 16 over Hkv 2,
 D 256, a sigmoid gate): B sequences of `context` cached tokens each, one
 query per sequence, pages shuffled in the cache. Ours: ga.paged_attention
 (the tiled CPU lowering reads each key block from its pages in place,
-tiles of all sequences on the OpenMP threads). torch: the same gather with tensor indexing
+tiles of all sequences on the OpenMP threads; the pipeline's kv-splits=auto
+splits each tile's keys across threads when the tiles that hold queries
+are fewer than the threads: `auto_splits` is the parts its rule takes,
+paged.cpu_key_splits). `--splits` counts N add the op compiled with
+kv-splits=N (1: no split) beside it. torch: the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
 True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
 table gives ms per step (best of --repeat after a warm-up) and the K/V
 bytes read per second (2 * B * context * Hkv * D * element size / time).
-Writes bench/results/cpu-paged-<date>.csv.
+Writes bench/results/cpu-paged-<date>.csv, with the threads and the load
+average (1 minute) before each row.
 """
 
 import argparse
@@ -63,7 +68,7 @@ print(json.dumps({"seconds": best}))
 """
 
 
-def ours(b, ctx, page, repeat, dtype):
+def ours(b, ctx, page, repeat, dtype, splits=None):
     per_seq = -(-ctx // page)
     rng = np.random.default_rng(0)
     table = rng.permutation(b * per_seq).reshape(b, per_seq).astype(np.int32)
@@ -78,7 +83,8 @@ def ours(b, ctx, page, repeat, dtype):
     cu = np.arange(b + 1, dtype=np.int32)
 
     return time_calls(lambda: paged.paged_attention(
-        q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype), repeat)
+        q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype,
+        num_splits=splits), repeat)
 
 
 def main():
@@ -90,21 +96,31 @@ def main():
     p.add_argument("--dtypes", default="f32,bf16")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--splits", default="",
+                   help="kv-splits counts to time beside the default "
+                        "(auto), e.g. 1,2,4")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     args = p.parse_args()
     cpus = sorted(os.sched_getaffinity(0))[:args.threads]
     os.sched_setaffinity(0, cpus)
     os.environ["OMP_NUM_THREADS"] = str(len(cpus))
-    rows = ["B,context,page,dtype,ours_ms,torch_ms,ours_gbs,torch_gbs,"
-            "ours_over_torch"]
-    print("| B | context | dtype | ours ms | torch ms | ours GB/s | "
-          "torch GB/s | ours / torch |")
-    print("|---|---|---|---|---|---|---|---|")
+    fixed = [int(n) for n in args.splits.split(",") if n]
+    rows = ["B,context,page,dtype,threads,load_1min,auto_splits,ours_ms,"
+            + "".join(f"splits_{n}_ms," for n in fixed)
+            + "torch_ms,ours_gbs,torch_gbs,ours_over_torch"]
+    print("| B | context | dtype | auto splits | ours ms |"
+          + "".join(f" kv-splits={n} ms |" for n in fixed)
+          + " torch ms | ours GB/s | torch GB/s | ours / torch |")
+    print("|---" * (9 + len(fixed)) + "|")
     for dtype in args.dtypes.split(","):
         size = 4 if dtype == "f32" else 2
         for b in (int(x) for x in args.batches.split(",")):
             for ctx in (int(x) for x in args.contexts.split(",")):
+                load = os.getloadavg()[0]
+                auto = paged.cpu_key_splits(b, b, HQ, HKV, ctx, len(cpus))
                 mine = ours(b, ctx, args.page, args.repeat, dtype)
+                forced = [ours(b, ctx, args.page, args.repeat, dtype, n)
+                          for n in fixed]
                 child = subprocess.run(
                     [sys.executable, "-c", TORCH, str(b), str(ctx),
                      str(args.page), str(args.repeat),
@@ -112,13 +128,17 @@ def main():
                     check=True, capture_output=True, text=True)
                 theirs = json.loads(child.stdout)["seconds"]
                 kv = 2 * b * ctx * HKV * D * size / 1e9
-                row = (b, ctx, args.page, dtype, mine * 1e3, theirs * 1e3,
-                       kv / mine, kv / theirs, theirs / mine)
+                row = ((b, ctx, args.page, dtype, len(cpus), load, auto,
+                        mine * 1e3) + tuple(x * 1e3 for x in forced)
+                       + (theirs * 1e3, kv / mine, kv / theirs,
+                          theirs / mine))
                 rows.append(",".join(f"{x:.4g}" if isinstance(x, float)
                                      else str(x) for x in row))
-                print(f"| {b} | {ctx} | {dtype} | {row[4]:.2f} | "
-                      f"{row[5]:.2f} | {row[6]:.1f} | {row[7]:.1f} | "
-                      f"{row[8]:.2f}x |", flush=True)
+                print(f"| {b} | {ctx} | {dtype} | {auto} | {mine * 1e3:.2f} |"
+                      + "".join(f" {x * 1e3:.2f} |" for x in forced)
+                      + f" {theirs * 1e3:.2f} | {kv / mine:.1f} | "
+                      f"{kv / theirs:.1f} | {theirs / mine:.2f}x |",
+                      flush=True)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out,
                         f"cpu-paged-{datetime.date.today().isoformat()}.csv")
