@@ -84,9 +84,10 @@ struct GatedAttentionToLLVMPipelineOptions
       llvm::cl::init("host")};
   PassOptions::Option<std::string> kvSplits{
       *this, "kv-splits",
-      llvm::cl::desc("Split-KV of the dense op's tiles: auto (when the tiles "
-                     "are fewer than the threads, e.g. a decode step of one "
-                     "sequence), 1 (off) or N parts (1 to 64)"),
+      llvm::cl::desc("Split-KV of the tiles (dense and paged op): auto "
+                     "(when the tiles are fewer than the threads, e.g. a "
+                     "decode step of one sequence), 1 (off) or N parts (1 "
+                     "to 64)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> threads{
       *this, "threads",

@@ -227,7 +227,7 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     Bottom-right causal per sequence: tile row `r` is local query `i0 + r`,
     visible keys `j <= i0 + r + seq_lens[b] - q_b`.
 
-    Split-KV (`kv-splits`, dense op): when the tiles are fewer than the
+    Split-KV (`kv-splits`): when the tiles are fewer than the
     threads (a decode step of one sequence), the keys each tile sees are
     split into N parts of whole key blocks. One `scf.forall` over
     `(N, B, Hq / R, query blocks)` writes each part's unnormalized f32
@@ -240,7 +240,12 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     `min(ceildiv(threads, tiles), Skv / 256, 64)` parts when the tiles are
     fewer than `threads`, decided at compile time when the sizes are static
     and at run time otherwise (both forms are built; the unsplit tiles run
-    over batches `[0, B)` or none, the split over the others).
+    over batches `[0, B)` or none, the split over the others). The paged
+    op's partials are `[N, T, Hq(, Dv)]`, indexed by query token (its tile
+    count is data dependent): one `scf.forall` over `(N, tiles, Hq / R)`,
+    the same merge over `(T, Hq)`; `auto` counts the tiles that can hold
+    queries (`min(T, ceildiv(T, R') + B)` per head group) and the longest
+    sequence for `Skv`, always at run time.
 
     ```mlir
     // B = 1, Hq 8 over Hkv 2, Sq = 1: 2 tiles; kv-splits=4
@@ -258,7 +263,7 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"64",
            "Keys per block of the online-softmax loop (Bk)">,
     Option<"kvSplits", "kv-splits", "std::string", /*default=*/"\"1\"",
-           "Split each dense tile's keys into parts computed in parallel: "
+           "Split each tile's keys into parts computed in parallel: "
            "1 (off), N (1 to 64 parts), or auto (by the threads and tiles)">,
     Option<"threads", "threads", "int64_t", /*default=*/"0",
            "Threads that run the tiles, for kv-splits=auto (0: this host's)">
