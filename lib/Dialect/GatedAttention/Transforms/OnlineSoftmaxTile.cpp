@@ -213,19 +213,35 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
   // approaches the f32 range); f = sigma' / sigma rescales the state.
   Value sigma, scaleStep, vmax;
   if (s.vmax) {
-    AffineMap j = map(2, {d0}), none = AffineMap::get(1, 0, {}, ctx);
-    Value keyMax = generic(v, filled({bk}, 0.0), {ij, j}, {par, red},
-                           [&](OpBuilder &nb, ValueRange a) -> Value {
-                             Value x =
-                                 math::AbsFOp::create(nb, loc, toF32(nb, a[0]));
-                             return arith::MaximumFOp::create(nb, loc, a[1], x);
-                           });
+    // max|v| of the block on |v|'s bits: non-negative floats order as
+    // their bit patterns, NaN's above inf's, so an unsigned integer max is
+    // maximumf's answer here without its NaN and signed-zero selects. The
+    // columns' maxima over the keys come first (lane by lane), then one
+    // reduction over Dv, not one horizontal reduction per key.
+    Type i32 = b.getI32Type();
+    AffineMap j = map(2, {d1}), none = AffineMap::get(1, 0, {}, ctx);
+    auto zeros = [&](ArrayRef<OpFoldResult> sizes) {
+      Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+      return linalg::FillOp::create(b, loc, zero, empty(sizes, i32))
+          .getResult(0);
+    };
+    Value columnMax =
+        generic(v, zeros({b.getIndexAttr(spec.valueHeadDim)}), {ij, j},
+                {red, par}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                  Value bits =
+                      arith::BitcastOp::create(nb, loc, i32, toF32(nb, a[0]));
+                  Value magnitude = arith::AndIOp::create(
+                      nb, loc, bits,
+                      arith::ConstantIntOp::create(nb, loc, i32, 0x7fffffff));
+                  return arith::MaxUIOp::create(nb, loc, a[1], magnitude);
+                });
     Value blockMax =
-        generic(keyMax, filled({}, 0.0), {i1, none}, {red},
+        generic(columnMax, zeros({}), {i1, none}, {red},
                 [&](OpBuilder &nb, ValueRange a) -> Value {
-                  return arith::MaximumFOp::create(nb, loc, a[1], a[0]);
+                  return arith::MaxUIOp::create(nb, loc, a[1], a[0]);
                 });
     blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
+    blockMax = arith::BitcastOp::create(b, loc, f32, blockMax);
     vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
     Value seen = arith::AddIOp::create(b, loc, kb, index(spec.keyBlock));
     // A part of the keys (split-KV) counts its keys times the parts: the

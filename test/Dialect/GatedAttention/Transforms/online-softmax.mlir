@@ -57,8 +57,16 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK-DAG: %[[TAU:.+]] = arith.constant 5.54517746 : f32
 // CHECK: scf.for %[[KB:.+]] = %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, f32, f32)
 // CHECK: %[[V:.+]] = tensor.extract_slice %{{.+}}[0, 0, %[[KB]], 0] [1, 1, 16, 8]
-// CHECK: math.absf
-// CHECK: %[[NEWVMAX:.+]] = arith.maximumf %[[VMAX]], %{{.+}} : f32
+// max|v| of the block: the columns' maxima over the keys on |v|'s bits (an
+// unsigned max, no horizontal reduction per key), then one over Dv.
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%{{.+}} : tensor<16x8xf32>) outs(%{{.+}} : tensor<8xi32>)
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i32
+// CHECK: arith.maxui
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%{{.+}} : tensor<8xi32>)
+// CHECK: arith.maxui
+// CHECK: %[[BLOCKMAX:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// CHECK: %[[NEWVMAX:.+]] = arith.maximumf %[[VMAX]], %[[BLOCKMAX]] : f32
 // CHECK: %[[NEWSIGMA:.+]] = arith.bitcast %{{.+}} : i32 to f32
 // CHECK: %[[STEP:.+]] = arith.divf %[[NEWSIGMA]], %[[SIGMA]] : f32
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %{{.+}} : tensor<16xf32>, tensor<16xf32>)

@@ -53,8 +53,10 @@
 // CHECK: %[[BMAX:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<64x64xf32>)
 // CHECK: arith.maximumf
 // max |v| so far, and the weights' scale sigma from it.
-// CHECK: linalg.generic {{.+}} ins(%[[VT]] : tensor<64x16xf32>)
-// CHECK: math.absf
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[VT]] : tensor<64x16xf32>) outs(%{{.+}} : tensor<16xi32>)
+// CHECK: arith.maxui
+// CHECK: arith.maxui
+// CHECK: arith.bitcast %{{.+}} : i32 to f32
 // CHECK: arith.maximumf %[[VMAX]], %{{.+}} : f32
 // CHECK: %[[SIGMAN:.+]] = arith.bitcast %{{.+}} : i32 to f32
 // P = exp(S - m') sigma', m' = m unless rowmax S exceeds it by 8 ln 2
