@@ -157,13 +157,13 @@ PackedQueryRows::PackedQueryRows(const KernelBuilder &kb,
 
 bool mlir::gated_attention::flash::leanLoopState(const FlashKernelConfig &cfg,
                                                  bool keyValue) {
-  if (!cfg.causal || cfg.columnSplit != 1)
+  if (cfg.columnSplit != 1)
     return false;
   if (!keyValue)
-    return AccumulatorTile::numRegisters(cfg.headDim) >= 64;
+    return cfg.causal && AccumulatorTile::numRegisters(cfg.headDim) >= 64;
   return AccumulatorTile::numRegisters(cfg.headDim + cfg.valueHeadDim) +
              2 * AccumulatorTile::numRegisters(cfg.keyBlock) >=
-         120;
+         112;
 }
 
 void mlir::gated_attention::flash::transposedScoreGrads(

@@ -114,13 +114,14 @@ struct PackedQueryRows {
 
 /// Whether the mma.sync dK/dV (`keyValue`) or dQ kernel of `cfg` takes
 /// the forms that keep fewer registers through its key loop (MmaSyncAtom's
-/// splitChunkOffsets; transposedScoreGrads' `firstQueryMask`): the causal
-/// kernels without a column split whose loop state is at least that of
-/// the smallest that spilled at 255 registers without them (f32 registers
-/// a thread: dK/dV at 64/48, its accumulators and a block's S^T and dP^T,
-/// 120; dQ at 128/112, its accumulators, 64). Elsewhere the same forms
-/// cost some kernels a few registers (ptxas-backward-sweep), so the others
-/// keep their PTX.
+/// splitChunkOffsets; transposedScoreGrads' `firstQueryMask`, causal
+/// only): the kernels without a column split whose loop state is at least
+/// that of the smallest that spilled at 255 registers without them (f32
+/// registers a thread: dK/dV at 112/80 with 8 query to 8 K/V heads, its
+/// accumulators and a block's S^T and dP^T, 112, causal or not; the causal
+/// dQ at 128/112, its accumulators, 64). Elsewhere the same forms cost
+/// some kernels a few registers (ptxas-backward-sweep), so the others keep
+/// their PTX.
 bool leanLoopState(const FlashKernelConfig &cfg, bool keyValue);
 
 /// P^T and dS^T in place of S^T and dP^T (unscaled; FlashAttention-2's
