@@ -57,8 +57,10 @@ static void addBufferDeallocation(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
-std::optional<llvm::StringMap<bool>>
-mlir::gated_attention::targetCPUFeatures(StringRef cpu) {
+/// The features (LLVM's names: avx2, avx512f, avx512bf16, amx-bf16, ...) of
+/// the CPU `target-cpu` names: this host's for `host` or `native`, LLVM's
+/// table for an x86-64 CPU name; nullopt for a name LLVM does not know.
+static std::optional<llvm::StringMap<bool>> targetCPUFeatures(StringRef cpu) {
   if (cpu == "host" || cpu == "native")
     return llvm::sys::getHostCPUFeatures();
   if (llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None)
@@ -89,10 +91,6 @@ static StringRef matrixUnitsOf(const llvm::StringMap<bool> &features) {
   if (features.lookup("avx512bf16"))
     return "avx512-bf16";
   return "fma";
-}
-
-StringRef mlir::gated_attention::hostMatrixUnits() {
-  return matrixUnitsOf(llvm::sys::getHostCPUFeatures());
 }
 
 /// target-cpu's features; validation has rejected unknown names, so an

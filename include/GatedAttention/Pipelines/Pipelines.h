@@ -9,7 +9,6 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
@@ -153,15 +152,6 @@ void buildGatedAttentionToPTXPipeline(
 
 /// The largest query/key block of the CPU pipeline.
 constexpr int64_t kMaxCPUBlock = 1024;
-
-/// The matrix units this host has: amx with AMX-TILE and AMX-BF16,
-/// avx512-bf16 with AVX512-BF16, else fma.
-StringRef hostMatrixUnits();
-
-/// The features (LLVM's names: avx2, avx512f, avx512bf16, amx-bf16, ...) of
-/// the CPU `target-cpu` names: this host's for `host` or `native`, LLVM's
-/// table for an x86-64 CPU name; nullopt for a name LLVM does not know.
-std::optional<llvm::StringMap<bool>> targetCPUFeatures(StringRef cpu);
 
 /// Checks the options of `--gated-attention-to-llvm` (block sizes in
 /// [1, kMaxCPUBlock], a known matrix-units that the vector width allows),
