@@ -243,6 +243,10 @@ class Backend:
         dims) and kept with the kernel (a new one copies 128 bytes to the
         device synchronously). Past _MAX_MAPS of a kernel they are freed,
         once the device has finished the launches that read them."""
+        if 0 in arg.dims:
+            # An empty tensor (Skv = 0: the dQ kernel writes zeros), whose
+            # boxes are never read; cuTensorMapEncodeTiled rejects it.
+            return 0
         key = (arg.name, address, arg.dims)
         found = kernel.maps.get(key)
         if found is None:

@@ -312,7 +312,8 @@ def backward_buffers(kernels, **sizes):
     found = {}
     for kernel in kernels.values():
         for a in kernel.desc["arguments"]:
-            if a["kind"] == "memref":
+            # (The sm_90a kernels read K and V through tensor maps.)
+            if a["kind"] in ("memref", "tensor_map"):
                 found[a["name"]] = (a["element_type"],
                                     _count(kernel.desc, a["shape"], values))
     return found

@@ -29,11 +29,11 @@
 // addressing) and each computing the block's whole S^T and dP^T, as the
 // mma.sync kernel's column split does. Tiling the value dim instead would
 // recompute S^T and dP^T per tile all the same and stream Q and dY twice.
-// The rows are copied by the producer warpgroup's cp.async (16-byte
-// chunks into the 128B-swizzled layout a TMA box writes; copySwizzledRows)
-// rather than by TMA: packed GQA rows interleave the group's heads, which
-// no TMA box follows. Causal: blocks before the first query that sees the
-// CTA's first key are skipped (PackedQueryRows), the rest masked per
+// K and V land by TMA, once; the query rows are copied by the producer
+// warpgroup's cp.async (16-byte chunks into the 128B-swizzled layout a TMA
+// box writes; copySwizzledRows): packed GQA rows interleave the group's
+// heads, which no TMA box follows. Causal: blocks before the first query that
+// sees the CTA's first key are skipped (PackedQueryRows), the rest masked per
 // element.
 //
 //===----------------------------------------------------------------------===//
@@ -62,14 +62,6 @@ private:
   /// One block of packed query rows: dK and dV updated.
   void queryBlock(Value block, Value consumer, MutableArrayRef<Value> gradK,
                   MutableArrayRef<Value> gradV);
-  /// The K or V slab of the CTA's head, `width` wide.
-  GlobalSlab keyValueSlab(StringRef name, int64_t width) {
-    return GlobalSlab{(*args)[name],
-                      contiguousSlab(*this, batch, kvHead, cfg.numKeyValueHeads,
-                                     numKeys, width),
-                      idx(width)};
-  }
-
   std::optional<PackedQueryRows> rows;
   Value numKeys, keyBase, kvHead, batch;
   /// The consumer warp's first key.
@@ -139,14 +131,13 @@ void KeyValueWgmmaKernel::build(gpu::GPUFuncOp func) {
   rows.emplace(*this, cfg, *args, batch, kvHead, keyBase);
   firstBlock = rows->firstBlock;
   numBlocks = rows->numBlocks;
-  runRoles(
-      [&] {
-        produceTiles({keyValueSlab("k", cfg.headDim),
-                      keyValueSlab("v", cfg.valueHeadDim)},
-                     keyBase, numKeys, {rows->query, rows->grad},
-                     rows->numRows);
-      },
-      [&](Value consumer) { consume(consumer); });
+  // K and V by TMA from the CTA's head's slab; the packed rows by row
+  // copies.
+  TileSources keysValues;
+  keysValues.keyValueSlab = add(mul(batch, cfg.numKeyValueHeads), kvHead);
+  TileSources queries{{rows->query, rows->grad}, rows->numRows, {}};
+  runRoles(keysValues, keyBase, queries,
+           [&](Value consumer) { consume(consumer); });
 }
 
 void mlir::gated_attention::flash::buildBackwardKeyValueWgmmaKernel(

@@ -6,10 +6,10 @@
 //
 // The backward's dQ kernel on wgmma (BackwardKernels.h), in the frame of
 // BackwardWgmmaKernel.h: a CTA per 64 query rows of one head, one consumer
-// warpgroup. Q and dY stay resident; the producer streams the K/V head's
-// key blocks (64 keys, 32 at D = 256), the causal blocks that no row of
-// the tile sees never visited. Per block, with the queries as the m64
-// rows:
+// warpgroup. Q and dY stay resident (row copies); the producer streams
+// the K/V head's key blocks by TMA (64 keys, 32 at D = 256), the causal blocks
+// that no row of the tile sees never visited. Per block, with the queries as
+// the m64 rows:
 //   S = Q K^T and dP = dY V^T   SS wgmma, Q and dY the K-major A tiles, K
 //                               and V the K-major B tiles;
 //   dS = scale P (dP - D)       in registers, P = exp2(scale log2(e) S -
@@ -129,17 +129,15 @@ void QueryWgmmaKernel::build(gpu::GPUFuncOp func) {
                 numRows, numKeys);
   firstBlock = idx(0);
   numBlocks = range->numBlocks();
-  runRoles(
-      [&] {
-        int64_t d = cfg.headDim, dv = cfg.valueHeadDim;
-        produceTiles({slab("q", tile.head, cfg.numQueryHeads, numRows, d),
-                      slab("do", tile.head, cfg.numQueryHeads, numRows, dv)},
-                     tile.rowBase, numRows,
-                     {slab("k", kvHead, cfg.numKeyValueHeads, numKeys, d),
-                      slab("v", kvHead, cfg.numKeyValueHeads, numKeys, dv)},
-                     numKeys);
-      },
-      [&](Value) { consume(); });
+  // Q and dY by row copies, K and V by TMA from the K/V head's slab.
+  GlobalSlab query =
+      slab("q", tile.head, cfg.numQueryHeads, numRows, cfg.headDim);
+  GlobalSlab grad =
+      slab("do", tile.head, cfg.numQueryHeads, numRows, cfg.valueHeadDim);
+  TileSources rows{{query, grad}, numRows, {}};
+  TileSources keysValues;
+  keysValues.keyValueSlab = add(mul(tile.batch, cfg.numKeyValueHeads), kvHead);
+  runRoles(rows, tile.rowBase, keysValues, [&](Value) { consume(); });
 }
 
 void mlir::gated_attention::flash::buildBackwardQueryWgmmaKernel(

@@ -7,16 +7,16 @@
 // The pattern that replaces a gated_attention.attention_backward by
 // launches of its three kernels (BackwardKernels.h; on sm_90a with
 // kernel=wgmma the dK/dV and dQ ones are wgmma's where the head dims fit
-// them) on
-// flattened buffers: the preprocessing writes D (f32), dY and dG; then the
-// dK/dV kernel and the dQ kernel, which both read L (the op's lse operand) and
-// D.
+// them, reading K and V through TMA maps) on flattened buffers: the
+// preprocessing writes D (f32), dY and dG; then the dK/dV kernel and the dQ
+// kernel, which both read L (the op's lse operand) and D.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BackwardKernels.h"
 #include "FlashLaunch.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
+#include "KernelInterface.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -154,7 +154,17 @@ struct BackwardToNVGPU : OpRewritePattern<AttentionBackwardOp> {
                                  : FlashKernelKind::MmaSync;
       FlashKernelConfig cfg = FlashKernelConfig::getBackward(op, role, kind);
       gpu::GPUFuncOp kernel = getOrCreateKernel(module, cfg, loc);
-      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, values);
+      // The wgmma dK/dV and dQ kernels read K and V through TMA maps, boxes
+      // of their tiles' keys.
+      LaunchValues kernelValues = values;
+      KernelInterface iface = KernelInterface::get(cfg);
+      if (role != KernelRole::BackwardPreprocess &&
+          iface.lookup("k").kind == ArgumentKind::TensorMap) {
+        int64_t rows = iface.lookup("k").boxRows;
+        kernelValues["k"] = tensorMapOf(rewriter, loc, op.getKey(), rows);
+        kernelValues["v"] = tensorMapOf(rewriter, loc, op.getValue(), rows);
+      }
+      launchWhen(rewriter, loc, nonEmpty, kernel, cfg, kernelValues);
     }
     SmallVector<Value> tensors;
     for (auto [buffer, result] : llvm::zip(results, op.getResults()))

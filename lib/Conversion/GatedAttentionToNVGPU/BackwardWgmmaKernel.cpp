@@ -59,8 +59,10 @@ void BackwardWgmmaKernel::wait(Value barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(10000000));
 }
 
-void BackwardWgmmaKernel::waitLanded(Value barrier, Value parity) {
+void BackwardWgmmaKernel::waitLanded(Value barrier, Value parity, bool byTma) {
   wait(barrier, parity);
+  if (byTma)
+    return;
   NVVM::FenceProxyOp::create(
       b, loc,
       NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
@@ -77,24 +79,35 @@ void BackwardWgmmaKernel::begin(gpu::GPUFuncOp func) {
   atom.emplace(b, loc, cfg.elementType);
 }
 
-void BackwardWgmmaKernel::runRoles(function_ref<void()> produce,
+void BackwardWgmmaKernel::runRoles(const TileSources &resident, Value row0,
+                                   const TileSources &streamed,
                                    function_ref<void(Value)> consume) {
   assert(cfg.fitsRegisterPool() && "setmaxnreg split beyond the CTA's pool");
+  bool residentTma = keyValueResident();
   auto init = scf::IfOp::create(b, loc, eq(thread, idx(0)));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(init.thenBlock());
-    // Full barriers and the resident tiles': two row copies of each
-    // producer thread; empty ones: every consumer warp's release.
+    // Full barriers and the resident tiles': the TMA thread's arrival or
+    // each producer thread's (arrivals()); empty ones: every consumer
+    // warp's release.
     for (int64_t s = 0; s < layout.kStages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, barrier(true, idx(s)), i32(256),
+      NVVM::MBarrierInitOp::create(b, loc, barrier(true, idx(s)),
+                                   i32(arrivals(!residentTma)),
                                    /*predicate=*/Value());
       NVVM::MBarrierInitOp::create(b, loc, barrier(false, idx(s)),
                                    i32(cfg.warps), /*predicate=*/Value());
     }
     NVVM::MBarrierInitOp::create(b, loc, pointer(layout.residentBarrier),
-                                 i32(256), /*predicate=*/Value());
+                                 i32(arrivals(residentTma)),
+                                 /*predicate=*/Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
+    // Resident TMA tiles are loaded by the thread that made their barrier,
+    // before the roles split: the producer's few registers then hold only
+    // its streamed loop (with the copy in it, the D = 256 dK/dV kernel
+    // spilled 12 bytes of the loop bounds that both roles keep).
+    if (residentTma)
+      copyResident(resident, row0);
   }
   gpu::BarrierOp::create(b, loc);
   // setmaxnreg is warpgroup-wide: the branch is uniform per warpgroup.
@@ -106,7 +119,9 @@ void BackwardWgmmaKernel::runRoles(function_ref<void()> produce,
     NVVM::SetMaxRegisterOp::create(
         b, loc, static_cast<uint32_t>(cfg.producerRegisters()),
         NVVM::SetMaxRegisterAction::decrease);
-    produce();
+    if (!residentTma)
+      copyResident(resident, row0);
+    produceStreamed(streamed);
     b.setInsertionPointToStart(roles.elseBlock());
     NVVM::SetMaxRegisterOp::create(
         b, loc, static_cast<uint32_t>(cfg.consumerRegisters()),
@@ -116,23 +131,57 @@ void BackwardWgmmaKernel::runRoles(function_ref<void()> produce,
   gpu::ReturnOp::create(b, loc);
 }
 
-void BackwardWgmmaKernel::produceTiles(std::array<GlobalSlab, 2> resident,
-                                       Value row0, Value residentLimit,
-                                       std::array<GlobalSlab, 2> streamed,
-                                       Value streamedLimit) {
+void BackwardWgmmaKernel::copyPair(const TileSources &src,
+                                   ArrayRef<Value> bases, bool byTma,
+                                   Value row0, std::array<Value, 2> tiles,
+                                   int64_t rows, Value bar) {
   int64_t widths[2] = {cfg.headDim, cfg.valueHeadDim};
-  Value residentBar = pointer(layout.residentBarrier);
-  for (int i = 0; i < 2; ++i) {
-    Value base = globalBufferPointer(*this, resident[i].buffer);
-    copySwizzledRows(*this, resident[i], base, row0, residentLimit,
-                     residentTile(i), cfg.queryBlock(), widths[i], thread,
-                     residentBar);
+  if (!byTma) {
+    for (int i = 0; i < 2; ++i)
+      copySwizzledRows(*this, src.rows[i], bases[i], row0, src.limit, tiles[i],
+                       rows, widths[i], thread, bar);
+    return;
   }
-  Value bases[2];
+  int64_t bytes = rows * (widths[0] + widths[1]) * cfg.elementBytes();
+  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), bar, i32(bytes),
+                                         /*scope=*/nullptr,
+                                         /*relaxed=*/nullptr, Value());
+  StringRef maps[2] = {"k", "v"};
   for (int i = 0; i < 2; ++i)
-    bases[i] = globalBufferPointer(*this, streamed[i].buffer);
-  auto loop = scf::ForOp::create(b, loc, firstBlock, numBlocks, idx(1));
+    loadTmaBoxes(*this, (*args)[maps[i]], tiles[i], row0, src.keyValueSlab,
+                 rows, widths[i], bar);
+}
+
+SmallVector<Value, 2> BackwardWgmmaKernel::rowBases(const TileSources &src,
+                                                    bool byTma) {
+  SmallVector<Value, 2> bases;
+  if (!byTma)
+    for (int i = 0; i < 2; ++i)
+      bases.push_back(globalBufferPointer(*this, src.rows[i].buffer));
+  return bases;
+}
+
+void BackwardWgmmaKernel::copyResident(const TileSources &resident,
+                                       Value row0) {
+  bool byTma = keyValueResident();
+  // (Ops made in separate statements: one order for every compiler.)
+  SmallVector<Value, 2> bases = rowBases(resident, byTma);
+  Value tile0 = residentTile(0);
+  Value tile1 = residentTile(1);
+  Value bar = pointer(layout.residentBarrier);
+  copyPair(resident, bases, byTma, row0, {tile0, tile1}, cfg.queryBlock(), bar);
+}
+
+void BackwardWgmmaKernel::produceStreamed(const TileSources &streamed) {
+  bool byTma = !keyValueResident();
   OpBuilder::InsertionGuard guard(b);
+  // TMA copies come from the producer's first thread alone.
+  if (byTma) {
+    auto lead = scf::IfOp::create(b, loc, eq(thread, idx(0)));
+    b.setInsertionPointToStart(lead.thenBlock());
+  }
+  SmallVector<Value, 2> bases = rowBases(streamed, byTma);
+  auto loop = scf::ForOp::create(b, loc, firstBlock, numBlocks, idx(1));
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
   Value stage = stageOf(j);
@@ -140,23 +189,24 @@ void BackwardWgmmaKernel::produceTiles(std::array<GlobalSlab, 2> resident,
   Value parity = arith::XOrIOp::create(b, loc, phaseOf(j), i32(1)).getResult();
   wait(barrier(/*full=*/false, stage), parity);
   Value firstRow = mul(j, cfg.keyBlock);
+  Value tile0 = streamedTile(0, stage);
+  Value tile1 = streamedTile(1, stage);
   Value full = barrier(/*full=*/true, stage);
-  for (int i = 0; i < 2; ++i)
-    copySwizzledRows(*this, streamed[i], bases[i], firstRow, streamedLimit,
-                     streamedTile(i, stage), cfg.keyBlock, widths[i], thread,
-                     full);
+  copyPair(streamed, bases, byTma, firstRow, {tile0, tile1}, cfg.keyBlock,
+           full);
 }
 
 void BackwardWgmmaKernel::startConsumer() {
   lanes = LaneLayout::build(*this, sub(thread, 128));
-  waitLanded(pointer(layout.residentBarrier), i32(0));
+  waitLanded(pointer(layout.residentBarrier), i32(0), keyValueResident());
 }
 
 std::array<SmallVector<Value>, 2>
 BackwardWgmmaKernel::multiplyBlock(Value block) {
   int64_t widths[2] = {cfg.headDim, cfg.valueHeadDim};
   Value stage = stageOf(block);
-  waitLanded(barrier(/*full=*/true, stage), phaseOf(block));
+  waitLanded(barrier(/*full=*/true, stage), phaseOf(block),
+             !keyValueResident());
   Value acc[2];
   for (int i = 0; i < 2; ++i)
     acc[i] = atom->issueKeys(atom->kMajorDescriptor(residentTile(i)),

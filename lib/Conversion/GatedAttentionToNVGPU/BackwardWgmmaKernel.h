@@ -10,8 +10,15 @@
 // shared memory (K and V for dK/dV, Q and dY for dQ), and blocks of two
 // streamed tiles (Q and dY, or K and V) pass through a two-stage ring with
 // `full` and `empty` mbarriers (phases as in TmaPipeline.h, counted from
-// the first block streamed). Warpgroup 0, the producer, copies them by
-// cp.async rows (copySwizzledRows); the consumer warpgroups multiply
+// the first block streamed). K and V land by TMA (one thread: one arrival
+// with the pair's bytes, then a box per column atom; the maps' S dim ends
+// the sequence, zero-filled past it): resident in the dK/dV kernel, issued
+// by the thread that initializes the barriers, streamed in the dQ kernel
+// by warpgroup 0, the producer. Q and dY the producer copies by cp.async
+// rows (copySwizzledRows: every producer thread arrives once its rows
+// landed): the dK/dV kernel's packed GQA rows interleave the group's
+// heads, which no TMA box follows (the dQ kernel's are one head's, but
+// resident: copied once). The consumer warpgroups multiply
 // resident x streamed^T (SS wgmma) and accumulate into the gradient with
 // the streamed tile as the N-major B operand of a register-A wgmma.
 // BackwardTmaLayout (SharedMemoryLayout.h) places the tiles.
@@ -37,18 +44,27 @@ protected:
   /// The entry block: the arguments, the thread, its uniform warpgroup and
   /// the atom.
   void begin(gpu::GPUFuncOp func);
-  /// Initializes the barriers, then runs `produce()` in warpgroup 0 and
-  /// `consume(consumer)` in the others, each after its setmaxnreg; then
-  /// the return. `firstBlock` and `numBlocks` must be set.
-  void runRoles(function_ref<void()> produce,
-                function_ref<void(Value)> consume);
-  /// Producer: the resident tiles (rows [row0, row0 + cfg.queryBlock()) of
-  /// `resident`, zero past `residentLimit`), then every block j of the
-  /// streamed tiles (rows from j x cfg.keyBlock, zero past
-  /// `streamedLimit`) once its stage is free.
-  void produceTiles(std::array<GlobalSlab, 2> resident, Value row0,
-                    Value residentLimit, std::array<GlobalSlab, 2> streamed,
-                    Value streamedLimit);
+  /// Where the producer copies a pair of tiles from: K and V by TMA (the
+  /// `k` and `v` maps at slab batch x Hkv + head `keyValueSlab`), the
+  /// others by rows of `rows`, zero past `limit`.
+  struct TileSources {
+    std::array<GlobalSlab, 2> rows;
+    Value limit, keyValueSlab;
+  };
+  /// Whether K and V are the resident tiles (the dK/dV kernel) or the
+  /// streamed ones (the dQ kernel): the pair that TMA copies.
+  bool keyValueResident() const {
+    return cfg.role == KernelRole::BackwardKeyValue;
+  }
+  /// Initializes the barriers and copies the tiles: the resident ones
+  /// (rows [row0, row0 + cfg.queryBlock()) of `resident`; TMA's from the
+  /// initializing thread, row copies from warpgroup 0 after its
+  /// setmaxnreg), then in warpgroup 0 every block j of the streamed tiles
+  /// (rows from j x cfg.keyBlock of `streamed`) once its stage is free.
+  /// Runs `consume(consumer)` in the other warpgroups, each after its
+  /// setmaxnreg; then the return. `firstBlock` and `numBlocks` must be set.
+  void runRoles(const TileSources &resident, Value row0,
+                const TileSources &streamed, function_ref<void(Value)> consume);
   /// Consumer: the lane layout of threads counted from the first
   /// consumer's; waits for the resident tiles.
   void startConsumer();
@@ -86,9 +102,20 @@ private:
   Value stageOf(Value block);
   Value phaseOf(Value block);
   void wait(Value barrier, Value parity);
-  /// Waits on a barrier that row copies arrive on, then orders their
-  /// (generic proxy) writes before wgmma's (async proxy) reads.
-  void waitLanded(Value barrier, Value parity);
+  /// Waits on a full barrier; with row copies (`byTma` false) then orders
+  /// their (generic proxy) writes before wgmma's (async proxy) reads.
+  void waitLanded(Value barrier, Value parity, bool byTma);
+  /// Copies a pair of tiles, `rows` rows from `row0`, into `tiles`,
+  /// arriving on `bar`: TMA (from the calling thread) or row copies (from
+  /// every producer thread; `bases` their buffers' global pointers).
+  void copyPair(const TileSources &src, ArrayRef<Value> bases, bool byTma,
+                Value row0, std::array<Value, 2> tiles, int64_t rows,
+                Value bar);
+  SmallVector<Value, 2> rowBases(const TileSources &src, bool byTma);
+  void copyResident(const TileSources &resident, Value row0);
+  void produceStreamed(const TileSources &streamed);
+  /// The arrivals a full barrier of a pair of tiles counts.
+  int64_t arrivals(bool byTma) const { return byTma ? 1 : 2 * 128; }
   Value i32(Value index);
   Value i32(int64_t value);
 };

@@ -8,12 +8,14 @@
 #include "BackwardKernels.h"
 #include "FlashKernel.h"
 #include "TmaPipeline.h"
+#include "WgmmaAtom.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -138,6 +140,38 @@ Value flash::flatBuffer(OpBuilder &b, Location loc, Value tensor) {
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
       /*readOnly=*/true);
   return flatView(b, loc, buffer);
+}
+
+Value flash::tensorMapOf(OpBuilder &b, Location loc, Value tensor,
+                         int64_t rows) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type element = type.getElementType();
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), element), tensor,
+      /*readOnly=*/true);
+  Value slabs = memref::CollapseShapeOp::create(
+      b, loc, buffer, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(element, 0), slabs);
+  auto box = MemRefType::get({1, rows, kSwizzleSpanElements}, element,
+                             AffineMap(), b.getI64IntegerAttr(3));
+  auto mapType = nvgpu::TensorMapDescriptorType::get(
+      b.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  // (Separate statements: one order of the ops for every compiler.)
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value boxRows = arith::ConstantIndexOp::create(b, loc, rows);
+  Value boxColumns =
+      arith::ConstantIndexOp::create(b, loc, kSwizzleSpanElements);
+  Value map = nvgpu::TmaCreateDescriptorOp::create(
+      b, loc, mapType, unranked, ValueRange{one, boxRows, boxColumns});
+  // The kernel takes the map as a pointer (a gpu.func argument of the
+  // tensormap type does not legalize in MLIR 22); both lower to one.
+  return UnrealizedConversionCastOp::create(
+             b, loc, LLVM::LLVMPointerType::get(b.getContext()), map)
+      .getResult(0);
 }
 
 void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,

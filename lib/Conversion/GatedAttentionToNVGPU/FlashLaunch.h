@@ -47,6 +47,12 @@ Value flatView(OpBuilder &b, Location loc, Value buffer);
 /// A flat memref<?xT> of `tensor`, for a kernel argument.
 Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
 
+/// The TMA map (an !llvm.ptr to it) of the [B, H, S, width] `tensor`
+/// viewed as (B x H, S, width), boxes of `rows` x 64 elements, 128-byte
+/// swizzle, zero fill: made on the host (the runtime's
+/// cuTensorMapEncodeTiled), as a tensor-map argument's description says.
+Value tensorMapOf(OpBuilder &b, Location loc, Value tensor, int64_t rows);
+
 /// A launch's values by name: the kernel's arguments (a stride argument's
 /// under "<buffer>.<dim>": "k.B") and the grid's symbols ("B", "Sq", "T",
 /// "splits"), as KernelInterface::launchOperands and buildGrid read them.

@@ -153,47 +153,15 @@ struct AttentionToNVGPU : ToFlashKernel<AttentionOp> {
           numBatches, numRows);
       lseFlat = flatView(rewriter, loc, lseBuffer);
     }
-    // A TMA map of a [B, H, S, width] operand viewed as (B x H, S, width),
-    // boxes of `rows` x 64 elements, made on the host (the runtime's
-    // cuTensorMapEncodeTiled) and passed as a pointer to the map.
-    auto tensorMap = [&](Value tensor, int64_t rows) -> Value {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      Value buffer = bufferization::ToBufferOp::create(
-          rewriter, loc,
-          MemRefType::get(type.getShape(), type.getElementType()), tensor,
-          /*readOnly=*/true);
-      Value slabs = memref::CollapseShapeOp::create(
-          rewriter, loc, buffer,
-          SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-      Value unranked = memref::CastOp::create(
-          rewriter, loc, UnrankedMemRefType::get(cfg.elementType, 0), slabs);
-      auto box =
-          MemRefType::get({1, rows, kSwizzleSpanElements}, cfg.elementType,
-                          AffineMap(), rewriter.getI64IntegerAttr(3));
-      auto mapType = nvgpu::TensorMapDescriptorType::get(
-          rewriter.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-          nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
-          nvgpu::TensorMapOOBKind::OOB_ZERO,
-          nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-      Value map = nvgpu::TmaCreateDescriptorOp::create(
-          rewriter, loc, mapType, unranked,
-          ValueRange{c(1), c(rows), c(kSwizzleSpanElements)});
-      // The kernel takes the map as a pointer (a gpu.func argument of the
-      // tensormap type does not legalize in MLIR 22); both lower to one.
-      return UnrealizedConversionCastOp::create(
-                 rewriter, loc,
-                 LLVM::LLVMPointerType::get(rewriter.getContext()), map)
-          .getResult(0);
-    };
     // The direct kernel's values, and the split kernel's: the same but for
     // an sm_90a decode step, whose split kernel (mma.sync) reads buffers
     // where the direct one reads TMA maps.
     bool decode = isDecodeStep(op, cfg);
     LaunchValues values, splitValues;
     if (cfg.isWgmma()) {
-      values["q"] = tensorMap(op.getQuery(), cfg.queryBlock());
-      values["k"] = tensorMap(op.getKey(), cfg.keyBlock);
-      values["v"] = tensorMap(op.getValue(), cfg.keyBlock);
+      values["q"] = tensorMapOf(rewriter, loc, op.getQuery(), cfg.queryBlock());
+      values["k"] = tensorMapOf(rewriter, loc, op.getKey(), cfg.keyBlock);
+      values["v"] = tensorMapOf(rewriter, loc, op.getValue(), cfg.keyBlock);
     }
     if (!cfg.isWgmma() || decode) {
       // (Separate statements: one order of the ops for every compiler.)

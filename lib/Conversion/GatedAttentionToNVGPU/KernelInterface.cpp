@@ -128,8 +128,18 @@ static void getBackward(const FlashKernelConfig &cfg, ArgumentList &list,
     return;
   }
   list.buffer("q", "B x Hq x Sq x D");
-  list.buffer("k", "B x Hkv x Skv x D");
-  list.buffer("v", "B x Hkv x Skv x Dv");
+  if (cfg.isWgmma()) {
+    // The wgmma kernels copy K and V by TMA: the dK/dV kernel's resident
+    // tiles of `rows` keys, the dQ kernel's streamed key blocks (Q and dY
+    // stay row copies: BackwardWgmmaKernel.h).
+    int64_t keys =
+        cfg.role == KernelRole::BackwardKeyValue ? rows : cfg.keyBlock;
+    list.map("k", "B x Hkv x Skv x D", "D", "Skv", "Hkv", keys);
+    list.map("v", "B x Hkv x Skv x Dv", "Dv", "Skv", "Hkv", keys);
+  } else {
+    list.buffer("k", "B x Hkv x Skv x D");
+    list.buffer("v", "B x Hkv x Skv x Dv");
+  }
   list.buffer("do", "B x Hq x Sq x Dv");
   list.rowBuffer("lse");
   list.rowBuffer("delta");

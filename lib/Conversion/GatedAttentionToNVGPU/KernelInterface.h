@@ -34,7 +34,7 @@ enum class ArgumentKind {
   /// A flat memref<?xT> (T the element type, i32 or f32).
   Buffer,
   /// An !llvm.ptr to a TMA map in global memory (the dense sm_90a kernel's
-  /// Q, K and V).
+  /// Q, K and V; the sm_90a backward kernels' K and V).
   TensorMap,
   /// A size (index).
   Index,

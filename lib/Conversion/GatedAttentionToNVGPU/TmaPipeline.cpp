@@ -130,12 +130,17 @@ void TmaPipeline::wait(Value barrier, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(10000000));
 }
 
-void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
-                           int64_t rows, int64_t width, Value bar) {
+void mlir::gated_attention::flash::loadTmaBoxes(const KernelBuilder &kb,
+                                                Value map, Value dst, Value row,
+                                                Value slab, int64_t rows,
+                                                int64_t width, Value bar) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
   auto cluster = LLVM::LLVMPointerType::get(
       b.getContext(),
       static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
-  Value rowCoord = i32(row), slabCoord = i32(slab);
+  Value rowCoord = arith::IndexCastOp::create(b, loc, b.getI32Type(), row);
+  Value slabCoord = arith::IndexCastOp::create(b, loc, b.getI32Type(), slab);
   for (int64_t atom = 0; atom < width / kSwizzleSpanElements; ++atom) {
     Value atomPtr =
         LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
@@ -152,6 +157,11 @@ void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
         NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
         b.getBoolAttr(false), /*group=*/nullptr, /*predicate=*/Value());
   }
+}
+
+void TmaPipeline::loadTile(Value map, Value dst, Value row, Value slab,
+                           int64_t rows, int64_t width, Value bar) {
+  loadTmaBoxes(*this, map, dst, row, slab, rows, width, bar);
 }
 
 Value mlir::gated_attention::flash::globalBufferPointer(const KernelBuilder &kb,

@@ -97,6 +97,12 @@ void copySwizzledRows(const KernelBuilder &kb, const GlobalSlab &src,
                       Value base, Value row0, Value limit, Value dst,
                       int64_t numRows, int64_t width, Value thread, Value bar);
 
+/// TMA loads of the column atoms of a [rows, width] tile at `dst`: rows
+/// [row, row + rows) of slab `slab` of `map`'s tensor, completing on `bar`
+/// (whose arrival must expect their bytes). Issued by the calling thread.
+void loadTmaBoxes(const KernelBuilder &kb, Value map, Value dst, Value row,
+                  Value slab, int64_t rows, int64_t width, Value bar);
+
 /// The shared tiles and mbarriers, and the copies and waits on them. TMA
 /// copies are issued by whoever calls them (the kernel lets one thread of
 /// the producer warpgroup); row copies by the whole producer warpgroup;
