@@ -179,6 +179,24 @@ assert _cuda.CudaKernel(D96, device)._target == MMA90
 backward = _cuda_backward.CudaBackwardKernel(D128, device)
 assert backward.target == WGMMA
 assert backward.kernels["backward-kv"].desc["instructions"] == "wgmma"
+# Its dK/dV and dQ kernels read K and V through TMA maps of the
+# [B, H, S, D]-contiguous tensors, in place (boxes of 64 keys), the rest
+# as buffers.
+launches.clear()
+lse = torch.zeros(b, 8, s)
+grads = [torch.empty_like(x) for x in (qc, kc, kc, qc)]
+_cuda_backward.launch(backward.kernels, qc, kc, kc, qc, torch.zeros_like(qc),
+                      qc, lse, grads)
+planned = {p.desc["layout"]: {a.name: a for a in p.arguments}
+           for _, p in launches}
+for layout in ("backward-kv", "backward-q"):
+    args = planned[layout]
+    for name in "kv":
+        assert isinstance(args[name], launcher.TensorMap), (layout, name)
+        assert args[name].buffer == kc.data_ptr(), (layout, name)
+        assert args[name].dims == (128, s, b * 2) and \
+            args[name].box == (64, 64, 1), (layout, args[name])
+    assert isinstance(args["q"], launcher.Memref), layout
 print("PASS the faked 9.0 device's launches")
 
 # 4. warmup(chip="sm_90a") fills the cache with what the device loads.
