@@ -441,26 +441,29 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
     const GatedAttentionToLLVMPipelineOptions &options, ErrorHandler error) {
   // Query and key blocks are register/cache tiles: a few hundred rows at
   // most pay off, and larger ones make the vectorizer build huge vectors.
+  // 0 (auto) picks multiples of 64 (gated-attention-tile).
   bool ok = succeeded(
-      checkRange("query-block", options.queryBlock, 1, kMaxCPUBlock, error));
+      checkRange("query-block", options.queryBlock, 0, kMaxCPUBlock, error));
   ok &= succeeded(
-      checkRange("key-block", options.keyBlock, 1, kMaxCPUBlock, error));
+      checkRange("key-block", options.keyBlock, 0, kMaxCPUBlock, error));
   // 0 picks by the vector width; explicit tiles stay within what the
   // vectorizer unrolls into registers and divide their blocks.
   ok &= succeeded(
       checkRange("register-rows", options.registerRows, 0, 64, error));
   ok &= succeeded(
       checkRange("register-cols", options.registerCols, 0, 256, error));
-  if (ok && options.registerRows && options.queryBlock % options.registerRows)
+  constexpr int64_t kSmallestAutoBlock = 64;
+  int64_t queryBlock =
+      options.queryBlock ? options.queryBlock : kSmallestAutoBlock;
+  int64_t keyBlock = options.keyBlock ? options.keyBlock : kSmallestAutoBlock;
+  if (ok && options.registerRows && queryBlock % options.registerRows)
     ok &= succeeded(error(llvm::formatv(
         "option 'register-rows' ({0}) must divide 'query-block' ({1})",
-        static_cast<int64_t>(options.registerRows),
-        static_cast<int64_t>(options.queryBlock))));
-  if (ok && options.registerCols && options.keyBlock % options.registerCols)
+        static_cast<int64_t>(options.registerRows), queryBlock)));
+  if (ok && options.registerCols && keyBlock % options.registerCols)
     ok &= succeeded(error(llvm::formatv(
         "option 'register-cols' ({0}) must divide 'key-block' ({1})",
-        static_cast<int64_t>(options.registerCols),
-        static_cast<int64_t>(options.keyBlock))));
+        static_cast<int64_t>(options.registerCols), keyBlock)));
   if (!targetCPUFeatures(options.targetCpu))
     ok &= succeeded(error(llvm::formatv(
         "option 'target-cpu': unknown x86-64 CPU '{0}' (host, native, or a "

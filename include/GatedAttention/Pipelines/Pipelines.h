@@ -39,11 +39,14 @@ struct GatedAttentionToLLVMPipelineOptions
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> queryBlock{
       *this, "query-block",
-      llvm::cl::desc("Query rows per tile of the tiled path"),
-      llvm::cl::init(64)};
+      llvm::cl::desc("Query rows per tile of the tiled path (0: chosen per "
+                     "op by gated-attention-tile; the backward's 64)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> keyBlock{
-      *this, "key-block", llvm::cl::desc("Keys per block of the tiled path"),
-      llvm::cl::init(64)};
+      *this, "key-block",
+      llvm::cl::desc("Keys per block of the tiled path (0: chosen per op by "
+                     "gated-attention-tile; the backward's 64)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run parallel loops on all cores with OpenMP (the code "

@@ -292,7 +292,8 @@ SmallVector<Value, 4> mlir::gated_attention::buildOnlineSoftmaxPartials(
 
 FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
-    const OnlineSoftmaxOptions &options) {
+    const OnlineSoftmaxOptions &autoOptions) {
+  OnlineSoftmaxOptions options = chooseBlocks(op, autoOptions);
   if (options.keyBlock <= 0 || options.queryBlock <= 0)
     return rewriter.notifyMatchFailure(op, "block sizes must be positive");
   OpBuilder::InsertionGuard guard(rewriter);

@@ -405,7 +405,8 @@ Value PagedLowering::split(Value splits, Value tiles, OpFoldResult splitTokens,
 
 FailureOr<Value> mlir::gated_attention::tilePagedToOnlineSoftmax(
     RewriterBase &rewriter, PagedAttentionOp op,
-    const OnlineSoftmaxOptions &options) {
+    const OnlineSoftmaxOptions &autoOptions) {
+  OnlineSoftmaxOptions options = chooseBlocks(op, autoOptions);
   if (options.keyBlock <= 0 || options.queryBlock <= 0)
     return rewriter.notifyMatchFailure(op, "block sizes must be positive");
   OpBuilder::InsertionGuard guard(rewriter);

@@ -497,6 +497,9 @@ SmallVector<Value> BackwardTileBuilder::build() {
   return results;
 }
 
+/// The blocks query-block=0 and key-block=0 mean.
+static constexpr int64_t kSmallBlock = 64;
+
 namespace {
 struct GatedAttentionTileBackwardPass
     : gated_attention::impl::GatedAttentionTileBackwardPassBase<
@@ -504,10 +507,15 @@ struct GatedAttentionTileBackwardPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (queryBlock <= 0 || keyBlock <= 0) {
-      getOperation()->emitError("query-block and key-block must be positive");
+    if (queryBlock < 0 || keyBlock < 0) {
+      getOperation()->emitError(
+          "query-block and key-block must be positive, or 0 (64)");
       return signalPassFailure();
     }
+    // The forward's auto blocks (chooseBlocks) were measured on the forward
+    // only: the backward keeps 64 x 64.
+    int64_t rows = queryBlock ? queryBlock : kSmallBlock;
+    int64_t keys = keyBlock ? keyBlock : kSmallBlock;
     std::optional<MatrixUnits> units = parseMatrixUnits(matrixUnits);
     if (!units) {
       getOperation()->emitError()
@@ -528,7 +536,7 @@ struct GatedAttentionTileBackwardPass
         return signalPassFailure();
       }
       SmallVector<Value> results =
-          BackwardTileBuilder(rewriter, op, queryBlock, keyBlock,
+          BackwardTileBuilder(rewriter, op, rows, keys,
                               *units != MatrixUnits::FMA)
               .build();
       rewriter.replaceOp(op, results);

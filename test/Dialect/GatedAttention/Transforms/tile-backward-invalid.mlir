@@ -1,7 +1,7 @@
 // Bad block sizes are reported, not crashed on.
-// RUN: not gated-attention-opt %s --gated-attention-tile-backward=key-block=0 2>&1 | FileCheck %s
+// RUN: not gated-attention-opt %s --gated-attention-tile-backward=key-block=-1 2>&1 | FileCheck %s
 // RUN: not gated-attention-opt %s --gated-attention-tile-backward=query-block=-4 2>&1 | FileCheck %s
-// CHECK: error: query-block and key-block must be positive
+// CHECK: error: query-block and key-block must be positive, or 0 (64)
 func.func @f(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>,
              %o: tensor<1x2x8x8xf32>, %do: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
   %0:3 = gated_attention.attention_backward %q, %k, %v, %o, %do

@@ -1,4 +1,4 @@
-// RUN: gated-attention-opt %s --gated-attention-tile --canonicalize --cse | FileCheck %s
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=64 key-block=64" --canonicalize --cse | FileCheck %s
 
 // Sq dynamic: one tiling of 16 rows per head, and inside each tile a
 // decode step (one row) computes 4 heads x 1 row instead of 4 x 16 padded

@@ -1,11 +1,11 @@
 // Split-KV of the tiled form (kv-splits): a decode step of one sequence
 // (B 1, Hq 8 over Hkv 2, Sq 1: two tiles) gets a forall over (part, head
 // group) writing f32 partials, then a merge outside it.
-// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=4" --canonicalize --cse | FileCheck %s --check-prefix=FORCED
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=4 query-block=64 key-block=64" --canonicalize --cse | FileCheck %s --check-prefix=FORCED
 // auto with 4 threads: 2 tiles, so ceildiv(4, 2) = 2 parts (Skv / 256 = 3 allows them).
-// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=auto threads=4" --canonicalize --cse | FileCheck %s --check-prefix=AUTO
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=auto threads=4 query-block=64 key-block=64" --canonicalize --cse | FileCheck %s --check-prefix=AUTO
 // auto with 2 threads: the 2 tiles use them; no split.
-// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=auto threads=2" --canonicalize --cse | FileCheck %s --check-prefix=OFF
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="kv-splits=auto threads=2 query-block=64 key-block=64" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 
 // Parts of ceildiv(ceildiv(1000, 4), 64) x 64 = 256 keys; the partials
 // are [part, B, Hq, Sq(, Dv)]; the merge takes the parts' maximum and

@@ -25,6 +25,9 @@ namespace gated_attention {
 class AttentionOp;
 class PagedAttentionOp;
 
+/// A block size of kAutoBlock is chosen per op (chooseBlocks).
+inline constexpr int64_t kAutoBlock = 0;
+
 /// Block sizes of the online-softmax form.
 struct OnlineSoftmaxOptions {
   /// Query rows per tile (used by tileToOnlineSoftmax: the R heads of a GQA
@@ -79,6 +82,13 @@ void markOnlineSoftmaxLoop(scf::ForallOp loop,
                            std::optional<int64_t> growingDim = std::nullopt);
 /// Whether `op` is an scf.forall that markOnlineSoftmaxLoop marked.
 bool isOnlineSoftmaxLoop(Operation *op);
+
+/// `options` with every kAutoBlock size chosen for `op`: key blocks of 128
+/// and tiles of 256 query rows, smaller where those would pad more than
+/// 1/8 of the work of 64-row (64-key) blocks or leave fewer than 4 tiles a
+/// thread (options.threads); 128 x 128 when Sq or Skv is dynamic. The
+/// paged op keeps 64 x 64.
+OnlineSoftmaxOptions chooseBlocks(Operation *op, OnlineSoftmaxOptions options);
 
 /// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
 /// TilingInterface and decomposes the tile into the online-softmax loop.

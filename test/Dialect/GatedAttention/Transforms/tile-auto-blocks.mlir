@@ -1,0 +1,73 @@
+// query-block=0, key-block=0 (the defaults): blocks chosen per op.
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="threads=2" | FileCheck %s --check-prefixes=CHECK,T2
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="threads=32" | FileCheck %s --check-prefixes=CHECK,T32
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="threads=64" | FileCheck %s --check-prefixes=CHECK,T64
+// Explicit sizes win over the choice.
+// RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="query-block=32 key-block=16 threads=2" | FileCheck %s --check-prefix=EXPLICIT
+
+// Long static rows: tiles of 256 rows, blocks of 128 keys; with more threads
+// than 256-row tiles can keep busy (8 heads x 8 tiles = 64 < 4 x 32), 128
+// rows (128 tiles), then 64 (256 tiles: the most there are).
+// CHECK-LABEL: func.func @long
+// T2:            scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 256)
+// T32:           scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 128)
+// T64:           scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 64)
+// CHECK:           scf.for {{.+}} step %c128
+// EXPLICIT-LABEL: func.func @long
+// EXPLICIT:        scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 32)
+// EXPLICIT:          scf.for {{.+}} step %c16
+func.func @long(%q: tensor<1x8x2048x64xf32>, %k: tensor<1x8x2048x64xf32>, %v: tensor<1x8x2048x64xf32>) -> tensor<1x8x2048x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<1x8x2048x64xf32>, tensor<1x8x2048x64xf32>, tensor<1x8x2048x64xf32>) -> tensor<1x8x2048x64xf32>
+  return %0 : tensor<1x8x2048x64xf32>
+}
+
+// -----
+
+// Qwen3-Next's grouping (16 query heads over 2): a tile stacks the group's 8
+// heads, 32 rows each (16 and 8 for more threads).
+// CHECK-LABEL: func.func @grouped
+// T2:            scf.forall {{.+}} to (1, 16, 1024) step (1, 8, 32)
+// T2:              tensor.empty() : tensor<256x64xf32>
+// T32:           scf.forall {{.+}} to (1, 16, 1024) step (1, 8, 16)
+// T64:           scf.forall {{.+}} to (1, 16, 1024) step (1, 8, 8)
+// CHECK:           scf.for {{.+}} step %c128
+func.func @grouped(%q: tensor<1x16x1024x64xf32>, %k: tensor<1x2x1024x64xf32>, %v: tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x1024x64xf32>, tensor<1x2x1024x64xf32>, tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32>
+  return %0 : tensor<1x16x1024x64xf32>
+}
+
+// -----
+
+// 300 rows and 192 keys: 128 or 256 would pad 384 rows (64 pads 320) and
+// 128 would pad 256 keys (64: none), more than 1/8 over: 64 x 64.
+// CHECK-LABEL: func.func @ragged
+// T2:            scf.forall {{.+}} to (1, 8, 300) step (1, 1, 64)
+// CHECK:           scf.for {{.+}} step %c64
+// CHECK-NOT:       step %c128
+func.func @ragged(%q: tensor<1x8x300x64xf32>, %k: tensor<1x8x192x64xf32>, %v: tensor<1x8x192x64xf32>) -> tensor<1x8x300x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<1x8x300x64xf32>, tensor<1x8x192x64xf32>, tensor<1x8x192x64xf32>) -> tensor<1x8x300x64xf32>
+  return %0 : tensor<1x8x300x64xf32>
+}
+
+// -----
+
+// Sq and Skv dynamic (the torch op's functions): 128 x 128, whatever the
+// threads.
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         scf.forall {{.+}} step (1, 1, 128)
+// CHECK:           scf.for {{.+}} step %c128
+func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
+  return %0 : tensor<?x8x?x64xf32>
+}
+
+// -----
+
+// The paged op keeps 64 x 64: 8 rows for each of the 8 stacked heads.
+// CHECK-LABEL: func.func @paged
+// CHECK:         arith.ceildivui %{{.+}}, %c8
+// CHECK:           scf.for {{.+}} step %c64
+func.func @paged(%q: tensor<?x8x32xf32>, %kc: tensor<?x64x1x32xf32>, %vc: tensor<?x64x1x32xf32>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cu: tensor<?xi32>) -> tensor<?x8x32xf32> {
+  %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x8x32xf32>, tensor<?x64x1x32xf32>, tensor<?x64x1x32xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x8x32xf32>
+  return %r : tensor<?x8x32xf32>
+}
