@@ -99,7 +99,8 @@ version 3 no "instructions", every sm_90a kernel took TMA maps):
                          every row start must be aligned to: element
                          [b, h, s, d] of the buffer is at b * B + h * H +
                          s * row_stride + d. A tensor_map argument (the sm_90a
-                         kernel's Q, K and V) also has "dims": the tensor's
+                         forward's Q, K and V, the sm_90a backward's K and
+                         V) also has "dims": the tensor's
                          three dims innermost first, each a symbol or a
                          product "B*Hq" of symbols (D, Dv, Sq, Skv, B, Hq,
                          Hkv); "box": the TMA box, innermost first;
@@ -396,5 +397,5 @@ def is_warp_specialized(desc):
 
 def uses_tensor_maps(desc):
     """Whether the kernel reads operands through TMA maps (the dense sm_90a
-    kernel)."""
+    kernel, the sm_90a backward's dK/dV and dQ kernels)."""
     return any(a["kind"] == "tensor_map" for a in desc["arguments"])

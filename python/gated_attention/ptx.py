@@ -229,7 +229,8 @@ def check_kernel(ptx, report, chip, desc):
         # preprocessing (D, dY, dG).
         required = ()
     elif launch.is_warp_specialized(desc):
-        # The dense kernel's copies are TMA boxes; the paged one's, rows
+        # The dense kernel's copies are TMA boxes (the backward's: K and
+        # V; Q and dY rows as the paged kernel's); the paged one's, rows
         # copied by cp.async that arrive on the mbarriers when they land.
         copies = (("cp.async.bulk.tensor",) if launch.uses_tensor_maps(desc)
                   else ("cp.async.cg.shared.global",
