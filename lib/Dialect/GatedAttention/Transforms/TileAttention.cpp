@@ -88,10 +88,17 @@ static int64_t chooseKeyBlock(int64_t keys) {
              : kSmallBlock;
 }
 
+/// With Sq dynamic (the torch op's functions) the tiles are counted for a
+/// nominal prefill of this many rows, and a head has at most
+/// kMaxDynamicRowsPerHead rows in a tile (at most 127 padded).
+static constexpr int64_t kNominalRows = 1024;
+static constexpr int64_t kMaxDynamicRowsPerHead = 128;
+
 static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
   int64_t rows = staticQueryRows(op);
-  if (ShapedType::isDynamic(rows))
-    return 2 * kSmallBlock;
+  bool dynamicRows = ShapedType::isDynamic(rows);
+  if (dynamicRows)
+    rows = kNominalRows;
   int64_t group = stackedHeadsPerTile(op.getGroupSize());
   auto rowsPerHead = [&](int64_t block) {
     return std::max<int64_t>(1, std::min(block / group, rows));
@@ -104,8 +111,9 @@ static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
   for (int64_t block : {4 * kSmallBlock, 2 * kSmallBlock}) {
     int64_t perHead = rowsPerHead(block);
     int64_t tiles = headTiles * llvm::divideCeil(rows, perHead);
-    if (padsLittle(roundUp(rows, perHead), smallest) &&
-        tiles >= kMinTilesPerThread * threads)
+    bool padsFew = dynamicRows ? perHead <= kMaxDynamicRowsPerHead
+                               : padsLittle(roundUp(rows, perHead), smallest);
+    if (padsFew && tiles >= kMinTilesPerThread * threads)
       return block;
   }
   return kSmallBlock;

@@ -51,14 +51,30 @@ func.func @ragged(%q: tensor<1x8x300x64xf32>, %k: tensor<1x8x192x64xf32>, %v: te
 
 // -----
 
-// Sq and Skv dynamic (the torch op's functions): 128 x 128, whatever the
-// threads.
+// B, Sq and Skv dynamic (the torch op's functions): 128 keys; tiles counted
+// for one sequence of 1024 rows, at most 128 rows per head: 128 rows (8 x 8
+// tiles), 64 on 64 threads (8 x 16 tiles, the most there are).
 // CHECK-LABEL: func.func @dynamic
-// CHECK:         scf.forall {{.+}} step (1, 1, 128)
+// T2:            scf.forall {{.+}} step (1, 1, 128)
+// T32:           scf.forall {{.+}} step (1, 1, 64)
+// T64:           scf.forall {{.+}} step (1, 1, 64)
 // CHECK:           scf.for {{.+}} step %c128
 func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32> {
   %0 = gated_attention.attention %q, %k, %v : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
   return %0 : tensor<?x8x?x64xf32>
+}
+
+// -----
+
+// Dynamic, grouped as Qwen3-Next: 8 stacked heads of 32 rows on two threads
+// (2 x 32 tiles).
+// CHECK-LABEL: func.func @dynamic_grouped
+// T2:            scf.forall {{.+}} step (1, 8, 32)
+// T32:           scf.forall {{.+}} step (1, 8, 16)
+// T64:           scf.forall {{.+}} step (1, 8, 8)
+func.func @dynamic_grouped(%q: tensor<?x16x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x16x?x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<?x16x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x16x?x64xf32>
+  return %0 : tensor<?x16x?x64xf32>
 }
 
 // -----

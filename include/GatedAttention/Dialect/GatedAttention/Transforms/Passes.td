@@ -198,8 +198,9 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     128 keys and tiles of 256 rows, which ran 1.06-1.12x as fast as 64 x 64
     on one core, halved (to 64 at least) where they would compute more than
     1/8 more padded rows or keys than 64 would, or leave fewer than 4 tiles
-    per thread (`threads`); 128 x 128 when `Sq` or `Skv` is dynamic; 64 x 64
-    for the paged op. A tile
+    per thread (`threads`). A dynamic `Skv` takes 128 keys; a dynamic `Sq`
+    counts its tiles as if it were 1024 and takes at most 128 rows per head
+    (so at most 127 padded ones). The paged op keeps 64 x 64. A tile
     never has more rows per head than a static `Sq` (a decode step compiled
     for `Sq = 1` computes one row per head, not `query-block / R`); with `Sq`
     dynamic each tile also has a one-row-per-head version, taken by a tile
