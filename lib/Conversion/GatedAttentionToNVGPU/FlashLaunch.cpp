@@ -165,13 +165,35 @@ Value flash::tensorMapOf(OpBuilder &b, Location loc, Value tensor,
   Value boxRows = arith::ConstantIndexOp::create(b, loc, rows);
   Value boxColumns =
       arith::ConstantIndexOp::create(b, loc, kSwizzleSpanElements);
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  // cuTensorMapEncodeTiled rejects a dimension of 0 (and the runtime
+  // prints its error): an empty tensor, whose launch is skipped, gets a
+  // null map instead.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value nonEmpty;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+    Value size = memref::DimOp::create(b, loc, buffer, dim);
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, size, zero);
+    nonEmpty =
+        nonEmpty ? arith::AndIOp::create(b, loc, nonEmpty, positive).getResult()
+                 : positive;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{pointer}, nonEmpty,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
   Value map = nvgpu::TmaCreateDescriptorOp::create(
       b, loc, mapType, unranked, ValueRange{one, boxRows, boxColumns});
   // The kernel takes the map as a pointer (a gpu.func argument of the
   // tensormap type does not legalize in MLIR 22); both lower to one.
-  return UnrealizedConversionCastOp::create(
-             b, loc, LLVM::LLVMPointerType::get(b.getContext()), map)
-      .getResult(0);
+  Value mapPointer =
+      UnrealizedConversionCastOp::create(b, loc, pointer, map).getResult(0);
+  scf::YieldOp::create(b, loc, mapPointer);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc,
+                       LLVM::ZeroOp::create(b, loc, pointer).getResult());
+  return ifOp.getResult(0);
 }
 
 void flash::launchWhen(OpBuilder &b, Location loc, Value nonEmpty,

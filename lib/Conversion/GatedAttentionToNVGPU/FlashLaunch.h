@@ -50,7 +50,8 @@ Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
 /// The TMA map (an !llvm.ptr to it) of the [B, H, S, width] `tensor`
 /// viewed as (B x H, S, width), boxes of `rows` x 64 elements, 128-byte
 /// swizzle, zero fill: made on the host (the runtime's
-/// cuTensorMapEncodeTiled), as a tensor-map argument's description says.
+/// cuTensorMapEncodeTiled), as a tensor-map argument's description says;
+/// null when `tensor` is empty (its launch is skipped).
 Value tensorMapOf(OpBuilder &b, Location loc, Value tensor, int64_t rows);
 
 /// A launch's values by name: the kernel's arguments (a stride argument's

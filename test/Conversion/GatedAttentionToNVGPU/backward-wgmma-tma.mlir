@@ -9,15 +9,23 @@
 // copies (the dK/dV kernel's packed GQA rows interleave heads).
 // CHECK-LABEL: func.func @wide
 // CHECK:         gpu.launch_func @{{.+}}_bwd_pre::
+// CHECK:         %[[KVKP:.+]] = scf.if %{{.+}} -> (!llvm.ptr) {
 // CHECK:         %[[KVK:.+]] = nvgpu.tma.create.descriptor %[[KBUF:.+]] box[%c1, %c64, %c64] : memref<*xbf16> -> <tensor = memref<1x64x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-// CHECK:         %[[KVKP:.+]] = builtin.unrealized_conversion_cast %[[KVK]]
+// CHECK:         %[[KVKC:.+]] = builtin.unrealized_conversion_cast %[[KVK]]
+// CHECK:         scf.yield %[[KVKC]]
+// CHECK:         %[[KVVP:.+]] = scf.if %{{.+}} -> (!llvm.ptr) {
 // CHECK:         %[[KVV:.+]] = nvgpu.tma.create.descriptor %[[VBUF:.+]] box[%c1, %c64, %c64]
-// CHECK:         %[[KVVP:.+]] = builtin.unrealized_conversion_cast %[[KVV]]
+// CHECK:         %[[KVVC:.+]] = builtin.unrealized_conversion_cast %[[KVV]]
+// CHECK:         scf.yield %[[KVVC]]
 // CHECK:         gpu.launch_func @[[KV:.+_bwd_kv_sm90a]]::@[[KV]] {{.+}} args(%{{.+}} : memref<?xbf16>, %[[KVKP]] : !llvm.ptr, %[[KVVP]] : !llvm.ptr, %{{.+}} : memref<?xbf16>,
+// CHECK:         %[[QKP:.+]] = scf.if %{{.+}} -> (!llvm.ptr) {
 // CHECK:         %[[QK:.+]] = nvgpu.tma.create.descriptor %[[KBUF]] box[%c1, %c32, %c64] : memref<*xbf16> -> <tensor = memref<1x32x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-// CHECK:         %[[QKP:.+]] = builtin.unrealized_conversion_cast %[[QK]]
+// CHECK:         %[[QKC:.+]] = builtin.unrealized_conversion_cast %[[QK]]
+// CHECK:         scf.yield %[[QKC]]
+// CHECK:         %[[QVP:.+]] = scf.if %{{.+}} -> (!llvm.ptr) {
 // CHECK:         %[[QV:.+]] = nvgpu.tma.create.descriptor %[[VBUF]] box[%c1, %c32, %c64]
-// CHECK:         %[[QVP:.+]] = builtin.unrealized_conversion_cast %[[QV]]
+// CHECK:         %[[QVC:.+]] = builtin.unrealized_conversion_cast %[[QV]]
+// CHECK:         scf.yield %[[QVC]]
 // CHECK:         gpu.launch_func @[[Q:.+_bwd_q_sm90a]]::@[[Q]] {{.+}} args(%{{.+}} : memref<?xbf16>, %[[QKP]] : !llvm.ptr, %[[QVP]] : !llvm.ptr, %{{.+}} : memref<?xbf16>,
 
 // dK/dV: the resident K and V land by TMA, issued by the thread that

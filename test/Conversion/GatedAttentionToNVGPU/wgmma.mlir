@@ -8,10 +8,19 @@
 // 128x128 bf16, then nine 8-byte mbarriers (full and empty per stage of K
 // and of V, Q's): 16384 + 2 x 16384 + 2 x 32768 + 72 = 114760 bytes.
 // The host makes a TMA map per operand over (B x H, S, width), boxes of
-// rows x 64 (the 128-byte swizzle span), and passes it as a pointer.
+// rows x 64 (the 128-byte swizzle span), and passes it as a pointer; a
+// null pointer when the tensor is empty (cuTensorMapEncodeTiled rejects a
+// dimension of 0; the launch is skipped then).
 // CHECK-LABEL: func.func @wgmma
-// CHECK:      %[[Q:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
-// CHECK:      %[[QP:.+]] = builtin.unrealized_conversion_cast %[[Q]] {{.+}} to !llvm.ptr
+// CHECK:      %[[NULL:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:      %[[QNONEMPTY:.+]] = arith.cmpi ugt, %{{.+}}, %c0 : index
+// CHECK:      %[[QP:.+]] = scf.if %[[QNONEMPTY]] -> (!llvm.ptr) {
+// CHECK:        %[[Q:.+]] = nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, 3>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
+// CHECK:        %[[QC:.+]] = builtin.unrealized_conversion_cast %[[Q]] {{.+}} to !llvm.ptr
+// CHECK:        scf.yield %[[QC]] : !llvm.ptr
+// CHECK:      } else {
+// CHECK:        scf.yield %[[NULL]] : !llvm.ptr
+// CHECK:      }
 // CHECK:      nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, 3>
 // CHECK:      nvgpu.tma.create.descriptor %{{.+}} box[%c1, %c128, %c64] : memref<*xbf16> -> <tensor = memref<1x128x64xbf16, 3>
 // CHECK:      gpu.launch_func @gated_attention_bf16_h4x2_d64_causal_sm90a::@gated_attention_bf16_h4x2_d64_causal_sm90a
