@@ -452,10 +452,8 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
       checkRange("register-rows", options.registerRows, 0, 64, error));
   ok &= succeeded(
       checkRange("register-cols", options.registerCols, 0, 256, error));
-  constexpr int64_t kSmallestAutoBlock = 64;
-  int64_t queryBlock =
-      options.queryBlock ? options.queryBlock : kSmallestAutoBlock;
-  int64_t keyBlock = options.keyBlock ? options.keyBlock : kSmallestAutoBlock;
+  int64_t queryBlock = options.queryBlock ? options.queryBlock : kSmallBlock;
+  int64_t keyBlock = options.keyBlock ? options.keyBlock : kSmallBlock;
   if (ok && options.registerRows && queryBlock % options.registerRows)
     ok &= succeeded(error(llvm::formatv(
         "option 'register-rows' ({0}) must divide 'query-block' ({1})",

@@ -67,7 +67,6 @@ mlir::gated_attention::queryRowsPerHead(AttentionOp op,
 // rows, the accumulator rescaled once per more keys. Larger blocks lose
 // where they pad (rows past Sq, keys past Skv are computed and dropped)
 // and where fewer tiles leave threads idle.
-static constexpr int64_t kSmallBlock = 64;
 static constexpr int64_t kMinTilesPerThread = 4;
 
 /// Whether a block computing `padded` elements costs at most 1/8 more than

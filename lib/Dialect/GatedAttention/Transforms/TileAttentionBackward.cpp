@@ -16,6 +16,7 @@
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionBackwardMath.h"
 #include "GatedAttention/Dialect/GatedAttention/IR/AttentionMath.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
+#include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -496,9 +497,6 @@ SmallVector<Value> BackwardTileBuilder::build() {
         castTo(gateGrad(rows.gateGrad), op.getResult(3).getType()));
   return results;
 }
-
-/// The blocks query-block=0 and key-block=0 mean.
-static constexpr int64_t kSmallBlock = 64;
 
 namespace {
 struct GatedAttentionTileBackwardPass

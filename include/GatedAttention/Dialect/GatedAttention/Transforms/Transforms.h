@@ -25,8 +25,10 @@ namespace gated_attention {
 class AttentionOp;
 class PagedAttentionOp;
 
-/// A block size of kAutoBlock is chosen per op (chooseBlocks).
+/// A block size of kAutoBlock is chosen per op (chooseBlocks): a multiple
+/// of kSmallBlock, which is also what the backward and the paged op take.
 inline constexpr int64_t kAutoBlock = 0;
+inline constexpr int64_t kSmallBlock = 64;
 
 /// Block sizes of the online-softmax form.
 struct OnlineSoftmaxOptions {
