@@ -122,15 +122,20 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
 }
 
 /// The contractions' register tile: one accumulator row is 2 vector
-/// registers wide, and the tile holds half the register file (16 of
-/// AVX-512's 32 registers, 8 of AVX2's 16), leaving room for the operands;
-/// a tile larger than the register file spills in every FMA.
+/// registers wide; AVX-512 takes 8 rows (16 accumulators of its 32
+/// registers), narrower vectors 6 (12 of 16, leaving the two right-operand
+/// vectors and a broadcast). A tile larger than the register file spills
+/// in every FMA. On a Zen 4 held to AVX2 (bench/cpu_attention_ab.py, one
+/// thread, 2026-12-05) 6 rows ran 1.07-1.11x as fast as 4 (8 accumulators,
+/// exactly the FMAs the two 4-cycle pipes need in flight, with no slack);
+/// with AVX-512, 10 and 12 rows ran 0.97x of 8.
 static GatedAttentionVectorizeTilesPassOptions
 registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
   int64_t bits = targetVectorBits(options);
   int64_t lanes = bits / 32;
-  // A tile that does not divide its block leaves a remainder the
-  // vectorizer handles element by element (50x slower): halve until it does.
+  // Columns that do not divide the key block leave a remainder tile
+  // (gated-attention-vectorize-tiles splits it off): keep them whole
+  // vectors by halving until they divide.
   auto dividing = [](int64_t size, int64_t block) {
     while (block % size)
       size /= 2;
@@ -140,9 +145,9 @@ registerTileFor(const GatedAttentionToLLVMPipelineOptions &options) {
   tile.registerCols = options.registerCols
                           ? options.registerCols
                           : dividing(2 * lanes, options.keyBlock);
-  tile.registerRows = options.registerRows
-                          ? options.registerRows
-                          : dividing(bits >= 512 ? 8 : 4, options.queryBlock);
+  tile.registerRows = options.registerRows ? options.registerRows
+                      : bits >= 512        ? 8
+                                           : 6;
   tile.matrixUnits = resolvedMatrixUnits(options).str();
   return tile;
 }
@@ -447,21 +452,12 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
   ok &= succeeded(
       checkRange("key-block", options.keyBlock, 0, kMaxCPUBlock, error));
   // 0 picks by the vector width; explicit tiles stay within what the
-  // vectorizer unrolls into registers and divide their blocks.
+  // vectorizer unrolls into registers (a tile that does not divide its
+  // block leaves a remainder tile: gated-attention-vectorize-tiles).
   ok &= succeeded(
       checkRange("register-rows", options.registerRows, 0, 64, error));
   ok &= succeeded(
       checkRange("register-cols", options.registerCols, 0, 256, error));
-  int64_t queryBlock = options.queryBlock ? options.queryBlock : kSmallBlock;
-  int64_t keyBlock = options.keyBlock ? options.keyBlock : kSmallBlock;
-  if (ok && options.registerRows && queryBlock % options.registerRows)
-    ok &= succeeded(error(llvm::formatv(
-        "option 'register-rows' ({0}) must divide 'query-block' ({1})",
-        static_cast<int64_t>(options.registerRows), queryBlock)));
-  if (ok && options.registerCols && keyBlock % options.registerCols)
-    ok &= succeeded(error(llvm::formatv(
-        "option 'register-cols' ({0}) must divide 'key-block' ({1})",
-        static_cast<int64_t>(options.registerCols), keyBlock)));
   if (!targetCPUFeatures(options.targetCpu))
     ok &= succeeded(error(llvm::formatv(
         "option 'target-cpu': unknown x86-64 CPU '{0}' (host, native, or a "

@@ -61,7 +61,7 @@
 // ASM: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
 
 // AVX2: gated-attention-tile-backward{{.*}}matrix-units=fma
-// AVX2: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=16 register-depth=32 register-rows=4}
+// AVX2: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=16 register-depth=32 register-rows=6}
 // AVX512: gated-attention-tile-backward{{.*}}matrix-units=avx512-bf16
 // AVX512: gated-attention-vectorize-tiles{{.*}}matrix-units=avx512-bf16 register-cols=32 register-depth=32 register-rows=8}
 

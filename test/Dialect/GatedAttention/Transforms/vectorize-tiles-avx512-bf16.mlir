@@ -31,9 +31,10 @@
 // CHECK-COUNT-16: vector.transfer_write %{{.+}} : vector<32xbf16>, tensor<32x64xbf16>
 // CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 32, 2] : tensor<32x64xbf16> into tensor<32x32x2xbf16>
 // 8 x 32 register tiles of S: 8 rows x 2 accumulators of 16 lanes per pair,
-// 16 pairs (32 reduction steps) per iteration of the depth loop.
+// 16 pairs (32 reduction steps) per iteration of the depth loop, which
+// carries the 16 accumulators in registers.
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK-NEXT: scf.for %{{.+}} = %c0 to %c32 step %c16
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c16 iter_args({{.+}}) -> ({{(vector<16xf32>, ){15}vector<16xf32>}})
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2]] : tensor<8x16x2xbf16> into tensor<8x32xbf16>
 // CHECK-COUNT-256: x86vector.avx512.dot %{{.+}} : vector<32xbf16> -> vector<16xf32>
 // CHECK-NOT: x86vector.avx512.dot

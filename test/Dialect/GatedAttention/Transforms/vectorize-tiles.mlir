@@ -22,12 +22,17 @@
 // CHECK: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
 // S = Q Kᵀ in 8 x 32 register tiles, 32 reduction steps unrolled per
-// iteration of a depth loop: 8 rows x 32 steps of vector<32> FMAs.
+// iteration of a depth loop: 8 rows x 32 steps of vector<32> FMAs. The
+// loop carries the accumulators as a vector (read before it, written
+// after it), not through the score tile.
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK-NEXT: scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK: %[[A0:.+]] = vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK-NEXT: %[[A:.+]] = scf.for %{{.+}} = %c0 to %c64 step %c32 iter_args(%{{.+}} = %[[A0]]) -> (vector<8x32xf32>)
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
-// CHECK: scf.yield
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield %{{.+}} : vector<8x32xf32>
+// CHECK: vector.transfer_write %[[A]], {{.+}} : vector<8x32xf32>, tensor<8x32xf32>
 // The V block is extended to f32 once (16 x 16 at a time, no transpose),
 // then P V (32 keys: one depth step) runs in 8 x 32 register tiles.
 // CHECK: scf.for {{.+}} -> (tensor<32x32xf32>)

@@ -376,11 +376,16 @@ def GatedAttentionVectorizeTilesPass
        reads it along rows and converts nothing in its inner loop.
     2. Register tiling: contractions to `register-rows x register-cols`
        output tiles and `register-depth` reduction steps (unrolled) per
-       iteration, row-wise ops to one row, packing ops to 16 x 16.
+       iteration, row-wise ops to one row, packing ops to 16 x 16. Rows or
+       columns the tile does not divide are split off into a remainder
+       tile of their own size first, so that every tile stays static.
     3. `linalg::vectorize`, then upstream vector lowerings: contractions to
        outer products (FMAs), transposes and multi-reductions, and
        `math.exp` to its polynomial approximation so that it stays a vector
-       operation (LLVM would otherwise call `expf` per lane).
+       operation (LLVM would otherwise call `expf` per lane). A
+       contraction's reduction loop carries its accumulators as vectors
+       (upstream's loop-invariant subset hoisting) rather than storing
+       and reloading them every `register-depth` steps.
 
     With `matrix-units=avx512-bf16`, a contraction whose right operand is
     bf16 is multiplied in bf16 pairs instead (the VNNI layout: the reduction

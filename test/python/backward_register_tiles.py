@@ -1,0 +1,64 @@
+# REQUIRES: torch
+# RUN: %PYTHON %s
+"""The CPU backward with register tiles that do not divide what they tile
+(gated-attention-vectorize-tiles splits the remainder into a tile of its
+own): AVX2-sized code (vector-bits=256, 6-row tiles over the backward's
+64-row blocks: 60 + 4) and 32-column tiles over D 80 and Dv 48 (64 + 16,
+32 + 16), against the float64 gradients within
+accuracy_backward.backward_error_bound. GQA, causal with rows that see no
+key, ragged blocks, f32 and bf16 (f32 products at 256 bits), reading the
+forward's L and recomputing it."""
+
+import numpy as np
+import torch
+
+from gated_attention import accuracy_backward, config
+from gated_attention.testing.emulate_backward import case_inputs
+from gated_attention.torch import _args, _backward
+
+TORCH = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def tensor(x, dtype):
+    return torch.from_numpy(np.ascontiguousarray(x, np.float64)).to(
+        TORCH[dtype])
+
+
+def gradients(cfg, options, x, dout, out, lse):
+    """`cfg`'s gradients from the backward compiled with `options`."""
+    kernel = _backward.CpuBackwardKernel(
+        _args.compile_key(cfg), lse=lse is not None,
+        pipeline=(f"--gated-attention-to-llvm={options}",))
+    names = ("query", "key", "value", "gate")
+    ins = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
+    ins += [tensor(out, cfg.dtype), tensor(dout, cfg.dtype),
+            tensor(x["gate"], cfg.dtype)]
+    if lse is not None:
+        ins.append(torch.from_numpy(np.ascontiguousarray(lse, np.float32)))
+    grads = [torch.empty_like(tensor(x[n], cfg.dtype)) for n in names]
+    kernel(*ins, *grads)
+    return {n: g.double().numpy() for n, g in zip(names, grads)}
+
+
+CASES = [
+    ("vector-bits=256", dict(hq=8, hkv=2, sq=70, skv=150, d=64, dv=32,
+                             causal=True)),
+    ("vector-bits=256", dict(hq=2, hkv=1, sq=130, skv=90, d=32, dv=64)),
+    ("vector-bits=512 matrix-units=fma register-cols=32",
+     dict(hq=4, hkv=2, sq=90, skv=70, d=80, dv=48, causal=True)),
+]
+for n, (options, fields) in enumerate(CASES):
+    for dtype in ("f32", "bf16"):
+        cfg = config.AttentionConfig(b=2, dtype=dtype, gate="sigmoid",
+                                     **fields)
+        x, dout, out, lse = case_inputs(cfg, 60 + n)
+        for given in (lse, None):
+            grads = gradients(cfg, options, x, dout, out, given)
+            result = accuracy_backward.compare_backward(
+                cfg, grads, x, dout, **accuracy_backward.cpu_model(cfg, "fma"))
+            assert all(r.ok for r in result.values()), (options,
+                                                        cfg.describe(), result)
+            print(f"PASS [{options}] {cfg.describe()}"
+                  f"{' lse' if given is not None else ''} "
+                  + " ".join(f"d{k[0]}:{r.ratio:.2g}"
+                             for k, r in result.items()))
