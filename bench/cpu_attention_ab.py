@@ -98,10 +98,12 @@ def compile_variant(cfg, options, opt):
     plain = [w for w in words if "." not in w.split("=", 1)[0]]
     flag = "--gated-attention-to-llvm" + (
         "=" + " ".join(plain) if plain else "")
+    # The dumped --pass-pipeline no longer names target-cpu: llc is told.
+    cpu = native.target_cpu([flag])
     if overrides or removed:
         flag = "--pass-pipeline=" + pass_pipeline(text, flag, overrides, opt,
                                                   removed)
-    return native.SharedLibrary(text, [flag], openmp=True, opt=opt)
+    return native.SharedLibrary(text, [flag], openmp=True, opt=opt, cpu=cpu)
 
 
 def inputs(cfg, dtype):

@@ -142,11 +142,11 @@ class SharedLibrary:
     `seconds` holds each stage's wall time (opt, translate, llc, link) and
     `ir_path` / `object_path` what the middle stages made (for
     bench/compile_time.py); `opt` overrides gated-attention-opt; llc's
-    -mcpu is the CPU the pipeline's `target-cpu` option names (this
-    machine's without one)."""
+    -mcpu is `cpu`, else the CPU the pipeline's `target-cpu` option names
+    (this machine's without one)."""
 
     def __init__(self, mlir_text, pipeline=("--gated-attention-to-llvm",),
-                 openmp=False, opt=None):
+                 openmp=False, opt=None, cpu=None):
         self._dir = tempfile.TemporaryDirectory(prefix="gated-attention-")
         d = self._dir.name
         clock = [time.perf_counter()]
@@ -167,7 +167,7 @@ class SharedLibrary:
                           "--mlir-to-llvmir"], llvm_dialect))
         clock.append(time.perf_counter())
         _run([os.path.join(llvm_bin, "llc"), "-O3",
-              f"-mcpu={target_cpu(pipeline)}",
+              f"-mcpu={cpu or target_cpu(pipeline)}",
               "-relocation-model=pic", "-filetype=obj", ll, "-o", obj])
         clock.append(time.perf_counter())
         # The pipeline turns copies into loops, so no MLIR runtime library is
