@@ -157,11 +157,13 @@ PackedQueryRows::PackedQueryRows(const KernelBuilder &kb,
 
 bool mlir::gated_attention::flash::leanLoopState(const FlashKernelConfig &cfg,
                                                  bool keyValue) {
-  if (cfg.columnSplit != 1)
-    return false;
   if (!keyValue)
-    return cfg.causal && AccumulatorTile::numRegisters(cfg.headDim) >= 64;
-  return AccumulatorTile::numRegisters(cfg.headDim + cfg.valueHeadDim) +
+    return cfg.columnSplit == 1 && cfg.causal &&
+           AccumulatorTile::numRegisters(cfg.headDim) >= 64;
+  // A column split's warp keeps its share of dK and dV beside both
+  // products.
+  int64_t columns = (cfg.headDim + cfg.valueHeadDim) / cfg.columnSplit;
+  return AccumulatorTile::numRegisters(columns) +
              2 * AccumulatorTile::numRegisters(cfg.keyBlock) >=
          112;
 }

@@ -115,11 +115,12 @@ struct PackedQueryRows {
 /// Whether the mma.sync dK/dV (`keyValue`) or dQ kernel of `cfg` takes
 /// the forms that keep fewer registers through its key loop (MmaSyncAtom's
 /// splitChunkOffsets; transposedScoreGrads' `firstQueryMask`, causal
-/// only): the kernels without a column split whose loop state is at least
-/// that of the smallest that spilled at 255 registers without them (f32
-/// registers a thread: dK/dV at 112/80 with 8 query to 8 K/V heads, its
-/// accumulators and a block's S^T and dP^T, 112, causal or not; the causal
-/// dQ at 128/112, its accumulators, 64). Elsewhere the same forms cost
+/// only): the kernels whose loop state is at least that of the smallest
+/// that spilled at 255 registers without them (f32 registers a thread:
+/// dK/dV at 112/80 with 8 query to 8 K/V heads, its accumulators and a
+/// block's S^T and dP^T, 112, causal or not, with a column split the
+/// warp's share of the accumulators; the causal dQ at 128/112 without a
+/// column split, its accumulators, 64). Elsewhere the same forms cost
 /// some kernels a few registers (ptxas-backward-sweep), so the others keep
 /// their PTX.
 bool leanLoopState(const FlashKernelConfig &cfg, bool keyValue);

@@ -129,7 +129,10 @@ void MmaSyncAtom::multiplyValues(AccumulatorTile out,
                                  AccumulatorTile probabilities, Value values,
                                  ValueRange prefix, Value firstChunk) {
   // 16-column chunk c is 8-element chunks 2c and 2c + 1; the swizzle
-  // applies to the whole chunk index, offset included.
+  // applies to the whole chunk index, offset included. With
+  // splitChunkOffsets the run-time offset stays under the XOR with the
+  // chunk's low part, so it need not be a multiple of the swizzle's span
+  // (D = 224's second warp starts at chunk 14 of a 4-chunk span).
   Value chunkBase = add(laneChunkA, mul(firstChunk, 2));
   for (int64_t kk = 0; kk < probabilities.numTiles() / 2; ++kk) {
     Fragment a = probabilityFragment(*this, probabilities, kk, elementType);
