@@ -14,37 +14,17 @@ ragged blocks, Dv != D, each gate kind, reading the forward's L (the
 training path) or recomputing it."""
 
 import numpy as np
-import torch
 
 from gated_attention import accuracy_backward, config
+from gated_attention.testing import cpu_backward
 from gated_attention.testing.emulate_backward import case_inputs
-from gated_attention.torch import _args, _backward
-
-TORCH = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-
-
-def tensor(x, dtype):
-    return torch.from_numpy(np.ascontiguousarray(x, np.float64)).to(
-        TORCH[dtype])
 
 
 def gradients(cfg, units, x, dout, out, lse):
-    """The gradients of `cfg`'s backward compiled with matrix-units=`units`
-    (float64 arrays)."""
-    gated = cfg.gate != "none"
-    kernel = _backward.CpuBackwardKernel(
-        _args.compile_key(cfg), lse=lse is not None,
-        pipeline=(f"--gated-attention-to-llvm=matrix-units={units}",))
-    names = ("query", "key", "value") + (("gate",) if gated else ())
-    ins = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
-    ins += [tensor(out, cfg.dtype), tensor(dout, cfg.dtype)]
-    if gated:
-        ins.append(tensor(x["gate"], cfg.dtype))
-    if lse is not None:
-        ins.append(torch.from_numpy(np.ascontiguousarray(lse, np.float32)))
-    grads = [torch.empty_like(tensor(x[n], cfg.dtype)) for n in names]
-    kernel(*ins, *grads)
-    return {n: g.double().numpy() for n, g in zip(names, grads)}
+    """The gradients of `cfg`'s backward compiled with
+    matrix-units=`units` (float64 arrays)."""
+    return cpu_backward.gradients(cfg, f"matrix-units={units}", x, dout,
+                                  out, lse)
 
 
 CASES = [

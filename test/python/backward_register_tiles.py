@@ -9,35 +9,9 @@ accuracy_backward.backward_error_bound. GQA, causal with rows that see no
 key, ragged blocks, f32 and bf16 (f32 products at 256 bits), reading the
 forward's L and recomputing it."""
 
-import numpy as np
-import torch
-
 from gated_attention import accuracy_backward, config
+from gated_attention.testing.cpu_backward import gradients
 from gated_attention.testing.emulate_backward import case_inputs
-from gated_attention.torch import _args, _backward
-
-TORCH = {"f32": torch.float32, "bf16": torch.bfloat16}
-
-
-def tensor(x, dtype):
-    return torch.from_numpy(np.ascontiguousarray(x, np.float64)).to(
-        TORCH[dtype])
-
-
-def gradients(cfg, options, x, dout, out, lse):
-    """`cfg`'s gradients from the backward compiled with `options`."""
-    kernel = _backward.CpuBackwardKernel(
-        _args.compile_key(cfg), lse=lse is not None,
-        pipeline=(f"--gated-attention-to-llvm={options}",))
-    names = ("query", "key", "value", "gate")
-    ins = [tensor(x[n], cfg.dtype) for n in ("query", "key", "value")]
-    ins += [tensor(out, cfg.dtype), tensor(dout, cfg.dtype),
-            tensor(x["gate"], cfg.dtype)]
-    if lse is not None:
-        ins.append(torch.from_numpy(np.ascontiguousarray(lse, np.float32)))
-    grads = [torch.empty_like(tensor(x[n], cfg.dtype)) for n in names]
-    kernel(*ins, *grads)
-    return {n: g.double().numpy() for n, g in zip(names, grads)}
 
 
 CASES = [

@@ -376,9 +376,10 @@ def GatedAttentionVectorizeTilesPass
        reads it along rows and converts nothing in its inner loop.
     2. Register tiling: contractions to `register-rows x register-cols`
        output tiles and `register-depth` reduction steps (unrolled) per
-       iteration, row-wise ops to one row, packing ops to 16 x 16. Rows or
-       columns the tile does not divide are split off into a remainder
-       tile of their own size first, so that every tile stays static.
+       iteration, row-wise ops to one row, packing ops to 16 x 16. Rows,
+       columns or reduction steps the tile does not divide are split off
+       into a remainder tile of their own size first, so that every tile
+       stays static.
     3. `linalg::vectorize`, then upstream vector lowerings: contractions to
        outer products (FMAs), transposes and multi-reductions, and
        `math.exp` to its polynomial approximation so that it stays a vector
