@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FilledAccumulators.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "MatrixUnits.h"
@@ -209,6 +210,14 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   bool pairs = *units == MatrixUnits::AMX ||
                (*units == MatrixUnits::AVX512BF16 && registerCols % 4 == 0);
 
+  // 0. Contractions that start from a fill get a fill of their own, before
+  // the shared one is tiled (FilledAccumulators).
+  int64_t fills = 0;
+  if (*units != MatrixUnits::AMX)
+    for (linalg::LinalgOp op : ops)
+      if (isContraction(op) && privatizeInitFill(rewriter, op, fills))
+        ++fills;
+
   // 1. Pack right operands (bf16 pairs on the matrix units, else transposed
   // and widened to f32); 2. tile to register size.
   SmallVector<std::pair<linalg::LinalgOp, bool>> toTile;
@@ -236,6 +245,28 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     }
     toTile.push_back({op, false});
   }
+  auto tileOp =
+      [&](linalg::LinalgOp op,
+          SmallVector<int64_t> sizes) -> FailureOr<scf::SCFTilingResult> {
+    // A tile larger than its loop would be cut to a dynamic size, which
+    // is not vectorized: the whole loop is one tile (the backward's pair
+    // products over 16-row blocks have 8 pairs; a row remainder).
+    for (auto [size, range] : llvm::zip(sizes, op.getStaticLoopRanges()))
+      if (!ShapedType::isDynamic(range) && size > range)
+        size = range;
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+    if (failed(tiled))
+      op->emitError("failed to tile to register size");
+    else
+      rewriter.replaceOp(op, tiled->replacements);
+    return tiled;
+  };
+  // The private fills (FilledAccumulators) that some tile still reads.
+  llvm::DenseSet<int64_t> unstarted;
   for (auto [whole, isPack] : toTile) {
     SmallVector<int64_t> wholeSizes = tileSizesFor(whole, isPack, *units);
     if (wholeSizes.empty() ||
@@ -243,30 +274,26 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       continue;
     bool contraction =
         !isPack && (isContraction(whole) || isPairContraction(whole));
+    // AMX multiplies from memory later: its tiles have no depth loop.
+    bool depthLoops = contraction && *units != MatrixUnits::AMX;
     SmallVector<linalg::LinalgOp> parts =
         contraction ? splitRemainders(rewriter, whole, wholeSizes)
                     : SmallVector<linalg::LinalgOp>{whole};
     for (linalg::LinalgOp op : parts) {
-      SmallVector<int64_t> sizes = wholeSizes;
-      // A tile larger than its loop would be cut to a dynamic size, which
-      // is not vectorized: the whole loop is one tile (the backward's pair
-      // products over 16-row blocks have 8 pairs; a row remainder).
-      for (auto [size, range] : llvm::zip(sizes, op.getStaticLoopRanges()))
-        if (!ShapedType::isDynamic(range) && size > range)
-          size = range;
-      scf::SCFTilingOptions tiling;
-      tiling.setTileSizes(getAsIndexOpFoldResult(ctx, sizes));
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-      if (failed(tiled)) {
-        op->emitError("failed to tile to register size");
+      // The id of the private fill the part starts from, or -1.
+      int64_t fill = depthLoops ? startsFromFill(op).value_or(-1) : -1;
+      FailureOr<scf::SCFTilingResult> tiled = tileOp(op, wholeSizes);
+      if (failed(tiled))
         return signalPassFailure();
+      // (rows, cols, reduction) loops.
+      if (!depthLoops || tiled->loops.size() != 3) {
+        if (fill >= 0)
+          unstarted.insert(fill);
+        continue;
       }
-      rewriter.replaceOp(op, tiled->replacements);
-      // (rows, cols, reduction) loops; AMX multiplies from memory later.
-      if (contraction && tiled->loops.size() == 3 && *units != MatrixUnits::AMX)
-        tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
+      tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
+      if (fill >= 0)
+        markFilledTile(rewriter, tiled->loops, fill);
     }
   }
 
@@ -277,6 +304,9 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       tiles.push_back(op);
   });
   for (linalg::LinalgOp op : tiles) {
+    // Private fills go once no tile reads them (dropPrivateFills).
+    if (isPrivateFill(op))
+      continue;
     // On AMX the pair contraction is multiplied from memory, after
     // bufferization (gated-attention-amx-tiles).
     if (isPairContraction(op) && *units == MatrixUnits::AMX)
@@ -324,8 +354,32 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     if (loop->removeAttr(kDepthLoop))
       depthLoops.push_back(loop);
   });
-  for (scf::ForOp loop : depthLoops)
-    hoistLoopInvariantSubsets(rewriter, loop);
+  for (scf::ForOp loop : depthLoops) {
+    int64_t fill = takeFilledMark(loop).value_or(-1);
+    auto hoisted = cast<scf::ForOp>(
+        hoistLoopInvariantSubsets(rewriter, loop).getOperation());
+    // The tiles of `S = Q Kᵀ` start from zeros in registers, not from a
+    // copy of a zero-filled buffer.
+    if (fill >= 0 && failed(startFromFill(rewriter, hoisted)))
+      unstarted.insert(fill);
+  }
+  // A fill some tile still reads is tiled by rows and vectorized as the
+  // other fills are.
+  for (linalg::FillOp fill : dropPrivateFills(rewriter, root, unstarted)) {
+    FailureOr<scf::SCFTilingResult> tiled = tileOp(fill, {1, 0});
+    if (failed(tiled))
+      return signalPassFailure();
+    for (Operation *op : tiled->tiledOps) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> result =
+          linalg::vectorize(rewriter, op);
+      if (failed(result)) {
+        op->emitError("failed to vectorize");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, result->replacements);
+    }
+  }
 
   // 5. Lower the vector ops that LLVM would not lower well.
   RewritePatternSet patterns(ctx);

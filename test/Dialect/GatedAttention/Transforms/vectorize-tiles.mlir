@@ -13,7 +13,9 @@
 // Contractions are FMAs on register rows, and the online-softmax loop still
 // carries (m, l, acc), the compensations of l and acc, max|v| and sigma.
 // CHECK-LABEL: func.func @gqa_causal_bf16
+// CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK: scf.forall
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<32x32xf32>
 // CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32)
 // The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
 // time, with shuffles (no per-element copies).
@@ -23,11 +25,13 @@
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
 // S = Q Kᵀ in 8 x 32 register tiles, 32 reduction steps unrolled per
 // iteration of a depth loop: 8 rows x 32 steps of vector<32> FMAs. The
-// loop carries the accumulators as a vector (read before it, written
-// after it), not through the score tile.
-// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK: %[[A0:.+]] = vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
-// CHECK-NEXT: %[[A:.+]] = scf.for %{{.+}} = %c0 to %c64 step %c32 iter_args(%{{.+}} = %[[A0]]) -> (vector<8x32xf32>)
+// loop carries the accumulators as a vector (written after it), not
+// through the score tile. They start as zeros in registers, and the tiles
+// write into an uninitialized tensor: no zero-filled tile is read (shared
+// with the loop's initial state, it was copied every key block).
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[EMPTY]]) -> (tensor<32x32xf32>)
+// CHECK-NEXT: tensor.extract_slice
+// CHECK-NEXT: %[[A:.+]] = scf.for %{{.+}} = %c0 to %c64 step %c32 iter_args(%{{.+}} = %[[ZERO]]) -> (vector<8x32xf32>)
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
 // CHECK-NOT: vector.transfer_write

@@ -386,7 +386,12 @@ def GatedAttentionVectorizeTilesPass
        operation (LLVM would otherwise call `expf` per lane). A
        contraction's reduction loop carries its accumulators as vectors
        (upstream's loop-invariant subset hoisting) rather than storing
-       and reloading them every `register-depth` steps.
+       and reloading them every `register-depth` steps. A contraction
+       whose init is a `linalg.fill` starts its tiles from the fill's
+       value in registers and writes into a `tensor.empty` (a shared fill
+       would be copied into a fresh buffer every key block); without a
+       reduction loop (`register-depth=0`) its tiles read a fill of its
+       own.
 
     With `matrix-units=avx512-bf16`, a contraction whose right operand is
     bf16 is multiplied in bf16 pairs instead (the VNNI layout: the reduction
