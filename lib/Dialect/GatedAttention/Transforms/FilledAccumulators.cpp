@@ -67,7 +67,10 @@ linalg::FillOp mlir::gated_attention::privatizeInitFill(RewriterBase &rewriter,
   OpOperand *init = op.getDpsInitOperand(0);
   auto shared = init->get().getDefiningOp<linalg::FillOp>();
   auto type = dyn_cast<RankedTensorType>(init->get().getType());
-  if (!shared || !type || !type.hasStaticShape())
+  // The tiles start from the value itself: a fill that converts it (to
+  // another element type) is left as it is.
+  if (!shared || !type || !type.hasStaticShape() ||
+      shared.getInputs()[0].getType() != type.getElementType())
     return nullptr;
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
