@@ -179,7 +179,7 @@ LogicalResult mlir::gated_attention::startFromFill(RewriterBase &rewriter,
 
 SmallVector<linalg::FillOp> mlir::gated_attention::dropPrivateFills(
     RewriterBase &rewriter, Operation *root,
-    const llvm::DenseSet<int64_t> &unstarted) {
+    const llvm::DenseMap<int64_t, bool> &started) {
   SmallVector<linalg::FillOp> fills, kept;
   root->walk([&](Operation *op) {
     op->removeAttr(kFilledTileLoop);
@@ -188,7 +188,7 @@ SmallVector<linalg::FillOp> mlir::gated_attention::dropPrivateFills(
       fills.push_back(cast<linalg::FillOp>(op));
   });
   for (linalg::FillOp fill : fills) {
-    bool read = unstarted.contains(idOf(fill));
+    bool read = !started.lookup(idOf(fill));
     fill->removeAttr(kPrivateFill);
     if (read) {
       kept.push_back(fill);

@@ -23,7 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 
@@ -59,12 +59,14 @@ std::optional<int64_t> takeFilledMark(Operation *depthLoop);
 LogicalResult startFromFill(RewriterBase &rewriter, scf::ForOp depthLoop);
 
 /// Last: removes the marks and the private fills that no tile reads any
-/// more: all but those in `unstarted` (a part of theirs was not tiled with
-/// a depth loop, or startFromFill failed on it). Those are returned, to be
-/// tiled and vectorized as other fills.
+/// more: those whose id `started` maps to true (startFromFill succeeded on
+/// every part of theirs; false: a part was not tiled with a depth loop, or
+/// startFromFill failed on it; absent: no part started, e.g. an untiled
+/// contraction). The others are returned, to be tiled and vectorized as
+/// other fills.
 SmallVector<linalg::FillOp>
 dropPrivateFills(RewriterBase &rewriter, Operation *root,
-                 const llvm::DenseSet<int64_t> &unstarted);
+                 const llvm::DenseMap<int64_t, bool> &started);
 
 } // namespace mlir::gated_attention
 

@@ -265,8 +265,9 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       rewriter.replaceOp(op, tiled->replacements);
     return tiled;
   };
-  // The private fills (FilledAccumulators) that some tile still reads.
-  llvm::DenseSet<int64_t> unstarted;
+  // Per private fill (FilledAccumulators): whether every tile of its parts
+  // starts from its value (absent: none does yet).
+  llvm::DenseMap<int64_t, bool> started;
   for (auto [whole, isPack] : toTile) {
     SmallVector<int64_t> wholeSizes = tileSizesFor(whole, isPack, *units);
     if (wholeSizes.empty() ||
@@ -288,7 +289,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       // (rows, cols, reduction) loops.
       if (!depthLoops || tiled->loops.size() != 3) {
         if (fill >= 0)
-          unstarted.insert(fill);
+          started[fill] = false;
         continue;
       }
       tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
@@ -360,12 +361,14 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
         hoistLoopInvariantSubsets(rewriter, loop).getOperation());
     // The tiles of `S = Q Kᵀ` start from zeros in registers, not from a
     // copy of a zero-filled buffer.
-    if (fill >= 0 && failed(startFromFill(rewriter, hoisted)))
-      unstarted.insert(fill);
+    if (fill >= 0) {
+      bool ok = succeeded(startFromFill(rewriter, hoisted));
+      started.try_emplace(fill, true).first->second &= ok;
+    }
   }
   // A fill some tile still reads is tiled by rows and vectorized as the
   // other fills are.
-  for (linalg::FillOp fill : dropPrivateFills(rewriter, root, unstarted)) {
+  for (linalg::FillOp fill : dropPrivateFills(rewriter, root, started)) {
     FailureOr<scf::SCFTilingResult> tiled = tileOp(fill, {1, 0});
     if (failed(tiled))
       return signalPassFailure();

@@ -6,6 +6,10 @@
 // RUN:   --canonicalize --cse \
 // RUN:   --gated-attention-vectorize-tiles="register-rows=6 register-cols=32 register-depth=0" \
 // RUN:   --canonicalize --cse | FileCheck %s --check-prefix=NODEPTH --implicit-check-not=linalg.
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=64 key-block=48" \
+// RUN:   --canonicalize --cse \
+// RUN:   --gated-attention-vectorize-tiles="register-rows=0 register-cols=0 register-depth=0" \
+// RUN:   | FileCheck %s --check-prefix=UNTILED
 
 // Register tiles that do not divide what they tile: 6 rows over 64 (60 +
 // 4), 32 columns over 48 keys (32 + 16) and Dv 40 (32 + 8), 32 reduction
@@ -41,6 +45,13 @@
 // NODEPTH: tensor.extract_slice %[[F]][0, 0] [60, 48]
 // NODEPTH: scf.for %{{.+}} = %c0 to %c60 step %c6
 // NODEPTH: vector.transfer_read {{.+}} : tensor<6x32xf32>, vector<6x32xf32>
+// With no register tiles at all (every size 0) the contractions are
+// vectorized whole and read their fills, which stay: S reads the rows its
+// fill wrote (an erased fill left it reading an uninitialized tensor).
+// UNTILED-LABEL: func.func @remainders
+// UNTILED: %[[E:.+]] = tensor.empty() : tensor<64x48xf32>
+// UNTILED-NEXT: %[[F:.+]] = scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args(%{{.+}} = %[[E]]) -> (tensor<64x48xf32>)
+// UNTILED: vector.transfer_read %[[F]][%c0, %c0], %{{.+}} : tensor<64x48xf32>, vector<64x48xf32>
 func.func @remainders(%q: tensor<1x2x64x80xf32>, %k: tensor<1x2x48x80xf32>,
                       %v: tensor<1x2x48x40xf32>, %g: tensor<1x2x64x40xf32>) -> tensor<1x2x64x40xf32> {
   %0 = gated_attention.attention %q, %k, %v, %g
