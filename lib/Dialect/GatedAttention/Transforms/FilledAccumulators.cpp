@@ -179,7 +179,7 @@ LogicalResult mlir::gated_attention::startFromFill(RewriterBase &rewriter,
 
 SmallVector<linalg::FillOp> mlir::gated_attention::dropPrivateFills(
     RewriterBase &rewriter, Operation *root,
-    const llvm::DenseMap<int64_t, bool> &started) {
+    const llvm::DenseMap<int64_t, int64_t> &unstarted) {
   SmallVector<linalg::FillOp> fills, kept;
   root->walk([&](Operation *op) {
     op->removeAttr(kFilledTileLoop);
@@ -188,7 +188,8 @@ SmallVector<linalg::FillOp> mlir::gated_attention::dropPrivateFills(
       fills.push_back(cast<linalg::FillOp>(op));
   });
   for (linalg::FillOp fill : fills) {
-    bool read = !started.lookup(idOf(fill));
+    auto parts = unstarted.find(idOf(fill));
+    bool read = parts == unstarted.end() || parts->second != 0;
     fill->removeAttr(kPrivateFill);
     if (read) {
       kept.push_back(fill);

@@ -59,14 +59,13 @@ std::optional<int64_t> takeFilledMark(Operation *depthLoop);
 LogicalResult startFromFill(RewriterBase &rewriter, scf::ForOp depthLoop);
 
 /// Last: removes the marks and the private fills that no tile reads any
-/// more: those whose id `started` maps to true (startFromFill succeeded on
-/// every part of theirs; false: a part was not tiled with a depth loop, or
-/// startFromFill failed on it; absent: no part started, e.g. an untiled
-/// contraction). The others are returned, to be tiled and vectorized as
-/// other fills.
+/// more: those whose id `unstarted` maps to 0 (per fill, the parts that
+/// read it, counted as they are tiled, less those startFromFill started;
+/// absent: no part was counted, e.g. an untiled contraction). The others
+/// are returned, to be tiled and vectorized as other fills.
 SmallVector<linalg::FillOp>
 dropPrivateFills(RewriterBase &rewriter, Operation *root,
-                 const llvm::DenseMap<int64_t, bool> &started);
+                 const llvm::DenseMap<int64_t, int64_t> &unstarted);
 
 } // namespace mlir::gated_attention
 

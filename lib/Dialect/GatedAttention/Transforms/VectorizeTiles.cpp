@@ -265,9 +265,9 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       rewriter.replaceOp(op, tiled->replacements);
     return tiled;
   };
-  // Per private fill (FilledAccumulators): whether every tile of its parts
-  // starts from its value (absent: none does yet).
-  llvm::DenseMap<int64_t, bool> started;
+  // Per private fill (FilledAccumulators): its parts whose tiles do not
+  // start from its value (yet).
+  llvm::DenseMap<int64_t, int64_t> unstarted;
   for (auto [whole, isPack] : toTile) {
     SmallVector<int64_t> wholeSizes = tileSizesFor(whole, isPack, *units);
     if (wholeSizes.empty() ||
@@ -287,11 +287,10 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       if (failed(tiled))
         return signalPassFailure();
       // (rows, cols, reduction) loops.
-      if (!depthLoops || tiled->loops.size() != 3) {
-        if (fill >= 0)
-          started[fill] = false;
+      if (fill >= 0)
+        ++unstarted[fill];
+      if (!depthLoops || tiled->loops.size() != 3)
         continue;
-      }
       tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
       if (fill >= 0)
         markFilledTile(rewriter, tiled->loops, fill);
@@ -361,14 +360,12 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
         hoistLoopInvariantSubsets(rewriter, loop).getOperation());
     // The tiles of `S = Q Kᵀ` start from zeros in registers, not from a
     // copy of a zero-filled buffer.
-    if (fill >= 0) {
-      bool ok = succeeded(startFromFill(rewriter, hoisted));
-      started.try_emplace(fill, true).first->second &= ok;
-    }
+    if (fill >= 0 && succeeded(startFromFill(rewriter, hoisted)))
+      --unstarted[fill];
   }
   // A fill some tile still reads is tiled by rows and vectorized as the
   // other fills are.
-  for (linalg::FillOp fill : dropPrivateFills(rewriter, root, started)) {
+  for (linalg::FillOp fill : dropPrivateFills(rewriter, root, unstarted)) {
     FailureOr<scf::SCFTilingResult> tiled = tileOp(fill, {1, 0});
     if (failed(tiled))
       return signalPassFailure();
