@@ -186,6 +186,10 @@ void KeyValueKernel::build(gpu::GPUFuncOp func) {
   Value numRows = queries->numRows, numBlocks = queries->numBlocks;
   Value firstBlock = queries->firstBlock;
   GlobalSlab qSlab = queries->query, doSlab = queries->grad;
+  // Row bounds in 32 bits: with unpacked rows (no GQA group) the loop
+  // stepped 64-bit rows and limit, and the causal 128/128 kernel spilled
+  // 8 bytes on sm_90 at 8 query to 8 K/V heads.
+  qSlab.narrowRows = doSlab.narrowRows = leanLoopState(cfg, /*keyValue=*/true);
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
   if (cfg.columnSplit > 1) {

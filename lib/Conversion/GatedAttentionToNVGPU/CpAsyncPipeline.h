@@ -43,6 +43,10 @@ struct GlobalSlab {
   std::optional<PageTable> pages = std::nullopt;
   int64_t rowGroup = 1;
   Value groupStride = {};
+  /// Compare the copies' rows with their limit in 32 bits (sequence
+  /// lengths are below 2^31): a loop that streams the slab then carries a
+  /// 32-bit limit and row bounds rather than 64-bit ones.
+  bool narrowRows = false;
 };
 
 /// The row of `src`'s buffer that holds its row `row`: through the page
