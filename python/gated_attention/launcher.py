@@ -30,12 +30,22 @@ what the device holds at once; without it one CTA per tile).
 """
 
 import dataclasses
+import numbers
 
 from . import launch
 
 # The element types of the memref arguments, and their storage (numpy).
 STORAGE = {"f16": "<u2", "bf16": "<u2", "f32": "<f4", "i32": "<i4"}
 _DENSE = ("dense", "dense-split")
+# The kernels compare rows with their bounds in 32 bits: a launch's row
+# counts (query rows times the heads packed into a row, keys, a page
+# table's capacity) stay below MAX_ROWS, as the compiler checks of static
+# sizes (kMaxRows in lib/Conversion/GatedAttentionToNVGPU/KernelTiles.h).
+MAX_ROWS = 2**30
+# CUDA's grid limits (x, y, z); the tile scheduler of a persistent kernel
+# numbers its tiles in 32 bits.
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_TILES = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +104,42 @@ def sizes_of(desc, b=None, sq=None, skv=None, t=None, mb=None, splits=1,
     if missing:
         raise ValueError(f"{desc['kernel']}: a {desc['layout']} launch needs "
                          f"{', '.join(missing)}")
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(
+                value, numbers.Integral) or value < 0):
+            raise ValueError(f"{desc['kernel']}: size {name} must be a "
+                             f"non-negative int, got {value!r}")
+    _check_rows(desc, values)
     return values
+
+
+def _check_rows(desc, values):
+    """Raises ValueError naming a row count of the launch `values` that
+    the kernel's 32-bit rows cannot index (MAX_ROWS)."""
+    group, page = desc["row_group"], desc["page_size"]
+    counts = [("Sq", values["Sq"], group), ("Skv", values["Skv"], 1)]
+    if page:
+        counts += [("T", values["T"], group), ("MB", values["MB"], page)]
+    for name, value, factor in counts:
+        if value is not None and value * factor >= MAX_ROWS:
+            rows = (f"{name} x {'P' if name == 'MB' else 'row_group'} = "
+                    f"{value} x {factor}" if factor > 1 else f"{name}")
+            raise ValueError(f"{desc['kernel']}: {rows} = {value * factor} "
+                             f"rows; the kernels index rows in 32 bits and "
+                             f"take fewer than 2^30")
+
+
+def _check_grid(desc, tiles):
+    """Raises ValueError for `tiles` (one CTA each, x y z) past CUDA's grid
+    limits, or too many for a persistent kernel's scheduler."""
+    for axis, size, limit in zip("xyz", tiles, MAX_GRID):
+        if size > limit:
+            raise ValueError(f"{desc['kernel']}: the grid's {axis} is {size} "
+                             f"CTAs, more than CUDA's {limit}")
+    x, y, z = tiles
+    if desc.get("persistent") and x * y * z > MAX_TILES:
+        raise ValueError(f"{desc['kernel']}: {x * y * z} tiles, more than "
+                         f"the persistent kernel numbers (2^31 - 1)")
 
 
 def _count(desc, shape, values):
@@ -162,9 +207,10 @@ def plan(desc, buffers, strides=None, address=lambda buffer: 0, **sizes):
             arguments.append(Scalar(name, layouts[arg["of"][0]][arg["dim"]]))
         else:
             arguments.append(Scalar(name, values[name]))
-    grid = launch.grid(desc, values["B"] or 0, values["Sq"] or 0,
-                       values["Skv"] or 0, values["T"] or 0,
-                       values["splits"], values["sm_count"])
+    sizes = (desc, values["B"] or 0, values["Sq"] or 0, values["Skv"] or 0,
+             values["T"] or 0, values["splits"])
+    _check_grid(desc, launch.grid(*sizes))
+    grid = launch.grid(*sizes, values["sm_count"])
     return Launch(desc, tuple(arguments), grid, tuple(desc["block"]),
                   desc["dynamic_shared_memory"])
 

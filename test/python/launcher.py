@@ -147,6 +147,44 @@ fails(lambda: kernels["paged"].plan(dict(pbuffers, v=(0x108, 1)), b=3, mb=5,
 fails(lambda: kernels["paged"].plan(pbuffers, b=3, t=130),
       "a paged launch needs MB")
 
+# Sizes are non-negative ints; the kernels compare rows in 32 bits, so a
+# launch's rows (packed query heads and a page table's capacity counted)
+# stay below 2^30, as the compiler checks static sizes
+# (Conversion/GatedAttentionToNVGPU/size-limits.mlir); grids stay within
+# CUDA's limits, and a persistent kernel's tiles within its 32-bit count.
+fails(lambda: dense.plan(buffers, b=3, sq=-1, skv=70),
+      "size Sq must be a non-negative int, got -1")
+fails(lambda: dense.plan(buffers, b=3, sq=130.0, skv=70),
+      "size Sq must be a non-negative int, got 130.0")
+fails(lambda: dense.plan(buffers, b=True, sq=130, skv=70),
+      "size B must be a non-negative int, got True")
+fails(lambda: dense.plan(buffers, b=3, sq=130, skv=2**30),
+      "Skv = 1073741824 rows; the kernels index rows in 32 bits and take "
+      "fewer than 2^30")
+fails(lambda: dense.plan(buffers, b=3, sq=2**31, skv=70),
+      "Sq = 2147483648 rows")
+largest = dense.plan(buffers, b=1, sq=np.int64(2**30 - 1), skv=2**30 - 1)
+assert largest.grid == (-(-(2**30 - 1) // rows), 4, 1), largest.grid
+fails(lambda: dense.plan(buffers, b=65536, sq=130, skv=70),
+      "the grid's z is 65536 CTAs, more than CUDA's 65535")
+group = desc["row_group"]
+assert group > 1, group
+fails(lambda: kernels["paged"].plan(pbuffers, b=3, mb=5, t=2**30 // group),
+      f"T x row_group = {2**30 // group} x {group} = 1073741824 rows")
+kernels["paged"].plan(pbuffers, b=3, mb=5, t=2**30 // group - 1)
+fails(lambda: kernels["paged"].plan(pbuffers, b=3, mb=2**26, t=130),
+      "MB x P = 67108864 x 16 = 1073741824 rows")
+_, ptx, pdesc = cuda.compile_kernel(cfg, chip="sm_90a", kernel="wgmma",
+                                    persistent=True)
+persistent = launcher.Kernel(backend, ptx, pdesc)
+tiles = -(-(2**30 - 1) // pdesc["rows_per_block"]) * 4 * 64
+assert tiles > 2**31 - 1, tiles
+fails(lambda: persistent.plan(buffers, b=64, sq=2**30 - 1, skv=70,
+                              sm_count=132),
+      f"{tiles} tiles, more than the persistent kernel numbers")
+assert persistent.plan(buffers, b=3, sq=130, skv=70,
+                       sm_count=132).grid[1:] == (1, 1)
+
 # Paged split-KV: the split kernel (the partials, splits and T after the
 # paged arguments; grid z = splits), then the merge (gate, out, partials,
 # T and splits; a CTA per (token, head)).

@@ -48,9 +48,7 @@ std::string flash::backwardUnsupportedReason(AttentionBackwardOp op) {
     return "the backward kernels read D and dG from the saved output; gate "
            "and combine that need the ungated output recomputed (SiLU, "
            "combine = add, a gate without act'/act) are not supported";
-  if (op.getNumQueryHeads() > kMaxGridYZ)
-    return "Hq must be at most 65535 (CUDA's grid y limit)";
-  return "";
+  return sizeLimitError(op);
 }
 
 std::string flash::backwardWgmmaUnsupportedReason(AttentionBackwardOp op) {

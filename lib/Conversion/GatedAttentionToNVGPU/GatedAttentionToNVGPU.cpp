@@ -46,10 +46,6 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
-static std::string printSize(int64_t size) {
-  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
-}
-
 /// A fresh flat buffer holding [B, H, S, W] `buffer` (row-major) with its
 /// rows `rowStride` elements apart, and its 4-D view; `buffer` is copied in
 /// when `copyIn`.
@@ -310,17 +306,10 @@ struct ConvertGatedAttentionToNVGPUPass
                                       : FlashKernelKind::MmaSync);
       if (!unsupportedReason(op, kind).empty())
         return;
-      // The grid is (row blocks, Hq, B), or (blocks, Hq) for paged ops;
-      // CUDA caps its y and z at 65535.
-      FlashKernelConfig shape = FlashKernelConfig::get(op, kind);
-      int64_t batch = 1;
-      if (auto dense = dyn_cast<AttentionOp>(op))
-        batch = dense.getQueryType().getDimSize(0);
-      if (shape.numQueryHeads > kMaxGridYZ || batch > kMaxGridYZ) {
-        op->emitError() << "tensor-core kernel: Hq = " << shape.numQueryHeads
-                        << " and B = " << printSize(batch)
-                        << " must be at most " << kMaxGridYZ
-                        << " (CUDA's grid y and z limit)";
+      // An op too large for the kernel's indices is an error, not a SIMT
+      // kernel: the user asked for tensor cores.
+      if (std::string error = sizeLimitError(op); !error.empty()) {
+        op->emitError() << "tensor-core kernel: " << error;
         fits = false;
         return;
       }

@@ -99,6 +99,38 @@ std::string flash::unsupportedReason(Operation *op, FlashKernelKind kind) {
   return "";
 }
 
+std::string flash::sizeLimitError(Operation *op) {
+  // {name, size} of each row count, then of each grid dimension.
+  SmallVector<std::pair<StringRef, int64_t>, 3> rows, grid;
+  auto product = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) ? a : a * b;
+  };
+  if (auto paged = dyn_cast<PagedAttentionOp>(op)) {
+    RankedTensorType table = paged.getBlockTable().getType();
+    rows = {{"T x Hq / Hkv",
+             product(paged.getQueryType().getDimSize(0),
+                     paged.getNumQueryHeads() / paged.getNumKVHeads())},
+            {"MB x P", product(table.getDimSize(1), paged.getPageSize())}};
+    grid = {{"Hq", paged.getNumQueryHeads()}};
+  } else {
+    auto query = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto key = cast<RankedTensorType>(op->getOperand(1).getType());
+    rows = {{"Sq", query.getDimSize(2)}, {"Skv", key.getDimSize(2)}};
+    grid = {{"Hq", query.getDimSize(1)}, {"B", query.getDimSize(0)}};
+  }
+  for (auto [name, size] : rows)
+    if (!ShapedType::isDynamic(size) && size >= kMaxRows)
+      return llvm::formatv("{0} = {1} must be below 2^30 (the kernels index "
+                           "rows in 32 bits)",
+                           name, size);
+  for (auto [name, size] : grid)
+    if (!ShapedType::isDynamic(size) && size > kMaxGridYZ)
+      return llvm::formatv("{0} = {1} must be at most {2} (CUDA's grid y and "
+                           "z limit)",
+                           name, size, kMaxGridYZ);
+  return "";
+}
+
 std::string flash::tileError(Operation *op, FlashKernelKind kind, int64_t warps,
                              int64_t keyBlock, int64_t maxSharedMemory) {
   if (kind == FlashKernelKind::Wgmma) {

@@ -23,6 +23,11 @@ namespace mlir::gated_attention::flash {
 constexpr int64_t kMaxWarps = 8;
 constexpr int64_t kMaxKeyBlock = 1024;
 constexpr int64_t kMaxGridYZ = 65535;
+/// The kernels compare query and key rows with their bounds in 32 bits (the
+/// masks, the copies' row checks, packed query heads): each row count stays
+/// below kMaxRows, which leaves a block's rows past the end within 2^31.
+/// gated_attention.launcher checks the same bound at run time.
+constexpr int64_t kMaxRows = int64_t(1) << 30;
 /// Split-KV decode: a paged launch whose tiles alone are fewer CTAs than
 /// kSplitTargetCTAs (two per SM of a 132-SM H100/H200) splits each tile's
 /// keys, each split at least kMinKeysPerSplit keys of the table's capacity,
@@ -57,6 +62,13 @@ std::string unsupportedReason(Operation *op, FlashKernelKind kind);
 /// need aligned rows (16 bytes for Q, K, V; 4 for the paired gate and
 /// output accesses), and the wgmma kernel's TMA maps read [B, H, S, D].
 std::string layoutError(Operation *op, FlashKernelKind kind);
+
+/// Why the static sizes of `op` (a gated_attention.attention,
+/// paged_attention or attention_backward) are beyond what the kernels
+/// index (kMaxRows: Sq, Skv; T x the query heads packed per key head and
+/// the table's capacity MB x P for a paged op; CUDA's grid: Hq and B), or
+/// "". Dynamic sizes are checked when launched.
+std::string sizeLimitError(Operation *op);
 
 /// Why the tiles (`warps`, `keyBlock`) do not fit `op` on a chip with
 /// `maxSharedMemory` bytes per CTA, or "": an error, since the user asked

@@ -44,7 +44,7 @@ func.func @f(%q: tensor<1x2x?x128xbf16>, %k: tensor<1x2x?x128xbf16>, %v: tensor<
 
 // The grid is (row blocks, Hq, B): CUDA caps y and z at 65535.
 // RUN: not gated-attention-opt %S/Inputs/many-heads.mlir --convert-gated-attention-to-nvgpu 2>&1 | FileCheck %s --check-prefix=GRID
-// GRID: many-heads.mlir:3:8: error: tensor-core kernel: Hq = 70000 and B = 1 must be at most 65535 (CUDA's grid y and z limit)
+// GRID: many-heads.mlir:3:8: error: tensor-core kernel: Hq = 70000 must be at most 65535 (CUDA's grid y and z limit)
 
 // AUTO90A-LABEL: gpu.func @gated_attention_bf16_h2x2_d128_sm90a
 // AUTO90A: nvvm.setmaxregister
