@@ -251,6 +251,19 @@ def fmt(c, pattern="{:.1f}"):
     return "-" if c is None else pattern.format(c)
 
 
+def fresh_stamp(out, tables, suffix):
+    """The CSVs' date (and `suffix`), with the time of day where a CSV of
+    one of `tables` already has that name: a second run of a day must not
+    overwrite the first's figures."""
+    now = datetime.datetime.now()
+    for stamp in (now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H%M%S")):
+        stamp += suffix
+        if not any(os.path.exists(os.path.join(out, f"cpu-{t}-{stamp}.csv"))
+                   for t in tables):
+            return stamp
+    raise SystemExit(f"cpu_attention: CSVs named {stamp} exist in {out}")
+
+
 def write_csv(path, machine, header, rows):
     with open(path, "w") as f:
         f.write("# " + machine + "\n")
@@ -447,13 +460,13 @@ def main():
     os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = \
         str(len(cpus))
 
-    stamp = datetime.datetime.now().strftime("%Y-%m-%d")
     machine = (f"{cpu_name()}, {os.cpu_count()} cores, "
                f"{' '.join(cpu_features()) or 'no AVX2'}")
     if args.isa != "native":
         machine += f", held to {args.isa} (our target-cpu={ISA['cpu']})"
-        stamp += f"-{args.isa}"
     os.makedirs(args.out, exist_ok=True)
+    stamp = fresh_stamp(args.out, args.tables.split(","),
+                        "" if args.isa == "native" else f"-{args.isa}")
     print(f"# gated attention, CPU, B=1 H={H} D={D} f32, {machine}, "
           f"{len(cpus)} threads pinned, {stamp}")
     tables = [("throughput", throughput), ("qwen3next", qwen3next)]

@@ -298,6 +298,18 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   }
 
   // 3. Vectorize every static tile op.
+  auto vectorizeTile = [&](linalg::LinalgOp op) -> LogicalResult {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/isContraction(op));
+    if (failed(result))
+      return op->emitError("failed to vectorize");
+    rewriter.replaceOp(op, result->replacements);
+    return success();
+  };
   SmallVector<linalg::LinalgOp> tiles;
   root->walk([&](linalg::LinalgOp op) {
     if (isInOnlineSoftmaxTile(op) && isStaticTensorOp(op))
@@ -320,17 +332,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       rewriter.replaceOp(op, *vectorized);
       continue;
     }
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
-        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
-        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-        /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/isContraction(op));
-    if (failed(result)) {
-      op->emitError("failed to vectorize");
+    if (failed(vectorizeTile(op)))
       return signalPassFailure();
-    }
-    rewriter.replaceOp(op, result->replacements);
   }
 
   // 4. The vectorizer expresses contractions as multi_reduction(mul(
@@ -369,16 +372,9 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     FailureOr<scf::SCFTilingResult> tiled = tileOp(fill, {1, 0});
     if (failed(tiled))
       return signalPassFailure();
-    for (Operation *op : tiled->tiledOps) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::VectorizationResult> result =
-          linalg::vectorize(rewriter, op);
-      if (failed(result)) {
-        op->emitError("failed to vectorize");
+    for (Operation *op : tiled->tiledOps)
+      if (failed(vectorizeTile(cast<linalg::LinalgOp>(op))))
         return signalPassFailure();
-      }
-      rewriter.replaceOp(op, result->replacements);
-    }
   }
 
   // 5. Lower the vector ops that LLVM would not lower well.
