@@ -44,6 +44,10 @@ SHAPES = {
     "qwen3next": dict(causal=True, **cpu_attention.QWEN),
     "mha": dict(causal=False, hq=cpu_attention.H, hkv=cpu_attention.H,
                 d=cpu_attention.D),
+    # The same causal: one head per tile, so a tile's diagonal spans its
+    # query block (Qwen3-Next's stacks 8 heads of a fraction of it).
+    "mha-causal": dict(causal=True, hq=cpu_attention.H, hkv=cpu_attention.H,
+                       d=cpu_attention.D),
     # One tensor-parallel rank of Qwen3-Next's attention at TP 2: one KV
     # head, so a batch of one is a single causal grid of query blocks.
     "qwen3next-tp2": dict(causal=True, hq=cpu_attention.QWEN["hq"] // 2,
@@ -122,7 +126,8 @@ def main():
     p.add_argument("--dtype", default="f32", choices=("f32", "bf16"))
     p.add_argument("--shape", default="qwen3next", choices=tuple(SHAPES),
                    help="qwen3next: Hq 16, Hkv 2, D 256, causal; mha: "
-                   "H 8, D 128, not causal (bench/cpu_attention.py's tables)")
+                   "H 8, D 128, not causal (bench/cpu_attention.py's "
+                   "tables); mha-causal: the same, causal")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--csv", help="append one row per (S, variant) here")
     args = p.parse_args()

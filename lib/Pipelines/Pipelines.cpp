@@ -237,6 +237,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
     GatedAttentionTilePassOptions tileOptions;
     tileOptions.queryBlock = options.queryBlock;
     tileOptions.keyBlock = options.keyBlock;
+    tileOptions.diagonalKeyBlock = options.diagonalKeyBlock;
     // Splitting keys pays only on parallel threads.
     tileOptions.kvSplits = options.openmp || options.kvSplits != "auto"
                                ? std::string(options.kvSplits)
@@ -451,6 +452,8 @@ LogicalResult mlir::gated_attention::validateGatedAttentionToLLVMOptions(
       checkRange("query-block", options.queryBlock, 0, kMaxCPUBlock, error));
   ok &= succeeded(
       checkRange("key-block", options.keyBlock, 0, kMaxCPUBlock, error));
+  ok &= succeeded(checkRange("diagonal-key-block", options.diagonalKeyBlock, 0,
+                             kMaxCPUBlock, error));
   // 0 picks by the vector width; explicit tiles stay within what the
   // vectorizer unrolls into registers (a tile that does not divide its
   // block leaves a remainder tile: gated-attention-vectorize-tiles).

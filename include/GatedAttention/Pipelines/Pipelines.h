@@ -47,6 +47,11 @@ struct GatedAttentionToLLVMPipelineOptions
       llvm::cl::desc("Keys per block of the tiled path (0: chosen per op by "
                      "gated-attention-tile; the backward's 64)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> diagonalKeyBlock{
+      *this, "diagonal-key-block",
+      llvm::cl::desc("Keys per block on a causal tile's diagonal, a divisor "
+                     "of key-block (0: chosen per op by gated-attention-tile)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run parallel loops on all cores with OpenMP (the code "

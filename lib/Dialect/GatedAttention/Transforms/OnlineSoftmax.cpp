@@ -42,7 +42,7 @@ class DenseOnlineSoftmax : public OnlineSoftmaxTile {
 public:
   DenseOnlineSoftmax(RewriterBase &b, AttentionOp op,
                      const OnlineSoftmaxOptions &options)
-      : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options.keyBlock)), op(op),
+      : OnlineSoftmaxTile(b, op.getLoc(), specOf(op, options)), op(op),
         decodeVariant(options.decodeVariant) {}
 
   /// The op's replacements: the result, and the log-sum-exp if asked.
@@ -53,19 +53,21 @@ public:
   SmallVector<Value, 4> buildPartials(Value split, Value splits);
 
 private:
-  static Spec specOf(AttentionOp op, int64_t keyBlock) {
-    return {op.getQueryType().getElementType(),
-            op.getHeadDim(),
-            op.getValueHeadDim(),
-            op.getGroupSize(),
-            keyBlock,
-            op.getScaleValue(),
-            op.getGate(),
-            op.getCombine(),
-            op.hasGate(),
-            op.isGateShared(),
-            op.isGateHeadwise(),
-            op.hasLse()};
+  static Spec specOf(AttentionOp op, const OnlineSoftmaxOptions &options) {
+    Spec spec{op.getQueryType().getElementType(),
+              op.getHeadDim(),
+              op.getValueHeadDim(),
+              op.getGroupSize(),
+              options.keyBlock,
+              op.getScaleValue(),
+              op.getGate(),
+              op.getCombine(),
+              op.hasGate(),
+              op.isGateShared(),
+              op.isGateHeadwise(),
+              op.hasLse()};
+    spec.diagonalKeyBlock = options.diagonalKeyBlock;
+    return spec;
   }
   Value sourceOf(Operand operand) {
     switch (operand) {
@@ -89,8 +91,7 @@ private:
   }
   Value keysOf(Operand operand, Value kvHead, Value kb,
                OpFoldResult cols) override {
-    return tile(sourceOf(operand), kvHead, kb, cols,
-                b.getIndexAttr(spec.keyBlock));
+    return tile(sourceOf(operand), kvHead, kb, cols, b.getIndexAttr(blockKeys));
   }
 
   /// The rows of a tile and its one-row version when it has both
@@ -294,8 +295,12 @@ FailureOr<Value> mlir::gated_attention::decomposeToOnlineSoftmax(
     RewriterBase &rewriter, AttentionOp op,
     const OnlineSoftmaxOptions &autoOptions) {
   OnlineSoftmaxOptions options = chooseBlocks(op, autoOptions);
-  if (options.keyBlock <= 0 || options.queryBlock <= 0)
-    return rewriter.notifyMatchFailure(op, "block sizes must be positive");
+  if (options.keyBlock <= 0 || options.queryBlock <= 0 ||
+      options.diagonalKeyBlock <= 0 ||
+      options.keyBlock % options.diagonalKeyBlock)
+    return rewriter.notifyMatchFailure(
+        op, "block sizes must be positive, the diagonal's a divisor of the "
+            "key block");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   SmallVector<Value, 2> results =

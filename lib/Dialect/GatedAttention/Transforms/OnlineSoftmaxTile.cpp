@@ -163,7 +163,7 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
   auto par = IteratorType::parallel, red = IteratorType::reduction;
-  OpFoldResult bk = b.getIndexAttr(spec.keyBlock);
+  OpFoldResult bk = b.getIndexAttr(blockKeys);
   AffineMap ij = map(2, {d0, d1}), i = map(2, {d0}), i1 = map(1, {d0});
 
   // S = Q_blk K_blkᵀ (the scale is already in Q).
@@ -243,7 +243,7 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
     blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
     blockMax = arith::BitcastOp::create(b, loc, f32, blockMax);
     vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
-    Value seen = arith::AddIOp::create(b, loc, kb, index(spec.keyBlock));
+    Value seen = arith::AddIOp::create(b, loc, kb, index(blockKeys));
     // A part of the keys (split-KV) counts its keys times the parts: the
     // merge adds the parts' sums, each then below 2^126 / parts.
     if (partBegin)
@@ -384,7 +384,6 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
       arith::DivUIOp::create(b, loc, firstHead, index(spec.groupSize));
   Value q = queryTile(firstHead);
 
-  OpFoldResult bk = b.getIndexAttr(keyBlock);
   OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
   State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
               filled({tileRows}, 0.0), filled({tileRows, dv}, 0.0),
@@ -403,16 +402,21 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
     seen = arith::MaxSIOp::create(b, loc, seen, index(0));
     visibleToAll = arith::MinSIOp::create(b, loc, seen, keyEnd);
   }
-  Value unmasked = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, visibleToAll, index(keyBlock)),
-      index(keyBlock));
-  // A part that starts past them has no unmasked block.
-  if (!isConstantIntValue(keyBegin, 0))
-    unmasked = arith::MaxSIOp::create(b, loc, unmasked, keyBegin);
+  auto wholeBlocks = [&](int64_t block) -> Value {
+    Value whole = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, visibleToAll, index(block)),
+        index(block));
+    // A part that starts past them has no unmasked block.
+    if (!isConstantIntValue(keyBegin, 0))
+      whole = arith::MaxSIOp::create(b, loc, whole, keyBegin);
+    return whole;
+  };
 
-  auto keyLoop = [&](Value lb, Value ub, bool masked) {
+  auto keyLoop = [&](Value lb, Value ub, int64_t block, bool masked) {
+    blockKeys = block;
+    OpFoldResult bk = b.getIndexAttr(block);
     auto loop = forLoop(
-        lb, ub, index(keyBlock), state.values(),
+        lb, ub, index(block), state.values(),
         [&](Value kb, ValueRange iter) -> SmallVector<Value> {
           // A masked block may be the last, partial one: pad it.
           OpFoldResult cols = bk;
@@ -423,7 +427,7 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
                 b, loc,
                 AffineMap::get(
                     2, 0,
-                    {getAffineConstantExpr(keyBlock, b.getContext()), n - k0},
+                    {getAffineConstantExpr(block, b.getContext()), n - k0},
                     b.getContext()),
                 {kb, keyEnd});
           }
@@ -434,8 +438,20 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
         });
     state = State::of(loop.getResults());
   };
-  keyLoop(keyBegin, unmasked, /*masked=*/false);
-  keyLoop(unmasked, keyEnd, /*masked=*/true);
+  Value unmasked = wholeBlocks(keyBlock);
+  keyLoop(keyBegin, unmasked, keyBlock, /*masked=*/false);
+  // On a causal tile's diagonal, shorter blocks: the whole ones up to what
+  // row 0 sees, then the masked ones, each computing fewer keys past a
+  // row's last.
+  int64_t diagonal = spec.diagonalKeyBlock;
+  if (causalOffset && diagonal > 0 && diagonal < keyBlock) {
+    Value unmaskedDiagonal = wholeBlocks(diagonal);
+    keyLoop(unmasked, unmaskedDiagonal, diagonal, /*masked=*/false);
+    keyLoop(unmaskedDiagonal, keyEnd, diagonal, /*masked=*/true);
+  } else {
+    keyLoop(unmasked, keyEnd, keyBlock, /*masked=*/true);
+  }
+  blockKeys = keyBlock;
   return state;
 }
 

@@ -78,10 +78,14 @@ public:
     bool hasGate, gateShared, gateHeadwise;
     /// Whether build() also returns the rows' log-sum-exp (`lse`).
     bool withLse = false;
+    /// Keys per block on a causal tile's diagonal (a divisor of keyBlock;
+    /// 0: keyBlock).
+    int64_t diagonalKeyBlock = 0;
   };
 
   OnlineSoftmaxTile(RewriterBase &b, Location loc, const Spec &spec)
-      : b(b), loc(loc), spec(spec), f32(b.getF32Type()) {}
+      : b(b), loc(loc), spec(spec), f32(b.getF32Type()),
+        blockKeys(spec.keyBlock) {}
   virtual ~OnlineSoftmaxTile() = default;
 
   /// The output of query heads firstHead .. firstHead + stack - 1 (which
@@ -137,7 +141,7 @@ protected:
   /// `rowsTile` rows: `rowsTile x width`.
   virtual Value rowsOf(Operand operand, Value head) = 0;
   /// Keys [kb, kb + cols) of the key or value operand of K/V head `kvHead`,
-  /// zero-padded to `keyBlock` rows: `keyBlock x width`.
+  /// zero-padded to `blockKeys` rows: `blockKeys x width`.
   virtual Value keysOf(Operand operand, Value kvHead, Value kb,
                        OpFoldResult cols) = 0;
 
@@ -161,6 +165,9 @@ protected:
   /// heads are stacked into the tile, and the stacked rows.
   OpFoldResult rowsTile, tileRows;
   int64_t stack = 1;
+  /// Keys per block of the key loop being built: spec.keyBlock, or
+  /// spec.diagonalKeyBlock on a causal tile's diagonal (keyLoops).
+  int64_t blockKeys = 0;
 
 private:
   /// The loop state: the running maximum m, the row sum l and the

@@ -79,6 +79,9 @@ static int64_t roundUp(int64_t n, int64_t block) {
   return llvm::divideCeil(n, block) * block;
 }
 
+/// The shortest blocks on a causal tile's diagonal (chooseDiagonalBlock).
+static constexpr int64_t kMinDiagonalKeyBlock = 32;
+
 static int64_t chooseKeyBlock(int64_t keys) {
   if (ShapedType::isDynamic(keys))
     return 2 * kSmallBlock;
@@ -118,6 +121,25 @@ static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
   return kSmallBlock;
 }
 
+/// A causal tile's diagonal spans about its rows per head R in keys: in
+/// blocks of B keys a row computes up to B masked keys past its last, and
+/// each block costs its row passes, so the best B grows as sqrt(R). On one
+/// Zen 4 thread (bench/cpu_attention_ab.py, 2026-12-05) Qwen3-Next's tiles
+/// (R = 32) ran 1.04-1.07x as fast with 32 keys on the diagonal as with its
+/// 128-key blocks, and 64 or 16 less; H 8 D 128 (R = 256) ran 0.96-0.99x
+/// with 32 or 64. Hence R / 2, a power of two from 32, dividing the key
+/// block.
+static int64_t chooseDiagonalBlock(AttentionOp op,
+                                   const OnlineSoftmaxOptions &options) {
+  int64_t rows = queryRowsPerHead(op, options), keys = options.keyBlock;
+  if (keys % kMinDiagonalKeyBlock)
+    return keys;
+  int64_t block = kMinDiagonalKeyBlock;
+  while (2 * block <= rows / 2 && keys % (2 * block) == 0)
+    block *= 2;
+  return block;
+}
+
 OnlineSoftmaxOptions
 mlir::gated_attention::chooseBlocks(Operation *op,
                                     OnlineSoftmaxOptions options) {
@@ -129,6 +151,10 @@ mlir::gated_attention::chooseBlocks(Operation *op,
     options.queryBlock =
         dense ? chooseQueryBlock(dense, std::max<int64_t>(1, options.threads))
               : kSmallBlock;
+  if (options.diagonalKeyBlock == kAutoBlock)
+    options.diagonalKeyBlock = dense && dense.getCausal()
+                                   ? chooseDiagonalBlock(dense, options)
+                                   : options.keyBlock;
   return options;
 }
 
@@ -193,9 +219,10 @@ struct GatedAttentionTilePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (queryBlock < 0 || keyBlock < 0) {
-      getOperation()->emitError(
-          "query-block and key-block must be positive, or 0 (auto)");
+    if (queryBlock < 0 || keyBlock < 0 || diagonalKeyBlock < 0) {
+      getOperation()->emitError("query-block, key-block and "
+                                "diagonal-key-block must be positive, or 0 "
+                                "(auto)");
       return signalPassFailure();
     }
     FailureOr<int64_t> splits = parseKeySplits(kvSplits);
@@ -211,7 +238,7 @@ struct GatedAttentionTilePass
           << static_cast<int64_t>(threads);
       return signalPassFailure();
     }
-    OnlineSoftmaxOptions options{queryBlock, keyBlock};
+    OnlineSoftmaxOptions options{queryBlock, keyBlock, diagonalKeyBlock};
     options.kvSplits = *splits;
     options.threads =
         threads ? threads
@@ -233,6 +260,13 @@ struct GatedAttentionTilePass
                       "not take f64 ops: lower them with "
                       "convert-gated-attention-to-linalg first "
                       "(--gated-attention-to-llvm does)");
+        return signalPassFailure();
+      }
+      OnlineSoftmaxOptions chosen = chooseBlocks(op, options);
+      if (chosen.keyBlock % chosen.diagonalKeyBlock) {
+        op->emitError() << "diagonal-key-block (" << chosen.diagonalKeyBlock
+                        << ") must divide key-block (" << chosen.keyBlock
+                        << ")";
         return signalPassFailure();
       }
       FailureOr<Value> tiled =

@@ -31,9 +31,36 @@ func.func @long(%q: tensor<1x8x2048x64xf32>, %k: tensor<1x8x2048x64xf32>, %v: te
 // T32:           scf.forall {{.+}} to (1, 16, 1024) step (1, 8, 16)
 // T64:           scf.forall {{.+}} to (1, 16, 1024) step (1, 8, 8)
 // CHECK:           scf.for {{.+}} step %c128
+// Causal: the diagonal in blocks of half the rows per head, at least 32.
+// CHECK:           scf.for {{.+}} step %c32
+// CHECK:           scf.for {{.+}} step %c32
 func.func @grouped(%q: tensor<1x16x1024x64xf32>, %k: tensor<1x2x1024x64xf32>, %v: tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32> {
   %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x1024x64xf32>, tensor<1x2x1024x64xf32>, tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32>
   return %0 : tensor<1x16x1024x64xf32>
+}
+
+// -----
+
+// Causal, one head per tile: its diagonal spans its rows per head, 256 rows
+// (two threads) take the 128-key blocks throughout, 128 rows 64-key blocks
+// on the diagonal, 64 rows 32-key ones.
+// CHECK-LABEL: func.func @long_causal
+// CHECK:           scf.for {{.+}} step %c128
+// T2-NOT:          step %c64
+// T2-NOT:          step %c32
+// T32:             scf.for {{.+}} step %c64
+// T32:             scf.for {{.+}} step %c64
+// T64:             scf.for {{.+}} step %c32
+// T64:             scf.for {{.+}} step %c32
+// Explicit 16-key blocks: no shorter diagonal blocks (32, the shortest,
+// does not divide them).
+// EXPLICIT-LABEL: func.func @long_causal
+// EXPLICIT:         scf.for {{.+}} step %c16
+// EXPLICIT:         scf.for {{.+}} step %c16
+// EXPLICIT-NOT:     step %c32
+func.func @long_causal(%q: tensor<1x8x2048x64xf32>, %k: tensor<1x8x2048x64xf32>, %v: tensor<1x8x2048x64xf32>) -> tensor<1x8x2048x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x8x2048x64xf32>, tensor<1x8x2048x64xf32>, tensor<1x8x2048x64xf32>) -> tensor<1x8x2048x64xf32>
+  return %0 : tensor<1x8x2048x64xf32>
 }
 
 // -----

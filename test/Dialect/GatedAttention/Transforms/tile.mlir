@@ -78,11 +78,18 @@
 // CHECK: %[[AY:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[AY0]] : tensor<64x16xf32>)
 // CHECK: %[[AN:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACC]], %[[AY]] : tensor<64x16xf32>, tensor<64x16xf32>)
 // CHECK: scf.yield %[[MN]], %[[LN]]#0, %[[LN]]#1, %[[AN]]#0, %[[AN]]#1, %{{.+}}, %[[SIGMAN]]
-// Loop 2: blocks on the diagonal or past the last key, padded and masked.
-// CHECK: %[[LOOP2:.+]]:7 = scf.for %[[KB2:.+]] = %[[UNMASKED]] to %[[NKEYS]] step %{{.+}} iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6)
-// CHECK: %[[KZ:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x32xf32>)
-// CHECK: tensor.insert_slice %{{.+}} into %[[KZ]][0, 0] [%{{.+}}, 32] [1, 1] : tensor<?x32xf32> into tensor<64x32xf32>
-// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<64x16xf32>
+// The diagonal in blocks of 32 keys (diagonal-key-block: half the 16 rows
+// per head, at least 32). Loop 2: the whole ones row 0 sees, unmasked.
+// CHECK: %[[UNMASKED32:.+]] = arith.muli %{{.+}}, %c32
+// CHECK: %[[LOOP2:.+]]:7 = scf.for %{{.+}} = %[[UNMASKED]] to %[[UNMASKED32]] step %c32 iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6)
+// CHECK: tensor.extract_slice %[[KS]][0, 0, %{{.+}}, 0] [1, 1, 32, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<32x32xf32>
+// CHECK-NOT: linalg.index
+// CHECK: scf.yield
+// Loop 3: blocks on the diagonal or past the last key, padded and masked.
+// CHECK: %[[LOOP3:.+]]:7 = scf.for %[[KB2:.+]] = %[[UNMASKED32]] to %[[NKEYS]] step %c32 iter_args(%{{.+}} = %[[LOOP2]]#0, %{{.+}} = %[[LOOP2]]#1, %{{.+}} = %[[LOOP2]]#2, %{{.+}} = %[[LOOP2]]#3, %{{.+}} = %[[LOOP2]]#4, %{{.+}} = %[[LOOP2]]#5, %{{.+}} = %[[LOOP2]]#6)
+// CHECK: %[[KZ:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %[[KZ]][0, 0] [%{{.+}}, 32] [1, 1] : tensor<?x32xf32> into tensor<32x32xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<32x16xf32>
 // CHECK: linalg.generic
 // CHECK: %[[I:.+]] = linalg.index 0
 // CHECK: %[[ROW:.+]] = arith.remui %[[I]], %c16
@@ -95,12 +102,12 @@
 // CHECK: scf.yield
 // Epilogue: 1/(l - lc) (0 for rows without keys), then
 // Y = (acc - accc) / (l - lc) times sigmoid(G), once.
-// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#1, %[[LOOP2]]#2 : tensor<64xf32>, tensor<64xf32>)
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP3]]#1, %[[LOOP3]]#2 : tensor<64xf32>, tensor<64xf32>)
 // CHECK: %[[ROWSUM:.+]] = arith.subf
 // CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM]], %[[ZERO:[a-z0-9_]+]] : f32
 // CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
 // CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
-// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP2]]#3, %[[LOOP2]]#4, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP3]]#3, %[[LOOP3]]#4, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
 // CHECK: arith.subf
 // CHECK: arith.negf
 // CHECK: math.exp

@@ -37,6 +37,10 @@ struct OnlineSoftmaxOptions {
   int64_t queryBlock = 64;
   /// Keys per iteration of the key loop.
   int64_t keyBlock = 64;
+  /// Keys per iteration on a causal tile's diagonal (the blocks some rows
+  /// see in part, and whole ones between the last full key block and
+  /// them): a divisor of keyBlock, or kAutoBlock (chooseBlocks).
+  int64_t diagonalKeyBlock = kAutoBlock;
   /// Whether a tile of a dynamic but bounded row count also gets a version
   /// of one row per head, taken when it has one row (a decode step of an op
   /// compiled for any Sq). tileToOnlineSoftmax sets it for ops of dynamic
