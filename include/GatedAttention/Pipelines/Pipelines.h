@@ -50,7 +50,8 @@ struct GatedAttentionToLLVMPipelineOptions
   PassOptions::Option<int64_t> diagonalKeyBlock{
       *this, "diagonal-key-block",
       llvm::cl::desc("Keys per block on a causal tile's diagonal, a divisor "
-                     "of key-block (0: chosen per op by gated-attention-tile)"),
+                     "of key-block (0: chosen per op by gated-attention-tile; "
+                     "the paged op keeps key-block)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",

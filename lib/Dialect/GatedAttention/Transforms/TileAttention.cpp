@@ -262,8 +262,9 @@ struct GatedAttentionTilePass
                       "(--gated-attention-to-llvm does)");
         return signalPassFailure();
       }
+      // (The paged op's tiles have one block size.)
       OnlineSoftmaxOptions chosen = chooseBlocks(op, options);
-      if (chosen.keyBlock % chosen.diagonalKeyBlock) {
+      if (dense && chosen.keyBlock % chosen.diagonalKeyBlock) {
         op->emitError() << "diagonal-key-block (" << chosen.diagonalKeyBlock
                         << ") must divide key-block (" << chosen.keyBlock
                         << ")";

@@ -1,4 +1,7 @@
 // RUN: gated-attention-opt %s --gated-attention-tile --canonicalize --cse | FileCheck %s
+// The paged op's tiles keep one block size: diagonal-key-block (of dense
+// causal ops) is not checked against its blocks, nor used.
+// RUN: gated-attention-opt %s --gated-attention-tile=diagonal-key-block=48 --canonicalize --cse | FileCheck %s
 
 // Paged attention tiled in place: one scf.forall over (ceildiv(T, R') + B
 // tiles, head groups) for the whole batch; a tile finds its sequence by a

@@ -281,7 +281,8 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     Option<"diagonalKeyBlock", "diagonal-key-block", "int64_t",
            /*default=*/"0",
            "Keys per block on a causal tile's diagonal, a divisor of "
-           "key-block (0: chosen per op, see above)">,
+           "key-block (0: chosen per op, see above; the paged op's tiles "
+           "keep key-block)">,
     Option<"kvSplits", "kv-splits", "std::string", /*default=*/"\"1\"",
            "Split each tile's keys into parts computed in parallel: "
            "1 (off), N (1 to 64 parts), or auto (by the threads and tiles)">,
