@@ -126,6 +126,10 @@ void QueryKernel::build(gpu::GPUFuncOp func) {
                    contiguousSlab(*this, tile.batch, kvHead,
                                   cfg.numKeyValueHeads, numKeys, dv),
                    idx(dv)};
+  // The copies compare key rows with their limit in 32 bits: the loop then
+  // steps a 32-bit limit, and every dQ kernel's key loop is shorter
+  // (docs/Backward.md).
+  kSlab.narrowRows = vSlab.narrowRows = true;
 
   pipeline.emplace(b, loc, cfg, lanes.thread, swizzle);
   pipeline->allocateTiles();
