@@ -183,14 +183,11 @@ void mlir::gated_attention::flash::transposedScoreGrads(
   // column's query in 32 bits (both below 2^31 in magnitude): one register
   // a row through the loop instead of the 64-bit key row and offset (the
   // dK/dV kernel at D 64/48 and 48/64 spilled for want of them).
-  auto i32 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  };
   SmallVector<Value, 2> firstQuery;
   if (cfg.causal && firstQueryMask)
     for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half)
       firstQuery.push_back(
-          i32(kb.sub(lanes.row(kb, keyRow0, half), rows.causalOffset)));
+          kb.toI32(kb.sub(lanes.row(kb, keyRow0, half), rows.causalOffset)));
   // Each column is a packed query row: its L and D, and (causal) whether
   // the lane's keys are visible from it.
   for (int64_t t = 0; t < scores.numTiles(); ++t)
@@ -210,7 +207,7 @@ void mlir::gated_attention::flash::transposedScoreGrads(
           zero);
       Value keyBound, query32;
       if (cfg.causal && firstQueryMask)
-        query32 = i32(query);
+        query32 = kb.toI32(query);
       else if (cfg.causal)
         keyBound = buildCausalKeyBound(b, loc, query, rows.causalOffset);
       for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {

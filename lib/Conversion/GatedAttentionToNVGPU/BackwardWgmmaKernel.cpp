@@ -16,9 +16,7 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 using namespace mlir::gated_attention::flash;
 
-Value BackwardWgmmaKernel::i32(Value index) {
-  return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-}
+Value BackwardWgmmaKernel::i32(Value index) { return toI32(index); }
 
 Value BackwardWgmmaKernel::i32(int64_t value) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));

@@ -40,11 +40,6 @@ void CpAsyncPipeline::allocateTiles() {
   vTiles = view(layout.values, {stages, bc, dv});
 }
 
-static Value toI32(const KernelBuilder &kb, Value index) {
-  return arith::IndexCastOp::create(kb.builder(), kb.location(),
-                                    kb.builder().getI32Type(), index);
-}
-
 void CpAsyncPipeline::copyTile(GlobalSlab src, Value row0, Value limit,
                                Value dst, ValueRange prefix, int64_t rows,
                                int64_t width, SmallVectorImpl<Value> &tokens) {
@@ -120,7 +115,7 @@ std::pair<Value, Value> mlir::gated_attention::flash::slabElement(
       groupOffset = kb.mul(kb.rem(row, src.rowGroup), src.groupStride);
     row = kb.div(row, src.rowGroup);
   }
-  Value valid = src.narrowRows ? kb.lt(toI32(kb, row), toI32(kb, limit))
+  Value valid = src.narrowRows ? kb.lt(kb.toI32(row), kb.toI32(limit))
                                : kb.lt(row, limit);
   Value srcRow = physical(row, valid);
   Value columnOffset = column();

@@ -356,10 +356,8 @@ private:
   Value rowBytes(Value row0, Value numRows) const {
     OpBuilder &b = kb.builder();
     Location loc = kb.location();
-    auto narrow = [&](Value index) -> Value {
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-    };
-    Value left = arith::SubIOp::create(b, loc, narrow(numRows), narrow(row0));
+    Value left =
+        arith::SubIOp::create(b, loc, kb.toI32(numRows), kb.toI32(row0));
     Value rows = arith::MaxSIOp::create(
         b, loc, arith::MinSIOp::create(b, loc, left, i32(kRows)), i32(0));
     return arith::MulIOp::create(b, loc, rows, i32(width));
@@ -383,8 +381,7 @@ private:
   }
   Value at(Value offset) const {
     OpBuilder &b = kb.builder();
-    Value bytes =
-        arith::IndexCastOp::create(b, kb.location(), b.getI32Type(), offset);
+    Value bytes = kb.toI32(offset);
     return LLVM::GEPOp::create(b, kb.location(), base.getType(), b.getI8Type(),
                                base, ValueRange{bytes});
   }

@@ -130,17 +130,14 @@ SmallVector<Value, 2> mlir::gated_attention::flash::softmaxStep(
     // an add and two compares (and their registers).
     OpBuilder &b = kb.builder();
     Location loc = kb.location();
-    auto i32 = [&](Value index) -> Value {
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-    };
     Value first = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(
-            b, loc, i32(block),
+            b, loc, kb.toI32(block),
             arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(keyBlock))),
-        i32(lanes.columnPair(kb)));
+        kb.toI32(lanes.columnPair(kb)));
     for (int64_t half = 0; half < AccumulatorTile::kRowsPerLane; ++half) {
-      Value limit = i32(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
+      Value limit = kb.toI32(range.keyLimit(kb, lanes.row(kb, warpRow, half)));
       keyLimits.push_back(arith::SubIOp::create(b, loc, limit, first));
     }
   } else {

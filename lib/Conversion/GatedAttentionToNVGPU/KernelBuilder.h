@@ -65,6 +65,11 @@ public:
   Value select(Value c, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
+  /// `index` in i32: the kernels' rows, bounds and tile counts are below
+  /// 2^31 (kMaxRows, checked at the op and at the launch).
+  Value toI32(Value index) const {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  }
   /// Element `i` of an i32 buffer (sequence lengths, page ids), as index.
   Value loadIndex(Value buffer, Value i) const {
     Value x = memref::LoadOp::create(b, loc, buffer, ValueRange{i});

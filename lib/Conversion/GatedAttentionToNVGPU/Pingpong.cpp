@@ -12,9 +12,7 @@
 using namespace mlir;
 using namespace mlir::gated_attention::flash;
 
-Value Pingpong::barrierOf(Value c) {
-  return arith::IndexCastOp::create(b, loc, b.getI32Type(), add(c, 1));
-}
+Value Pingpong::barrierOf(Value c) { return toI32(add(c, 1)); }
 
 Value Pingpong::threads() {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kThreads));

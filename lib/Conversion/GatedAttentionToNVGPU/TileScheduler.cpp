@@ -61,13 +61,10 @@ FlashTile TileSequence::tile(const KernelBuilder &kb, Value t, Value numRows,
   // Divided in i32 (tiles are far below 2^31): a 64-bit division is a call
   // in the SASS, after which ptxas no longer knows the warp to be
   // converged, and what follows in the tile leaves the uniform registers.
-  auto i32 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  };
   auto index = [&](Value narrow) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), narrow);
   };
-  Value t32 = i32(t), slabs32 = i32(slabs);
+  Value t32 = kb.toI32(t), slabs32 = kb.toI32(slabs);
   FlashTile tile;
   slab = index(arith::RemUIOp::create(b, loc, t32, slabs32));
   Value block = index(arith::DivUIOp::create(b, loc, t32, slabs32));
@@ -154,7 +151,7 @@ Value KeyBlockRange::isMaskedNarrow(const KernelBuilder &kb,
   };
   Value next = arith::AddIOp::create(b, loc, block, i32(1));
   Value end = arith::MulIOp::create(b, loc, next, i32(keyBlock));
-  Value bound = arith::IndexCastOp::create(b, loc, b.getI32Type(), unmaskedEnd);
+  Value bound = kb.toI32(unmaskedEnd);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, bound);
 }
 
@@ -179,8 +176,8 @@ SmallVector<Value> mlir::gated_attention::flash::buildKeyLoop(
     lower = kb.add(begin, first);
   Value upper = range.numBlocks(), one = kb.idx(1);
   if (narrow) {
-    lower = arith::IndexCastOp::create(b, loc, b.getI32Type(), lower);
-    upper = arith::IndexCastOp::create(b, loc, b.getI32Type(), upper);
+    lower = kb.toI32(lower);
+    upper = kb.toI32(upper);
     one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
   }
   auto loop = scf::ForOp::create(b, loc, lower, upper, one, init);

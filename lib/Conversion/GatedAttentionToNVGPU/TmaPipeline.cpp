@@ -51,9 +51,7 @@ void TmaPipeline::setRowCopies(RowCopies sources) {
 // one argument list: the order C++ evaluates arguments in differs between
 // compilers, and with it the order of the ops (and the tests that see it).
 
-Value TmaPipeline::i32(Value index) {
-  return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-}
+Value TmaPipeline::i32(Value index) { return toI32(index); }
 
 Value TmaPipeline::i32(int64_t value) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
@@ -139,8 +137,8 @@ void mlir::gated_attention::flash::loadTmaBoxes(const KernelBuilder &kb,
   auto cluster = LLVM::LLVMPointerType::get(
       b.getContext(),
       static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
-  Value rowCoord = arith::IndexCastOp::create(b, loc, b.getI32Type(), row);
-  Value slabCoord = arith::IndexCastOp::create(b, loc, b.getI32Type(), slab);
+  Value rowCoord = kb.toI32(row);
+  Value slabCoord = kb.toI32(slab);
   for (int64_t atom = 0; atom < width / kSwizzleSpanElements; ++atom) {
     Value atomPtr =
         LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
@@ -188,9 +186,6 @@ void mlir::gated_attention::flash::copySwizzledRows(
     Value bar) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  auto i32 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  };
   constexpr int64_t chunkElements = 8, elementBytes = 2;
   int64_t chunksPerRow = width / chunkElements;
   Value threadRow = kb.div(thread, chunksPerRow);
@@ -223,7 +218,7 @@ void mlir::gated_attention::flash::copySwizzledRows(
                                              kb.mul(element, elementBytes));
     Value from = LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(),
                                      base, ValueRange{bytes});
-    Value offset = i32(swizzledChunkOffset(kb, r, chunk, numRows));
+    Value offset = kb.toI32(swizzledChunkOffset(kb, r, chunk, numRows));
     Value to = LLVM::GEPOp::create(b, loc, dst.getType(), b.getI8Type(), dst,
                                    ValueRange{offset});
     // Rows past the sequence: 0 bytes read, 16 zeroed.

@@ -35,8 +35,7 @@ Value mlir::gated_attention::flash::uniformWarpgroup(const KernelBuilder &kb,
                                                      Value thread) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  Value warpgroup =
-      arith::IndexCastOp::create(b, loc, b.getI32Type(), kb.div(thread, 128));
+  Value warpgroup = kb.toI32(kb.div(thread, 128));
   Value uniform =
       gpu::ShuffleOp::create(b, loc, warpgroup, 0, 32, gpu::ShuffleMode::IDX)
           .getShuffleResult();

@@ -303,11 +303,8 @@ void WgmmaFlashKernel::normalizeLast(Value block, AccumulatorTile scores,
   // A branch the other blocks skip (uniform: every lane has the same
   // block), not a select: 40 instructions on one block only.
   // Compared in i32, like the loop's counter (buildKeyLoop's narrow).
-  auto i32 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  };
-  Value last = i32(sub(range->numBlocks(), 1));
-  auto ifOp = scf::IfOp::create(b, loc, types, eq(i32(block), last),
+  Value last = toI32(sub(range->numBlocks(), 1));
+  auto ifOp = scf::IfOp::create(b, loc, types, eq(toI32(block), last),
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -513,10 +510,7 @@ Value WgmmaFlashKernel::stagingRows(Value consumer, Value warp) {
   // The consumer's Q rows are free once every one of its warps has waited
   // for its last wgmma (each read all 64 rows): a barrier of the
   // warpgroup's 128 threads, ids after Pingpong's.
-  auto i32 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  };
-  Value id = i32(add(div(warp, 4), 3));
+  Value id = toI32(add(div(warp, 4), 3));
   Value threads = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(128));
   NVVM::BarrierOp::create(b, loc, /*res=*/Type(), id, threads,
                           /*reductionOp=*/nullptr,
@@ -533,7 +527,7 @@ Value WgmmaFlashKernel::stagingRows(Value consumer, Value warp) {
       rem(offset, blockBytes));
   Value queryTile = pipeline->queryTile();
   return LLVM::GEPOp::create(b, loc, queryTile.getType(), b.getI8Type(),
-                             queryTile, ValueRange{i32(bytes)});
+                             queryTile, ValueRange{toI32(bytes)});
 }
 
 void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
@@ -553,7 +547,7 @@ void WgmmaFlashKernel::build(gpu::GPUFuncOp func) {
 }
 
 Value WgmmaFlashKernel::fresh(Value index) {
-  Value narrow = arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  Value narrow = toI32(index);
   return arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                     pinned(b, loc, narrow));
 }
@@ -643,12 +637,9 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
     // The tile index and the block count in i32 (both far below 2^31): the
     // producer's loop in its 24 registers spilled 28-52 bytes at D 128
     // with them in i64, 16-20 with the index in i32.
-    auto i32 = [&](Value index) -> Value {
-      return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-    };
-    Value first32 = i32(TileSequence::firstTile(*this));
-    Value end32 = i32(tiles->numTiles(*this, numRows));
-    Value step32 = i32(step);
+    Value first32 = toI32(TileSequence::firstTile(*this));
+    Value end32 = toI32(tiles->numTiles(*this, numRows));
+    Value step32 = toI32(step);
     auto loop = scf::ForOp::create(b, loc, first32, end32, step32,
                                    ValueRange{zero, zero});
     if (producer) {
@@ -692,7 +683,7 @@ void WgmmaFlashKernel::buildDense(Block &entry, Value thread, Value warpgroup) {
       pipeline->waitQuery(flipped);
     Value done =
         producer ? range->numBlocks() : add(blockBase, range->numBlocks());
-    scf::YieldOp::create(b, loc, ValueRange{i32(done), flipped});
+    scf::YieldOp::create(b, loc, ValueRange{toI32(done), flipped});
   };
   runRoles(thread, warpgroup, forEachTile, epilogue);
 }
