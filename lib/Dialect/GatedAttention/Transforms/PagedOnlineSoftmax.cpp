@@ -137,7 +137,7 @@ private:
                OpFoldResult cols) override {
     Value cache =
         operand == Operand::Key ? op.getKeyCache() : op.getValueCache();
-    int64_t page = op.getPageSize(), keyBlock = spec.keyBlock;
+    int64_t page = op.getPageSize(), keyBlock = blockKeys;
     int64_t piece = std::gcd(page, keyBlock);
     auto slotOf = [&](Value key) -> SmallVector<OpFoldResult> {
       Value pageIndex = arith::DivUIOp::create(b, loc, key, index(page));
