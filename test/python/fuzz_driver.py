@@ -146,4 +146,32 @@ assert 4 * default < everything, (default, everything)
 proc = subprocess.run([sys.executable, str(DRIVER), "run", "--help"],
                       capture_output=True, text=True, check=True)
 assert "--all-seeds" in proc.stdout and "--small" not in proc.stdout
+assert "--seed-pipelines" in proc.stdout and "--seed-rotation" in proc.stdout
 print(f"PASS default seeds: every chunk, {default} of {everything} inputs")
+
+# CI's seeds (--seed-pipelines 1): every chunk still, about half the inputs,
+# and the rotation moves each chunk to other pipelines from run to run.
+def pipelines(d):
+    got = {}
+    for p in d.iterdir():
+        data = p.read_bytes()
+        got.setdefault(data[fuzz_driver.HEADER_SIZE:], set()).add(
+            data[:fuzz_driver.HEADER_SIZE])
+    return got
+
+
+one = fuzz_driver.write_seeds(out / "one", per_chunk=1)
+rotated = fuzz_driver.write_seeds(out / "rotated", per_chunk=1, rotation=1)
+assert chunks(out / "one") == chunks(out / "default") == chunks(out / "rotated")
+assert 0.4 * default < one < 0.65 * default, (one, default)
+first, second = pipelines(out / "one"), pipelines(out / "rotated")
+moved = sum(first[c] != second[c] for c in first)
+assert moved == len(first), (moved, len(first))
+assert fuzz_driver.write_seeds(out / "again") == default
+assert pipelines(out / "again") == pipelines(out / "default")
+try:
+    fuzz_driver.write_seeds(out / "bad", per_chunk=3)
+    raise AssertionError("3 pipelines a chunk accepted")
+except ValueError as e:
+    assert "1 or 2" in str(e)
+print(f"PASS CI seeds: every chunk, {one} inputs, rotated")

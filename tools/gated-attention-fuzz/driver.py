@@ -107,9 +107,15 @@ def seed_sources():
     return files
 
 
-def write_seeds(out, small=True):
-    """Every chunk with two or three pipelines, round robin (small=False,
-    --all-seeds: with every pipeline and option setting below)."""
+def write_seeds(out, small=True, per_chunk=2, rotation=0):
+    """Every chunk with `per_chunk` (1 or 2) pipelines, round robin from
+    `rotation`, and every fifth chunk one of the explicit option settings
+    besides (small=False, --all-seeds: every chunk with every pipeline and
+    option setting below). A run that can only replay its seeds (CI's)
+    takes one pipeline a chunk; rotating it from run to run covers the
+    others over successive runs."""
+    if per_chunk not in (1, 2):
+        raise ValueError(f"seed pipelines per chunk: 1 or 2, not {per_chunk}")
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -136,9 +142,11 @@ def write_seeds(out, small=True):
         chunks = [f for c in split_chunks(text) for f in split_functions(c)]
         for c, chunk in enumerate(chunks):
             if small:
-                chosen = [headers[index % 8], headers[(index + 3) % 8]]
+                turn = index + rotation
+                chosen = [headers[turn % 8], headers[(turn + 3) % 8]]
+                chosen = chosen[:per_chunk]
                 if index % 5 == 0:
-                    chosen.append(headers[8 + index // 5 % (len(headers) - 8)])
+                    chosen.append(headers[8 + turn // 5 % (len(headers) - 8)])
                 chosen = list(dict.fromkeys(chosen))
             else:
                 chosen = headers
@@ -195,7 +203,8 @@ def run_fuzzer(args):
     snapshot = work / "gated-attention-fuzz"
     shutil.copy2(Path(args.fuzzer).resolve(), snapshot)
     args.fuzzer = str(snapshot)
-    n = write_seeds(seeds, small=not args.all_seeds)
+    n = write_seeds(seeds, small=not args.all_seeds,
+                    per_chunk=args.seed_pipelines, rotation=args.seed_rotation)
     print(f"fuzz: {n} seed inputs in {seeds}", flush=True)
     outcomes_path = work / "outcomes.jsonl"
     for old in [outcomes_path, *outcome_snapshots(outcomes_path)]:
@@ -512,6 +521,10 @@ def main():
     # The whole set is ~6x as many inputs: libFuzzer's start-up replays
     # them at ~1 per second, 40 minutes before the first mutation.
     r.add_argument("--all-seeds", action="store_true")
+    r.add_argument("--seed-pipelines", type=int, choices=(1, 2), default=2,
+                   help="pipelines per lit chunk in the default seeds")
+    r.add_argument("--seed-rotation", type=int, default=0,
+                   help="where the seeds' round robin of pipelines starts")
     r.add_argument("--minimize", action="store_true")
     t = sub.add_parser("triage")
     t.add_argument("fuzzer")
