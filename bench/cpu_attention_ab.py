@@ -93,7 +93,7 @@ def pass_pipeline(text, flag, overrides, opt, removed=()):
 
 
 def compile_variant(cfg, options, opt):
-    text = mlir.attention_function(cfg, "attn", c_interface=True)
+    text = mlir.destination_function(cfg, "attn")
     removed = [w[1:] for w in options.split() if w.startswith("-")]
     words = [w for w in options.split() if not w.startswith("-")]
     overrides = [(w.split("=", 1)[0].rsplit(".", 1)[0],
@@ -154,7 +154,8 @@ def main():
         flops = cpu_attention.useful_flops(cfg)
         x = inputs(cfg, dtype)
         libs = [compile_variant(cfg, o, opt) for _, o, opt in variants]
-        outs = [lib.call("attn", x, 4, dtype) for lib in libs]
+        outs = [cpu_attention.run_attention(lib, cfg, x, dtype)
+                for lib in libs]
         for (name, _, _), out in zip(variants, outs):
             err = float(np.max(np.abs(out.astype(np.float64) -
                                       outs[0].astype(np.float64))))
@@ -167,7 +168,7 @@ def main():
             for i, lib in enumerate(libs):
                 for _ in range(args.calls):
                     t = time.perf_counter()
-                    lib.call("attn", x, 4, dtype)
+                    cpu_attention.run_attention(lib, cfg, x, dtype)
                     best[i] = min(best[i], time.perf_counter() - t)
         print(f"S {s}: load average {min(loads):.2f}-{max(loads):.2f}")
         for (name, options, opt), t in zip(variants, best):
