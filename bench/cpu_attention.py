@@ -5,7 +5,8 @@ math, in one run on one machine; then peak resident memory vs S.
     bench/run-cpu [--sizes 512,1024,2048,4096] [--mem-sizes 1024,4096,16384]
 
 GFLOP/s = 4 * B * H * Sq * Skv * D / time (non-causal, B = 1, H = 8, D = 128,
-f32), best of --repeat calls after a warm-up call; a second table runs the
+f32), best of --repeat calls and of a second of calls after warm-up
+(bench/timing.py, for ours and the peers alike); a second table runs the
 Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal; FLOPs halved), where
 numpy repeats K/V per query head as unfused implementations do. Before the
 f32 tables, bench/fma_peak.py measures the f32 FMA peak on the same pinned
@@ -30,7 +31,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from gated_attention import config, mlir, native  # noqa: E402
 import cpu_peers  # noqa: E402
 import fma_peak  # noqa: E402
+import timing  # noqa: E402
 
 H, D = 8, 128
 # Qwen3-Next's full-attention layer: 16 query heads over 2 KV heads, D 256.
@@ -100,14 +101,7 @@ def inputs(cfg):
             for o in mlir.OPERANDS]
 
 
-def time_calls(fn, repeat):
-    fn()  # warm-up
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+time_calls = timing.best_seconds
 
 
 # Peak RSS is read from VmHWM, the high-water mark of this process image:
@@ -120,8 +114,8 @@ def peak_kib():
                 return int(line.split()[1])
 """
 
-NUMPY_WORKER = HWM + r"""
-import json, sys, time
+NUMPY_WORKER = HWM + timing.CHILD_IMPORT + r"""
+import json, sys
 import numpy as np
 s, h, hkv, d, repeat = (int(a) for a in sys.argv[1:6])
 mode = sys.argv[6]
@@ -136,10 +130,7 @@ def attention():
     x = np.exp(x - x.max(-1, keepdims=True))
     y = (x @ vv) / x.sum(-1, keepdims=True)
     return y * (1 / (1 + np.exp(-g)))
-attention()
-best = float("inf")
-for _ in range(repeat):
-    t = time.perf_counter(); attention(); best = min(best, time.perf_counter() - t)
+best = best_seconds(attention, repeat)
 print(json.dumps({"seconds": best, "peak_kib": peak_kib()}))
 """
 
@@ -306,7 +297,8 @@ def throughput(args):
         t_ref = None
         if s <= args.reference_max:
             ref = compile_attention(cfg, reference=True)
-            t_ref = time_calls(lambda: run_attention(ref, cfg, x), 1)
+            t_ref = time_calls(lambda: run_attention(ref, cfg, x), 1,
+                               warmup_calls=1)
         t_np = numpy_child(s, args.repeat)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
                  if has_avx512() else None)

@@ -11,8 +11,8 @@ OMP_NUM_THREADS, which the op's OpenMP loops read).
         [--threads N] [--repeat 3] [--split]
 
 A step: out = attention(q, k, v, g); out.backward(dout). Seconds are the
-best of --repeat steps after a warm-up step (which compiles the op's
-kernels). "saved" is what autograd keeps for the backward (distinct
+best of --repeat steps and of a second of steps, after warm-up (which
+compiles the op's kernels; bench/timing.py). "saved" is what autograd keeps for the backward (distinct
 storages, through torch.autograd.graph.saved_tensors_hooks), and "saved
 beyond inputs" the part of it that is not q, k, v or g: the activations a
 training step holds per layer. --split also times the halves apart: the
@@ -28,7 +28,6 @@ import datetime
 import os
 import platform
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
@@ -37,6 +36,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import gated_attention.torch as ga_torch  # noqa: E402 (registers the ops)
+import timing  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -75,13 +75,8 @@ def saved_bytes(fn, leaves, causal):
 
 
 def best_seconds(fn, leaves, dout, causal, repeat):
-    step(fn, leaves, dout, causal)  # warm-up (compiles the op's kernels)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step(fn, leaves, dout, causal)
-        best = min(best, time.perf_counter() - start)
-    return best
+    # The warm-up compiles the op's kernels.
+    return timing.best_seconds(lambda: step(fn, leaves, dout, causal), repeat)
 
 
 def halves(leaves, dout, causal, repeat):
@@ -96,13 +91,7 @@ def halves(leaves, dout, causal, repeat):
                                        enable_gqa=gqa)
 
     def best(fn):
-        fn()
-        return min(timed(fn) for _ in range(repeat))
-
-    def timed(fn):
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
+        return timing.best_seconds(fn, repeat)
 
     with torch.no_grad():
         fwd = best(lambda: with_lse(q, k, v, g, causal=causal))

@@ -10,7 +10,8 @@ process, the same threads.
 
 Qwen3-Next's full-attention layer (Hq 16 over Hkv 2, D 256, causal), one
 query per sequence over `context` cached keys ([B, H, S, D] tensors). The
-table gives ms per step (best of --repeat after a warm-up) and the K/V bytes
+table gives ms per step (bench/timing.py: best of --repeat and of a
+second of calls, after warm-up) and the K/V bytes
 read per second. "ours" is the torch op (the pipeline's kv-splits=auto:
 split-KV when the B x Hkv tiles are fewer than the threads); each
 `--splits` count N adds the same function compiled with kv-splits=N (1: no

@@ -15,7 +15,8 @@ paged.cpu_key_splits). `--splits` counts N add the op compiled with
 kv-splits=N (1: no split) beside it. torch: the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
 True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
-table gives ms per step (best of --repeat after a warm-up) and the K/V
+table gives ms per step (bench/timing.py: best of --repeat and
+of a second of calls, after warm-up) and the K/V
 bytes read per second (2 * B * context * Hkv * D * element size / time).
 Writes bench/results/cpu-paged-<date>.csv, with the threads and the load
 average (1 minute) before each row.
@@ -36,11 +37,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from gated_attention import paged  # noqa: E402
 from gated_attention.dtypes import numpy_dtype  # noqa: E402
 from cpu_attention import time_calls  # noqa: E402
+from timing import CHILD_IMPORT  # noqa: E402
 
 HQ, HKV, D = 16, 2, 256
 
-TORCH = r"""
-import json, os, sys, time
+TORCH = CHILD_IMPORT + r"""
+import json, os, sys
 import numpy as np, torch, torch.nn.functional as F
 b, ctx, page, repeat, dtype = sys.argv[1:6]
 b, ctx, page, repeat = int(b), int(ctx), int(page), int(repeat)
@@ -60,10 +62,7 @@ def step():
     y = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
     return y * torch.sigmoid(g)
 with torch.no_grad():
-    step()
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter(); step(); best = min(best, time.perf_counter() - t)
+    best = best_seconds(step, repeat)
 print(json.dumps({"seconds": best}))
 """
 

@@ -9,7 +9,8 @@ processes pinned like ours (same cores, same thread count):
   iree-base-compiler for llvm-cpu on this host CPU, run by
   iree-base-runtime's local-task driver.
 
-Each worker prints JSON {"seconds": best of `repeat`} after a warm-up call.
+Each worker prints JSON {"seconds": ...}: its best call, timed as ours is
+(bench/timing.py).
 """
 
 import json
@@ -17,8 +18,10 @@ import os
 import subprocess
 import sys
 
-COMMON = r"""
-import json, os, sys, time
+import timing
+
+COMMON = timing.CHILD_IMPORT + r"""
+import json, os, sys
 import torch, torch.nn.functional as F
 s, hq, hkv, d, repeat, causal, dtype = sys.argv[1:8]
 s, hq, hkv, d, repeat = (int(x) for x in (s, hq, hkv, d, repeat))
@@ -32,11 +35,7 @@ class Gated(torch.nn.Module):
         return F.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=True) * torch.sigmoid(g)
 def best(fn):
-    fn()
-    out = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter(); fn(); out = min(out, time.perf_counter() - t)
-    return out
+    return best_seconds(fn, repeat)
 """
 
 TORCH = COMMON + r"""
