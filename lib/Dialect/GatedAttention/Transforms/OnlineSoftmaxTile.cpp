@@ -203,11 +203,14 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
 
   // Every update below writes into the buffer of the value it replaces, so
   // that bufferization keeps the state in place across iterations.
-  Value rowMax =
-      generic(scores, filled({tileRows}, kNegInf), {ij, i}, {par, red},
-              [&](OpBuilder &nb, ValueRange a) -> Value {
-                return arith::MaximumFOp::create(nb, loc, a[0], a[1]);
-              });
+  // The row max drops NaN scores (maxnumf: on x86 three instructions a
+  // step, maximumf's NaN and signed-zero selects take six): m moves only on
+  // an ordered comparison (buildRunningMax), so it never held a NaN, and
+  // a NaN score still makes its row NaN through P = exp(S - m').
+  Value rowMax = generic(scores, filled({tileRows}, kNegInf), {ij, i},
+                         {par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                           return arith::MaxNumFOp::create(nb, loc, a[0], a[1]);
+                         });
 
   // The weights are scaled by sigma (buildOverflowScale: 1 unless max|v|
   // approaches the f32 range); f = sigma' / sigma rescales the state.

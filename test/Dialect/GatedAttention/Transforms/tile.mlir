@@ -49,9 +49,9 @@
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[VS]][0, 0, %[[KB]], 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> to tensor<64x16xf32>
 // S = Q Kᵀ
 // CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QT]], %[[KT]] : tensor<64x32xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<64x64xf32>)
-// rowmax S
+// rowmax S, dropping NaN scores (their rows stay NaN through P)
 // CHECK: %[[BMAX:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<64x64xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // max |v| so far, and the weights' scale sigma from it.
 // CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[VT]] : tensor<64x16xf32>) outs(%{{.+}} : tensor<16xi32>)
 // CHECK: arith.maxui
