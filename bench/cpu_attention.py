@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from gated_attention import config, mlir, native  # noqa: E402
 import cpu_peers  # noqa: E402
 import fma_peak  # noqa: E402
-import timing  # noqa: E402
+from timing import CHILD_IMPORT, best_seconds  # noqa: E402
 
 H, D = 8, 128
 # Qwen3-Next's full-attention layer: 16 query heads over 2 KV heads, D 256.
@@ -101,9 +101,6 @@ def inputs(cfg):
             for o in mlir.OPERANDS]
 
 
-time_calls = timing.best_seconds
-
-
 # Peak RSS is read from VmHWM, the high-water mark of this process image:
 # getrusage's ru_maxrss would include the (larger) parent it was forked from.
 HWM = r"""
@@ -114,7 +111,7 @@ def peak_kib():
                 return int(line.split()[1])
 """
 
-NUMPY_WORKER = HWM + timing.CHILD_IMPORT + r"""
+NUMPY_WORKER = HWM + CHILD_IMPORT + r"""
 import json, sys
 import numpy as np
 s, h, hkv, d, repeat = (int(a) for a in sys.argv[1:6])
@@ -292,13 +289,13 @@ def throughput(args):
         cfg = attention_config(s)
         x = inputs(cfg)
         tiled = compile_attention(cfg)
-        t_tiled = time_calls(lambda: run_attention(tiled, cfg, x),
-                             args.repeat)
+        t_tiled = best_seconds(lambda: run_attention(tiled, cfg, x),
+                               args.repeat)
         t_ref = None
         if s <= args.reference_max:
             ref = compile_attention(cfg, reference=True)
-            t_ref = time_calls(lambda: run_attention(ref, cfg, x), 1,
-                               warmup_calls=1)
+            t_ref = best_seconds(lambda: run_attention(ref, cfg, x), 1,
+                                 warmup_calls=1)
         t_np = numpy_child(s, args.repeat)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
                  if has_avx512() else None)
@@ -331,8 +328,8 @@ def qwen3next(args):
         cfg = attention_config(s, causal=True, **QWEN)
         x = inputs(cfg)
         tiled = compile_attention(cfg)
-        t_tiled = time_calls(lambda: run_attention(tiled, cfg, x),
-                             args.repeat)
+        t_tiled = best_seconds(lambda: run_attention(tiled, cfg, x),
+                               args.repeat)
         kw = dict(causal=True, **QWEN)
         t_np = numpy_child(s, args.repeat, **kw)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
@@ -364,7 +361,7 @@ def bf16_units_seconds(cfg, units, repeat):
     rng = np.random.default_rng(0)
     x = [rng.standard_normal(cfg.shapes()[o]).astype(ml_dtypes.bfloat16)
          for o in mlir.OPERANDS]
-    return time_calls(
+    return best_seconds(
         lambda: run_attention(lib, cfg, x, ml_dtypes.bfloat16), repeat)
 
 
@@ -390,8 +387,8 @@ def qwen3next_bf16(args):
                 for _ in range(2))
         k, v = (torch.randn(1, QWEN["hkv"], s, QWEN["d"]).bfloat16()
                 for _ in range(2))
-        t_ours = time_calls(lambda: gat.attention(q, k, v, g, causal=True),
-                            args.repeat)
+        t_ours = best_seconds(
+            lambda: gat.attention(q, k, v, g, causal=True), args.repeat)
         t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
                                 True, "bfloat16")
         bf16_cfg = config.AttentionConfig(

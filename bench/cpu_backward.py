@@ -12,8 +12,9 @@ OMP_NUM_THREADS, which the op's OpenMP loops read).
 
 A step: out = attention(q, k, v, g); out.backward(dout). Seconds are the
 best of --repeat steps and of a second of steps, after warm-up (which
-compiles the op's kernels; bench/timing.py). "saved" is what autograd keeps for the backward (distinct
-storages, through torch.autograd.graph.saved_tensors_hooks), and "saved
+compiles the op's kernels; bench/timing.py). "saved" is what autograd
+keeps for the backward (distinct storages, through
+torch.autograd.graph.saved_tensors_hooks), and "saved
 beyond inputs" the part of it that is not q, k, v or g: the activations a
 training step holds per layer. --split also times the halves apart: the
 forward alone (ours with its log-sum-exp, as training runs it; torch's SDPA

@@ -11,12 +11,11 @@ process, the same threads.
 Qwen3-Next's full-attention layer (Hq 16 over Hkv 2, D 256, causal), one
 query per sequence over `context` cached keys ([B, H, S, D] tensors). The
 table gives ms per step (bench/timing.py: best of --repeat and of a
-second of calls, after warm-up) and the K/V bytes
-read per second. "ours" is the torch op (the pipeline's kv-splits=auto:
-split-KV when the B x Hkv tiles are fewer than the threads); each
-`--splits` count N adds the same function compiled with kv-splits=N (1: no
-split) and called on the same tensors. Writes
-bench/results/cpu-decode-<date>.csv.
+second of calls, after warm-up) and the K/V bytes read per second.
+"ours" is the torch op (the pipeline's kv-splits=auto: split-KV when the
+B x Hkv tiles are fewer than the threads); each `--splits` count N adds
+the same function compiled with kv-splits=N (1: no split) and called on
+the same tensors. Writes bench/results/cpu-decode-<date>.csv.
 """
 
 import argparse
@@ -28,7 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
-from cpu_attention import time_calls  # noqa: E402
+from timing import best_seconds  # noqa: E402
 
 HQ, HKV, D = 16, 2, 256
 
@@ -68,10 +67,12 @@ def main():
                 k, v = (torch.randn(b, HKV, ctx, D, generator=gen)
                         .to(kinds[dtype]) for _ in range(2))
                 with torch.no_grad():
-                    ours = time_calls(lambda: torch.ops.gated_attention.attention(
-                        q, k, v, g, causal=True), args.repeat)
-                    theirs = time_calls(lambda: F.scaled_dot_product_attention(
-                        q, k, v, is_causal=False, enable_gqa=True)
+                    ours = best_seconds(
+                        lambda: torch.ops.gated_attention.attention(
+                            q, k, v, g, causal=True), args.repeat)
+                    theirs = best_seconds(
+                        lambda: F.scaled_dot_product_attention(
+                            q, k, v, is_causal=False, enable_gqa=True)
                         * torch.sigmoid(g), args.repeat)
                     forced = [time_split(_args, _cpu, q, k, v, g, n,
                                          args.repeat) for n in splits]
@@ -104,7 +105,7 @@ def time_split(_args, _cpu, q, k, v, g, n, repeat):
     kernel = _cpu.CpuKernel(cfg, pipeline=(
         f"--gated-attention-to-llvm=kv-splits={n}",))
     out = _args.new_output(q, v, "bhsd")
-    return time_calls(lambda: kernel(q, k, v, g, out), repeat)
+    return best_seconds(lambda: kernel(q, k, v, g, out), repeat)
 
 
 if __name__ == "__main__":

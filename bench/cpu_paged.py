@@ -15,9 +15,9 @@ paged.cpu_key_splits). `--splits` counts N add the op compiled with
 kv-splits=N (1: no split) beside it. torch: the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
 True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
-table gives ms per step (bench/timing.py: best of --repeat and
-of a second of calls, after warm-up) and the K/V
-bytes read per second (2 * B * context * Hkv * D * element size / time).
+table gives ms per step (bench/timing.py: best of --repeat and of a
+second of calls, after warm-up) and the K/V bytes read per second
+(2 * B * context * Hkv * D * element size / time).
 Writes bench/results/cpu-paged-<date>.csv, with the threads and the load
 average (1 minute) before each row.
 """
@@ -36,8 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from gated_attention import paged  # noqa: E402
 from gated_attention.dtypes import numpy_dtype  # noqa: E402
-from cpu_attention import time_calls  # noqa: E402
-from timing import CHILD_IMPORT  # noqa: E402
+from timing import CHILD_IMPORT, best_seconds  # noqa: E402
 
 HQ, HKV, D = 16, 2, 256
 
@@ -81,7 +80,7 @@ def ours(b, ctx, page, repeat, dtype, splits=None):
     lens = np.full(b, ctx, np.int32)
     cu = np.arange(b + 1, dtype=np.int32)
 
-    return time_calls(lambda: paged.paged_attention(
+    return best_seconds(lambda: paged.paged_attention(
         q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype,
         num_splits=splits), repeat)
 
