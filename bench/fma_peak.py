@@ -47,14 +47,21 @@ def widths():
 
 
 @functools.lru_cache(maxsize=None)
+def _build_dir():
+    # Removed when the process exits (TemporaryDirectory's finalizer); a
+    # plain mkdtemp left one directory in /tmp per benchmark run.
+    return tempfile.TemporaryDirectory(prefix="ga-fma-peak-")
+
+
+@functools.lru_cache(maxsize=None)
 def binary():
-    """fma_peak.c compiled once per process, into a temporary directory."""
+    """fma_peak.c compiled once per process, into a temporary directory
+    that is removed when the process exits."""
     cc = next((c for c in (os.environ.get("CC"), "clang", "cc", "gcc")
                if c and shutil.which(c)), None)
     if cc is None:
         raise RuntimeError("fma_peak: no C compiler (clang, cc or gcc)")
-    tmp = tempfile.mkdtemp(prefix="ga-fma-peak-")
-    path = os.path.join(tmp, "fma_peak")
+    path = os.path.join(_build_dir().name, "fma_peak")
     subprocess.run([cc, "-O2", "-pthread", "-o", path, SOURCE], check=True)
     return path
 

@@ -255,6 +255,7 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // A result stored into a caller's buffer (materialize_in_destination, as
   // the torch op's functions do) is computed in it: no result-sized
   // allocation and copy.
+  pm.addPass(createGatedAttentionTileResultsInPlacePass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addFunctionBoundaryBufferization(pm);
   addBufferDeallocation(pm);

@@ -96,8 +96,7 @@ private:
 
   /// The rows of a tile and its one-row version when it has both
   /// (decodeVariant with the rows bounded but dynamic), else `version()`.
-  std::pair<SmallVector<Value>, OpFoldResult>
-  buildVersions(function_ref<SmallVector<Value>()> version);
+  SmallVector<Value> buildVersions(function_ref<SmallVector<Value>()> version);
 
   /// A result filled tile by tile: element type and width (0: a
   /// [B, Hq, Sq] result, else [B, Hq, Sq, width]).
@@ -107,12 +106,11 @@ private:
   };
   /// Sets the tile's rows and the op's keys and causal offset.
   void prepare();
-  /// The results, each tile's values (`tileFn(firstHead)`: rows-first
-  /// tensors of the stacked heads, and the rows between its heads) inserted
-  /// head by head.
-  SmallVector<Value> buildRows(
-      ArrayRef<RowsResult> results,
-      function_ref<std::pair<SmallVector<Value>, OpFoldResult>(Value)> tileFn);
+  /// The results, each tile's values inserted head by head:
+  /// `tileFn(firstHead)` gives each result's rows-first tensor of every
+  /// stacked head in turn (OnlineSoftmaxTile::splitHeads' order).
+  SmallVector<Value> buildRows(ArrayRef<RowsResult> results,
+                               function_ref<SmallVector<Value>(Value)> tileFn);
 
   AttentionOp op;
   bool decodeVariant;
@@ -139,11 +137,11 @@ Value DenseOnlineSoftmax::tile(Value source, Value head, OpFoldResult row,
                  paddedRows);
 }
 
-std::pair<SmallVector<Value>, OpFoldResult>
+SmallVector<Value>
 DenseOnlineSoftmax::buildVersions(function_ref<SmallVector<Value>()> version) {
   std::optional<int64_t> bound = getConstantIntValue(rowsTile);
   if (!decodeVariant || !bound || getConstantIntValue(rows))
-    return {version(), rowsTile};
+    return version();
   // Rows bounded but dynamic in a tile of an op of dynamic Sq. Both
   // versions are inside the tile, so the scf.forall still writes the op's
   // destination (test/Pipelines/destination-passing.mlir).
@@ -178,9 +176,9 @@ void DenseOnlineSoftmax::prepare() {
         b, loc, opKeys, getValueOrCreateConstantIndexOp(b, loc, rows));
 }
 
-SmallVector<Value> DenseOnlineSoftmax::buildRows(
-    ArrayRef<RowsResult> resultKinds,
-    function_ref<std::pair<SmallVector<Value>, OpFoldResult>(Value)> tileFn) {
+SmallVector<Value>
+DenseOnlineSoftmax::buildRows(ArrayRef<RowsResult> resultKinds,
+                              function_ref<SmallVector<Value>(Value)> tileFn) {
   Value query = op.getQuery();
   OpFoldResult numBatches = tensor::getMixedSize(b, loc, query, 0);
   OpFoldResult numHeads = b.getIndexAttr(op.getNumQueryHeads());
@@ -200,33 +198,26 @@ SmallVector<Value> DenseOnlineSoftmax::buildRows(
         auto headLoop = forLoop(
             index(0), index(op.getNumQueryHeads()), index(stack), batchIter,
             [&](Value firstHead, ValueRange headIter) -> SmallVector<Value> {
-              auto [values, headRows] = tileFn(firstHead);
-              // Head r of the group: rows [r * headRows, + rows) of the tile.
+              SmallVector<Value> values = tileFn(firstHead);
+              assert(values.size() == resultKinds.size() * stack &&
+                     "a value per result and head");
+              // Head r of the group: its first `rows` rows.
               OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
               SmallVector<Value> updated(headIter);
               for (int64_t r = 0; r < stack; ++r) {
-                OpFoldResult first = zero;
-                if (r && getConstantIntValue(headRows))
-                  first = b.getIndexAttr(r * *getConstantIntValue(headRows));
-                else if (r)
-                  first = arith::MulIOp::create(
-                              b, loc,
-                              getValueOrCreateConstantIndexOp(b, loc, headRows),
-                              index(r))
-                              .getResult();
                 Value head = arith::AddIOp::create(b, loc, firstHead, index(r));
-                for (auto [value, kind, result] :
-                     llvm::zip_equal(values, resultKinds, updated)) {
+                for (auto [k, kind, result] :
+                     llvm::enumerate(resultKinds, updated)) {
                   SmallVector<OpFoldResult> inner;
                   if (kind.width)
                     inner.push_back(b.getIndexAttr(kind.width));
-                  Value headValue = value;
-                  if (stack > 1 || rows != rowsTile) {
-                    SmallVector<OpFoldResult> offsets = {first}, sizes = {rows};
+                  Value headValue = values[k * stack + r];
+                  if (rows != rowsTile) {
+                    SmallVector<OpFoldResult> offsets = {zero}, sizes = {rows};
                     offsets.append(inner.size(), zero);
                     sizes.append(inner);
                     headValue = tensor::ExtractSliceOp::create(
-                        b, loc, value, offsets, sizes,
+                        b, loc, headValue, offsets, sizes,
                         SmallVector<OpFoldResult>(sizes.size(), one));
                   }
                   SmallVector<OpFoldResult> offsets = {batch, head, zero};
@@ -253,10 +244,11 @@ SmallVector<Value, 2> DenseOnlineSoftmax::build() {
     kinds.push_back({f32, 0});
   SmallVector<Value> tiled = buildRows(kinds, [&](Value firstHead) {
     return buildVersions([&]() -> SmallVector<Value> {
-      Value out = OnlineSoftmaxTile::build(firstHead, opKeys, opCausalOffset);
+      SmallVector<Value> values =
+          OnlineSoftmaxTile::build(firstHead, opKeys, opCausalOffset);
       if (lse)
-        return {out, lse};
-      return {out};
+        values.append(splitHeads({lse}));
+      return values;
     });
   });
   SmallVector<Value, 2> replacements;
@@ -279,7 +271,7 @@ SmallVector<Value, 4> DenseOnlineSoftmax::buildPartials(Value split,
         return buildVersions([&]() -> SmallVector<Value> {
           Partial part =
               buildPartial(firstHead, opKeys, opCausalOffset, split, splits);
-          return {part.out, part.sum, part.max, part.sigma};
+          return splitHeads({part.out, part.sum, part.max, part.sigma});
         });
       });
   return SmallVector<Value, 4>(partials.begin(), partials.end());

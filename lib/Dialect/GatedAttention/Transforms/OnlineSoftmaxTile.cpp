@@ -117,42 +117,69 @@ SmallVector<Value> OnlineSoftmaxTile::genericN(
       .getResults();
 }
 
-Value OnlineSoftmaxTile::stackedRows(Operand operand, Value firstHead,
-                                     bool shared) {
-  auto headTile = [&](int64_t r) {
-    Value head =
-        shared ? index(0) : arith::AddIOp::create(b, loc, firstHead, index(r));
-    return rowsOf(operand, head);
-  };
+Value OnlineSoftmaxTile::headRows(Value stacked, int64_t r) {
+  auto type = cast<RankedTensorType>(stacked.getType());
+  int64_t rows = *getConstantIntValue(rowsTile);
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  offsets[0] = b.getIndexAttr(r * rows);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, stacked);
+  sizes[0] = b.getIndexAttr(rows);
+  return tensor::ExtractSliceOp::create(
+      b, loc, stacked, offsets, sizes,
+      SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+}
+
+SmallVector<Value> OnlineSoftmaxTile::splitHeads(ArrayRef<Value> stacked) {
   if (stack == 1)
-    return headTile(0);
-  int64_t headRows = *getConstantIntValue(rowsTile);
-  int64_t width = operand == Operand::Query ? spec.headDim
-                  : spec.gateHeadwise       ? 1
-                                            : spec.valueHeadDim;
-  Value stacked = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{stack * headRows, width}, spec.elementType);
-  for (int64_t r = 0; r < stack; ++r) {
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(r * headRows),
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {rowsTile, b.getIndexAttr(width)};
-    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-    stacked = tensor::InsertSliceOp::create(b, loc, headTile(r), stacked,
-                                            offsets, sizes, strides);
-  }
-  return stacked;
+    return SmallVector<Value>(stacked);
+  SmallVector<Value> heads;
+  for (Value value : stacked)
+    for (int64_t r = 0; r < stack; ++r)
+      heads.push_back(headRows(value, r));
+  return heads;
 }
 
 Value OnlineSoftmaxTile::queryTile(Value firstHead) {
   // Extended to f32 and pre-scaled once per tile, not once per key block.
-  Value q = stackedRows(Operand::Query, firstHead, /*shared=*/false);
   AffineMap id2 = b.getMultiDimIdentityMap(2);
-  return generic(q, empty({tileRows, b.getIndexAttr(spec.headDim)}, f32),
-                 {id2, id2}, {IteratorType::parallel, IteratorType::parallel},
-                 [&](OpBuilder &nb, ValueRange args) -> Value {
-                   return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
-                                                f32Const(nb, spec.scale));
-                 });
+  OpFoldResult d = b.getIndexAttr(spec.headDim);
+  auto scaled = [&](Value rows, Value init) {
+    return generic(rows, init, {id2, id2},
+                   {IteratorType::parallel, IteratorType::parallel},
+                   [&](OpBuilder &nb, ValueRange args) -> Value {
+                     return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
+                                                  f32Const(nb, spec.scale));
+                   });
+  };
+  auto head = [&](int64_t r) {
+    return rowsOf(Operand::Query,
+                  arith::AddIOp::create(b, loc, firstHead, index(r)));
+  };
+  if (stack == 1)
+    return scaled(head(0), empty({tileRows, d}, f32));
+  int64_t rows = *getConstantIntValue(rowsTile);
+  auto insertHead = [&](Value rowsOfHead, Value into, int64_t r) -> Value {
+    return tensor::InsertSliceOp::create(
+        b, loc, rowsOfHead, into,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(r * rows), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rowsTile, d},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  };
+  // f32: each head's rows scaled straight into their place in the stacked
+  // tile, one pass. Narrower types are stacked as they are, then scaled in
+  // one generic: the bf16 matrix-unit lowering multiplies the unscaled
+  // stacked tile and scales the sums (matchScaledExtension), where a
+  // rounded scaled copy would add an error the error model does not have.
+  if (spec.elementType == f32) {
+    Value q = empty({tileRows, d}, f32);
+    for (int64_t r = 0; r < stack; ++r)
+      q = insertHead(scaled(head(r), headRows(q, r)), q, r);
+    return q;
+  }
+  Value stacked = empty({tileRows, d}, spec.elementType);
+  for (int64_t r = 0; r < stack; ++r)
+    stacked = insertHead(head(r), stacked, r);
+  return scaled(stacked, empty({tileRows, d}, f32));
 }
 
 OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
@@ -330,7 +357,7 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
   return {mOut, lNew, lComp, accNew, accComp, vmax, sigma};
 }
 
-Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
+SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
   MLIRContext *ctx = b.getContext();
   AffineExpr d0, d1;
   bindDims(ctx, d0, d1);
@@ -343,24 +370,38 @@ Value OnlineSoftmaxTile::epilogue(State s, Value gate) {
                         Value l = arith::SubFOp::create(nb, loc, a[0], a[1]);
                         return buildInverseRowSum(nb, loc, l);
                       });
-  Value init =
-      empty({tileRows, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
-  SmallVector<Value> inputs = {s.acc, s.accComp, inv};
+  // One generic a head, reading its gate rows in place and writing the rows
+  // the caller inserts into the result, so that neither the gate nor the
+  // output is copied through a stacked tile.
   SmallVector<AffineMap> maps = {ij, ij, i};
-  if (gate) {
-    inputs.push_back(gate);
+  if (spec.hasGate)
     maps.push_back(
         spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
-  }
   maps.push_back(ij);
-  return generic(inputs, init, maps, {par, par},
-                 [&](OpBuilder &nb, ValueRange a) -> Value {
-                   Value acc = arith::SubFOp::create(nb, loc, a[0], a[1]);
-                   Value y = arith::MulFOp::create(nb, loc, acc, a[2]);
-                   Value g = gate ? toF32(nb, a[3]) : Value();
-                   return buildGatedOutput(nb, loc, y, g, spec.gate,
-                                           spec.combine, spec.elementType);
-                 });
+  SmallVector<Value> outs;
+  for (int64_t r = 0; r < stack; ++r) {
+    auto rowsOfHead = [&](Value v) { return stack == 1 ? v : headRows(v, r); };
+    SmallVector<Value> inputs = {rowsOfHead(s.acc), rowsOfHead(s.accComp),
+                                 rowsOfHead(inv)};
+    if (spec.hasGate)
+      inputs.push_back(rowsOf(
+          Operand::Gate,
+          spec.gateShared ? index(0)
+                          : arith::AddIOp::create(b, loc, firstHead, index(r))
+                                .getResult()));
+    Value init =
+        empty({rowsTile, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
+    outs.push_back(
+        generic(inputs, init, maps, {par, par},
+                [&](OpBuilder &nb, ValueRange a) -> Value {
+                  Value acc = arith::SubFOp::create(nb, loc, a[0], a[1]);
+                  Value y = arith::MulFOp::create(nb, loc, acc, a[2]);
+                  Value g = spec.hasGate ? toF32(nb, a[3]) : Value();
+                  return buildGatedOutput(nb, loc, y, g, spec.gate,
+                                          spec.combine, spec.elementType);
+                }));
+  }
+  return outs;
 }
 
 Value OnlineSoftmaxTile::logSumExp(State s) {
@@ -388,9 +429,9 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
   Value q = queryTile(firstHead);
 
   OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
-  State state{filled({tileRows}, kNegInf), filled({tileRows}, 0.0),
-              filled({tileRows}, 0.0), filled({tileRows, dv}, 0.0),
-              filled({tileRows, dv}, 0.0)};
+  State state{filledState({tileRows}, kNegInf), filledState({tileRows}, 0.0),
+              filledState({tileRows}, 0.0), filledState({tileRows, dv}, 0.0),
+              filledState({tileRows, dv}, 0.0)};
   if (needsOverflowScale(spec.elementType)) {
     state.vmax = f32Const(b, 0.0);
     state.sigma = f32Const(b, 1.0);
@@ -458,16 +499,13 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
   return state;
 }
 
-Value OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
-                               Value causalOffset) {
+SmallVector<Value> OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
+                                            Value causalOffset) {
   this->causalOffset = causalOffset;
   partBegin = numParts = Value();
   State state = keyLoops(firstHead, index(0), numKeys);
-  Value gate = spec.hasGate
-                   ? stackedRows(Operand::Gate, firstHead, spec.gateShared)
-                   : Value();
   lse = spec.withLse ? logSumExp(state) : Value();
-  return epilogue(state, gate);
+  return epilogue(state, firstHead);
 }
 
 OnlineSoftmaxTile::Partial
@@ -505,8 +543,7 @@ OnlineSoftmaxTile::buildPartial(Value firstHead, Value numKeys,
               .getResult(0)};
 }
 
-std::pair<SmallVector<Value>, OpFoldResult>
-OnlineSoftmaxTile::buildWithDecodeRows(
+SmallVector<Value> OnlineSoftmaxTile::buildWithDecodeRows(
     Value numRows, int64_t bound, function_ref<SmallVector<Value>()> version) {
   auto versionOf = [&](int64_t headRows) {
     rowsTile = b.getIndexAttr(headRows);
@@ -514,7 +551,7 @@ OnlineSoftmaxTile::buildWithDecodeRows(
     return version();
   };
   if (bound == 1)
-    return {versionOf(1), rowsTile};
+    return versionOf(1);
   // Each version yields its values with dynamic rows.
   auto dynamicRows = [&](SmallVector<Value> values) {
     for (Value &value : values) {
@@ -535,23 +572,22 @@ OnlineSoftmaxTile::buildWithDecodeRows(
       [&](OpBuilder &nb, Location l) {
         scf::YieldOp::create(nb, l, dynamicRows(versionOf(bound)));
       });
-  Value headRows =
-      arith::SelectOp::create(b, loc, decode, index(1), index(bound));
-  return {SmallVector<Value>(branch.getResults()), headRows};
+  return SmallVector<Value>(branch.getResults());
 }
 
-std::pair<Value, OpFoldResult>
-OnlineSoftmaxTile::buildWithDecodeRows(Value numRows, int64_t bound,
-                                       Value firstHead, Value numKeys,
-                                       Value causalOffset) {
-  // The output and (with spec.withLse) its log-sum-exp.
-  auto [values, headRows] =
+SmallVector<Value> OnlineSoftmaxTile::buildWithDecodeRows(Value numRows,
+                                                          int64_t bound,
+                                                          Value firstHead,
+                                                          Value numKeys,
+                                                          Value causalOffset) {
+  SmallVector<Value> values =
       buildWithDecodeRows(numRows, bound, [&]() -> SmallVector<Value> {
-        Value out = build(firstHead, numKeys, causalOffset);
+        SmallVector<Value> heads = build(firstHead, numKeys, causalOffset);
         if (lse)
-          return {out, lse};
-        return {out};
+          heads.append(splitHeads({lse}));
+        return heads;
       });
-  lse = spec.withLse ? values[1] : Value();
-  return {values[0], headRows};
+  // The stacked lse of a version is returned split, not left in `lse`.
+  lse = Value();
+  return values;
 }

@@ -21,6 +21,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -88,19 +89,23 @@ public:
         blockKeys(spec.keyBlock) {}
   virtual ~OnlineSoftmaxTile() = default;
 
-  /// The output of query heads firstHead .. firstHead + stack - 1 (which
-  /// share one K/V head), `tileRows x Dv` in the element type: head r in rows
-  /// [r * rowsTile, + rowsTile). Keys [0, numKeys) exist; with
-  /// `causalOffset`, key j is visible from row i of a head iff
+  /// The output of each of query heads firstHead .. firstHead + stack - 1
+  /// (which share one K/V head), `rowsTile x Dv` in the element type, one
+  /// value a head: each is computed in the buffer it is inserted into, not
+  /// in a stacked tile copied out head by head. Keys [0, numKeys) exist;
+  /// with `causalOffset`, key j is visible from row i of a head iff
   /// j <= i + causalOffset.
   /// With spec.withLse, also sets `lse` to the rows' log-sum-exp
-  /// (`tileRows` x f32, buildLogSumExp).
-  Value build(Value firstHead, Value numKeys, Value causalOffset);
+  /// (`tileRows` x f32, stacked, buildLogSumExp).
+  SmallVector<Value> build(Value firstHead, Value numKeys, Value causalOffset);
 
-  /// The log-sum-exp of the last build() (or buildWithDecodeRows(), rows
-  /// dynamic there when there are two versions); null without
-  /// spec.withLse.
+  /// The log-sum-exp of the last build(); null without spec.withLse.
   Value lse;
+
+  /// Head r's rows [r * rowsTile, + rowsTile) of each stacked tile value,
+  /// head-major within each value: every head of stacked[0], then every
+  /// head of stacked[1], and so on (the values themselves with one head).
+  SmallVector<Value> splitHeads(ArrayRef<Value> stacked);
 
   /// The unnormalized result of one part of the tile's keys (split-KV), all
   /// f32 with `tileRows` rows: out = sigma sum_j exp(s_j - shift(max)) v_j
@@ -125,15 +130,16 @@ protected:
   /// build() with `bound` rows per head, and, when `numRows` (the tile's
   /// real rows per head) is at most 1 at run time -- a decode step -- with
   /// one row per head instead (an scf.if; no branch for `bound` = 1).
-  /// Returns the output (rows dynamic when there are two versions) and the
-  /// rows between its heads; leaves rowsTile and tileRows at `bound`'s.
-  std::pair<Value, OpFoldResult>
-  buildWithDecodeRows(Value numRows, int64_t bound, Value firstHead,
-                      Value numKeys, Value causalOffset);
+  /// Returns each head's output, then (spec.withLse) each head's
+  /// log-sum-exp, rows dynamic when there are two versions; leaves rowsTile
+  /// and tileRows at `bound`'s.
+  SmallVector<Value> buildWithDecodeRows(Value numRows, int64_t bound,
+                                         Value firstHead, Value numKeys,
+                                         Value causalOffset);
   /// The same for any tile values: `version()` builds them (tensors whose
-  /// first dim is the tile's rows) at the current rowsTile and tileRows;
-  /// with two versions their rows are dynamic.
-  std::pair<SmallVector<Value>, OpFoldResult>
+  /// first dim is a head's or the tile's rows) at the current rowsTile and
+  /// tileRows; with two versions their rows are dynamic.
+  SmallVector<Value>
   buildWithDecodeRows(Value numRows, int64_t bound,
                       function_ref<SmallVector<Value>()> version);
 
@@ -200,6 +206,17 @@ private:
     return linalg::FillOp::create(b, loc, f32Const(b, v), empty(sizes, f32))
         .getResult(0);
   }
+  /// A loop state's start: not a fill of a tensor.empty, which CSE would
+  /// share between equal starts (acc and its compensation, l and its),
+  /// making bufferization copy the one fill into each state buffer.
+  Value filledState(ArrayRef<OpFoldResult> sizes, double v) {
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamicSizes;
+    dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+    Value fresh = bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get(shape, f32), dynamicSizes);
+    return linalg::FillOp::create(b, loc, f32Const(b, v), fresh).getResult(0);
+  }
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(dims, 0, results, b.getContext());
   }
@@ -214,16 +231,15 @@ private:
            ArrayRef<utils::IteratorType> iterators,
            function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body);
 
-  /// The rows of heads firstHead .. + stack - 1 stacked into one tile;
-  /// `shared` reads head 0 for every one of them.
-  Value stackedRows(Operand operand, Value firstHead, bool shared);
+  /// Rows [r * rowsTile, + rowsTile) of a stacked tile value.
+  Value headRows(Value stacked, int64_t r);
   Value queryTile(Value firstHead);
   /// The loop state after the key blocks of [keyBegin, keyEnd) (keyBegin a
   /// multiple of the key block; keys from keyEnd on masked) of the heads
   /// from firstHead.
   State keyLoops(Value firstHead, Value keyBegin, Value keyEnd);
   State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
-  Value epilogue(State s, Value gate);
+  SmallVector<Value> epilogue(State s, Value firstHead);
   /// L = shift(m) + log(l) - log(sigma) per row: the weights were
   /// exp(s - shift(m)) sigma.
   Value logSumExp(State s);

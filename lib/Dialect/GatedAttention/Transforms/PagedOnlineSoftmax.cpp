@@ -65,24 +65,26 @@ public:
 
   /// The output of the tile at `site` with `headRows` rows per head
   /// (`count` of them real; one per head when count <= 1, a decode step)
-  /// for its `stackedHeads` heads, as OnlineSoftmaxTile::buildWithDecodeRows.
-  std::pair<Value, OpFoldResult>
-  buildTile(int64_t headRows, int64_t stackedHeads, const PagedTileSite &site) {
+  /// for each of its `stackedHeads` heads, as
+  /// OnlineSoftmaxTile::buildWithDecodeRows.
+  SmallVector<Value> buildTile(int64_t headRows, int64_t stackedHeads,
+                               const PagedTileSite &site) {
     at(site, stackedHeads);
     return buildWithDecodeRows(site.count, headRows, site.firstHead,
                                site.numKeys, site.causalOffset);
   }
 
   /// The same tile's partials of part `split` of `splits` of its keys
-  /// (OnlineSoftmaxTile::Partial: out, sum, max, sigma).
-  std::pair<SmallVector<Value>, OpFoldResult>
-  buildPartialTile(int64_t headRows, int64_t stackedHeads,
-                   const PagedTileSite &site, Value split, Value splits) {
+  /// (OnlineSoftmaxTile::Partial: out, sum, max, sigma), each head's in
+  /// turn (OnlineSoftmaxTile::splitHeads).
+  SmallVector<Value> buildPartialTile(int64_t headRows, int64_t stackedHeads,
+                                      const PagedTileSite &site, Value split,
+                                      Value splits) {
     at(site, stackedHeads);
     return buildWithDecodeRows(site.count, headRows, [&] {
       Partial part = buildPartial(site.firstHead, site.numKeys,
                                   site.causalOffset, split, splits);
-      return SmallVector<Value>{part.out, part.sum, part.max, part.sigma};
+      return splitHeads({part.out, part.sum, part.max, part.sigma});
     });
   }
 
@@ -235,12 +237,11 @@ public:
 private:
   /// Tile `tileId` of head group `group`.
   PagedTileSite locate(Value tileId, Value group);
-  /// Rows [r * headRows, + count) of `value` (a tile's output or partial:
-  /// head r of it in those rows) into `dest` at `lead` + (tokens of the
-  /// tile, head firstHead + r) for every stacked head r.
-  void insertHeadRows(scf::ForallOp forall, Value value, Value dest,
-                      ArrayRef<OpFoldResult> lead, Value headRows,
-                      const PagedTileSite &site);
+  /// Rows [0, count) of `heads[r]` (head r's rows of a tile's output or
+  /// partial) into `dest` at `lead` + (tokens of the tile, head
+  /// firstHead + r) for every stacked head r.
+  void insertHeadRows(scf::ForallOp forall, ValueRange heads, Value dest,
+                      ArrayRef<OpFoldResult> lead, const PagedTileSite &site);
 
   RewriterBase &b;
   Location loc;
@@ -287,23 +288,24 @@ PagedTileSite PagedLowering::locate(Value tileId, Value group) {
   return {seq, firstRow, count, firstHead, numKeys, causalOffset};
 }
 
-void PagedLowering::insertHeadRows(scf::ForallOp forall, Value value,
+void PagedLowering::insertHeadRows(scf::ForallOp forall, ValueRange heads,
                                    Value dest, ArrayRef<OpFoldResult> lead,
-                                   Value headRows, const PagedTileSite &site) {
-  auto type = cast<RankedTensorType>(value.getType());
+                                   const PagedTileSite &site) {
+  assert(static_cast<int64_t>(heads.size()) == stack && "a value per head");
+  auto type = cast<RankedTensorType>(heads.front().getType());
   OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   // Rows, then the values' width where there is one.
   SmallVector<OpFoldResult> width;
   if (type.getRank() == 2)
     width.push_back(b.getIndexAttr(type.getDimSize(1)));
-  SmallVector<Value> heads;
-  for (int64_t r = 0; r < stack; ++r) {
-    SmallVector<OpFoldResult> offsets = {ix.mul(headRows, ix.c(r))};
+  SmallVector<Value> rows;
+  for (Value head : heads) {
+    SmallVector<OpFoldResult> offsets = {zero};
     SmallVector<OpFoldResult> sizes = {site.count};
     offsets.append(width.size(), zero);
     sizes.append(width);
-    heads.push_back(tensor::ExtractSliceOp::create(
-        b, loc, value, offsets, sizes,
+    rows.push_back(tensor::ExtractSliceOp::create(
+        b, loc, head, offsets, sizes,
         SmallVector<OpFoldResult>(sizes.size(), one)));
   }
   SmallVector<Value> headIds;
@@ -318,7 +320,7 @@ void PagedLowering::insertHeadRows(scf::ForallOp forall, Value value,
     offsets.append(width.size(), zero);
     sizes.append(width);
     tensor::ParallelInsertSliceOp::create(
-        b, loc, heads[r], dest, offsets, sizes,
+        b, loc, rows[r], dest, offsets, sizes,
         SmallVector<OpFoldResult>(sizes.size(), one));
   }
 }
@@ -348,9 +350,8 @@ Value PagedLowering::unsplit(Value tiles, Value dest) {
   PagedTileSite site = locate(ivs[0], ivs[1]);
   // Decode tiles (one query) compute one row per head, not R'.
   PagedOnlineSoftmax tile(b, op, options.keyBlock);
-  auto [out, headRows] = tile.buildTile(rowsPerHead, stack, site);
-  insertHeadRows(forall, out, forall.getRegionIterArgs()[0], {},
-                 getValueOrCreateConstantIndexOp(b, loc, headRows), site);
+  SmallVector<Value> heads = tile.buildTile(rowsPerHead, stack, site);
+  insertHeadRows(forall, heads, forall.getRegionIterArgs()[0], {}, site);
   return forall.getResult(0);
 }
 
@@ -370,11 +371,11 @@ Value PagedLowering::split(Value splits, Value tiles, OpFoldResult splitTokens,
     b.setInsertionPoint(forall.getTerminator());
     PagedTileSite site = locate(ivs[1], ivs[2]);
     PagedOnlineSoftmax tile(b, op, options.keyBlock);
-    auto [parts, headRows] =
+    SmallVector<Value> heads =
         tile.buildPartialTile(rowsPerHead, stack, site, ivs[0], splits);
-    Value rows = getValueOrCreateConstantIndexOp(b, loc, headRows);
-    for (auto [part, out] : llvm::zip_equal(parts, forall.getRegionIterArgs()))
-      insertHeadRows(forall, part, out, {ivs[0]}, rows, site);
+    for (auto [k, out] : llvm::enumerate(forall.getRegionIterArgs()))
+      insertHeadRows(forall, ArrayRef<Value>(heads).slice(k * stack, stack),
+                     out, {ivs[0]}, site);
   }
   KeySplitGate gate{Value(), AffineMap(), op.getGate(), op.getCombine()};
   if (op.hasGate()) {

@@ -42,7 +42,7 @@
 // CHECK-NOT:       scf.for
 // Its length, then a decode tile (one query) or a full one.
 // CHECK:           tensor.extract %[[L]][%[[SEARCH]]#0]
-// CHECK:           %[[OUTTILE:.+]] = scf.if %{{.+}} -> (tensor<?x64xf32>)
+// CHECK:           scf.if %{{.+}} -> (tensor<?x64xf32>, tensor<?x64xf32>)
 // CHECK:             tensor.extract_slice %[[Q]][%[[ROW:.+]], %{{.+}}, 0] [%[[COUNT:.+]], 1, 64] [1, 1, 1] : tensor<?x4x64xf32> to tensor<?x64xf32>
 // CHECK:             tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 64] [1, 1] : tensor<?x64xf32> into tensor<1x64xf32>
 // CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x64xf32>, tensor<2x64xf32>, f32, f32)
@@ -83,7 +83,8 @@ func.func @pages_528(%q: tensor<?x4x64xf32>, %kc: tensor<?x528x2x64xf32>, %vc: t
 // CHECK-SAME:    (%[[Q:[^:]+]]: tensor<?x8x32xbf16>, %[[KC:[^:]+]]: tensor<?x64x1x32xbf16>, %[[VC:[^:]+]]: tensor<?x64x1x32xbf16>, %[[T:[^:]+]]: tensor<?x?xi32>
 // CHECK:         %[[TILES:.+]] = arith.ceildivui %{{.+}}, %c8
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}}) shared_outs
-// CHECK:           scf.if %{{.+}} -> (tensor<?x32xbf16>)
+// One output a stacked head:
+// CHECK:           scf.if %{{.+}} -> (tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>)
 // CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x32xf32>, f32, f32)
 // CHECK-NOT:           scf.for
 // CHECK:               %[[PI:.+]] = arith.divui %[[KB]], %c64

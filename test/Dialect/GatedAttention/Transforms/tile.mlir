@@ -27,15 +27,27 @@
 // CHECK: %[[KS:.+]] = tensor.extract_slice %[[K]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 32]
 // CHECK: %[[VS:.+]] = tensor.extract_slice %[[V]][0, %[[KVH]], 0, 0] [1, 1, %[[NKEYS]], 16]
 // CHECK: %[[OFF:.+]] = arith.subi %[[NKEYS]], %[[NROWS]] : index
-// The query tile: each head's rows padded to 16 and stacked, scaled once in
-// f32.
-// CHECK-COUNT-4: tensor.insert_slice %{{.+}} : tensor<16x32xf32> into tensor<64x32xf32>
-// CHECK: %[[QT:.+]] = linalg.generic
+// The query tile: each head's rows padded to 16 and scaled once, in f32,
+// into their place in the stacked tile (no stacked copy of the query).
+// CHECK: %[[QS0:.+]] = tensor.extract_slice %[[QE:.+]][0, 0] [16, 32] [1, 1] : tensor<64x32xf32> to tensor<16x32xf32>
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<16x32xf32>) outs(%[[QS0]] : tensor<16x32xf32>)
 // CHECK: arith.mulf %{{.+}}, %[[SCALE]]
-// Running max (-inf), sum and accumulator (0), their compensations (0).
+// CHECK: tensor.insert_slice %{{.+}} into %[[QE]][0, 0] [16, 32]
+// CHECK: tensor.insert_slice %{{.+}}[16, 0] [16, 32]
+// CHECK: tensor.insert_slice %{{.+}}[32, 0] [16, 32]
+// CHECK: %[[QT:.+]] = tensor.insert_slice %{{.+}}[48, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// Running max (-inf), sum and accumulator (0), their compensations (0),
+// each in a buffer of its own (alloc_tensor: CSE would give equal fills of
+// a tensor.empty one buffer, and bufferization a copy of it per use).
 // CHECK: %[[M0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<64xf32>)
-// CHECK: %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64xf32>)
-// CHECK: %[[ACC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x16xf32>)
+// CHECK: %[[L0E:.+]] = bufferization.alloc_tensor() : tensor<64xf32>
+// CHECK: %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[L0E]] : tensor<64xf32>)
+// CHECK: %[[LC0E:.+]] = bufferization.alloc_tensor() : tensor<64xf32>
+// CHECK: %[[LC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[LC0E]] : tensor<64xf32>)
+// CHECK: %[[ACC0E:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
+// CHECK: %[[ACC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ACC0E]] : tensor<64x16xf32>)
+// CHECK: %[[ACCC0E:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
+// CHECK: %[[ACCC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ACCC0E]] : tensor<64x16xf32>)
 // Loop 1: the full blocks row 0 already sees; no mask code (NOMASK checks
 // the whole loop body: from the first scf.for to its scf.yield).
 // NOMASK-LABEL: func.func @gqa_causal
@@ -44,7 +56,7 @@
 // NOMASK-NOT: tensor.insert_slice
 // NOMASK: scf.yield
 // CHECK: %[[UNMASKED:.+]] = arith.muli
-// CHECK: %[[LOOP1:.+]]:7 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[L0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACC0]], %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, f32, f32)
+// CHECK: %[[LOOP1:.+]]:7 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[LC0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACCC0]], %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, f32, f32)
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[KS]][0, 0, %[[KB]], 0] [1, 1, 64, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<64x32xf32>
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[VS]][0, 0, %[[KB]], 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> to tensor<64x16xf32>
 // S = Q Kᵀ
@@ -107,16 +119,29 @@
 // CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM]], %[[ZERO:[a-z0-9_]+]] : f32
 // CHECK: %[[RCP:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
 // CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[RCP]] : f32
-// CHECK: %[[Y:.+]] = linalg.generic {{.+}} ins(%[[LOOP3]]#3, %[[LOOP3]]#4, %[[INV]], %{{.+}} : tensor<64x16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// One generic a head r: rows [16 r, 16 r + 16) of the state, its own gate
+// rows, and its output rows alone, which bufferization writes in place in
+// the result (no stacked output tile copied out head by head).
+// CHECK: %[[A0:.+]] = tensor.extract_slice %[[LOOP3]]#3[0, 0] [16, 16]
+// CHECK: %[[AC0:.+]] = tensor.extract_slice %[[LOOP3]]#4[0, 0] [16, 16]
+// CHECK: %[[I0:.+]] = tensor.extract_slice %[[INV]][0] [16]
+// CHECK: %[[G0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 1, %[[NROWS]], 16]
+// CHECK: %[[Y0:.+]] = linalg.generic {{.+}} ins(%[[A0]], %[[AC0]], %[[I0]], %{{.+}} : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<16x16xf32>)
 // CHECK: arith.subf
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.mulf
-// Head r of the group is rows [16 r, 16 r + rows) of the output tile.
-// CHECK: tensor.extract_slice %[[Y]][0, 0] [%[[NROWS]], 16]
-// CHECK: tensor.extract_slice %[[Y]][16, 0] [%[[NROWS]], 16]
-// CHECK: tensor.extract_slice %[[Y]][32, 0] [%[[NROWS]], 16]
-// CHECK: tensor.extract_slice %[[Y]][48, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[LOOP3]]#3[16, 0] [16, 16]
+// CHECK: %[[Y1:.+]] = linalg.generic
+// CHECK: tensor.extract_slice %[[LOOP3]]#3[32, 0] [16, 16]
+// CHECK: %[[Y2:.+]] = linalg.generic
+// CHECK: tensor.extract_slice %[[LOOP3]]#3[48, 0] [16, 16]
+// CHECK: %[[Y3:.+]] = linalg.generic
+// Head r's first `rows` rows go to the group's output.
+// CHECK: tensor.extract_slice %[[Y0]][0, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y1]][0, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y2]][0, 0] [%[[NROWS]], 16]
+// CHECK: tensor.extract_slice %[[Y3]][0, 0] [%[[NROWS]], 16]
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], %[[Q0]], 0] [1, 4, %[[NROWS]], 16]
 // The loop is marked for the later CPU vectorization; under the causal mask

@@ -14,6 +14,10 @@
 // CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
 // CHECK: scf.forall
 // CHECK: scf.for
+// The queries of the two stacked heads are multiplied unscaled, as they
+// are: never a rounded copy of the scaled query tile (an error the error
+// model does not have).
+// CHECK-NOT: arith.truncf
 // The bf16 query tile as pairs, the K block packed to (D/2) x keys x 2 by
 // whole rows: blocks of 16 key rows read as 16 i32 pairs each, transposed
 // in 64 shuffles, written as rows of (D/2) x 2. Element-wise packing (256

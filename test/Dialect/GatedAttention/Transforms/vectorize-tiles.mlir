@@ -15,7 +15,6 @@
 // CHECK-LABEL: func.func @gqa_causal_bf16
 // CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK: scf.forall
-// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<32x32xf32>
 // CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32)
 // The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
 // time, with shuffles (no per-element copies).
@@ -29,7 +28,8 @@
 // through the score tile. They start as zeros in registers, and the tiles
 // write into an uninitialized tensor: no zero-filled tile is read (shared
 // with the loop's initial state, it was copied every key block).
-// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[EMPTY]]) -> (tensor<32x32xf32>)
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<32x32xf32>
+// CHECK-NEXT: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[EMPTY]]) -> (tensor<32x32xf32>)
 // CHECK-NEXT: tensor.extract_slice
 // CHECK-NEXT: %[[A:.+]] = scf.for %{{.+}} = %c0 to %c64 step %c32 iter_args(%{{.+}} = %[[ZERO]]) -> (vector<8x32xf32>)
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>

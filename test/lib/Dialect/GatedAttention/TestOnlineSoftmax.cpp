@@ -14,6 +14,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -39,9 +40,10 @@ struct TestOnlineSoftmaxPass
            "gated_attention ops";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect,
-                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-                    tensor::TensorDialect>();
+    registry
+        .insert<affine::AffineDialect, arith::ArithDialect,
+                bufferization::BufferizationDialect, linalg::LinalgDialect,
+                math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
   }
 
   void runOnOperation() override {

@@ -292,6 +292,7 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
@@ -489,6 +490,38 @@ def GatedAttentionAMXTilesPass
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def GatedAttentionTileResultsInPlacePass
+    : Pass<"gated-attention-tile-results-in-place", "::mlir::ModuleOp"> {
+  let summary = "Compute tile results in the tile grid's output";
+  let description = [{
+    Runs just before upstream's `eliminate-empty-tensors` and does its work
+    for the `tensor.parallel_insert_slice`s that end `scf.forall` tile
+    grids, first. A tile writes its result piece by piece (one query head
+    of a stacked GQA group, or the whole tile) into a `tensor.empty`, which
+    the grid's terminator inserts into the grid's output. Upstream walks
+    the insertions innermost first: the first piece's empty is replaced by
+    a slice of the tile's empty result, and only then is that result
+    replaced by a slice of the output, so the first piece was computed in a
+    scratch buffer and copied (every tile of an ungrouped head, the first
+    head of a grouped one). With the terminators' empties replaced first,
+    every piece is computed in its place in the output. Uses upstream's
+    `bufferization::eliminateEmptyTensors` on the terminators, with the
+    same One-Shot analysis as the upstream pass.
+
+    ```mlir
+    // before: %r = tensor.empty(); %h0 = linalg.generic outs(%e0) ...
+    //   %t = tensor.insert_slice %h0 into %r ... (more heads)
+    //   scf.forall.in_parallel { tensor.parallel_insert_slice %t into %out }
+    // after:  %r = tensor.extract_slice %out[...]; the heads' empties then
+    //   become slices of %r in eliminate-empty-tensors.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -70,6 +70,9 @@ FailureOr<int64_t> parseKeySplits(StringRef value);
 /// of the op form one query tile, padded to a static row count when the
 /// rows have a constant upper bound (then the heads of a GQA group are
 /// stacked into that tile). Used on the tiles made by `gated-attention-tile`.
+/// The loop state starts from `bufferization.alloc_tensor`s (one buffer
+/// each, where CSE would merge equal fills of `tensor.empty`), so the
+/// bufferization dialect must be loaded.
 FailureOr<Value> decomposeToOnlineSoftmax(RewriterBase &rewriter,
                                           AttentionOp op,
                                           const OnlineSoftmaxOptions &options);
