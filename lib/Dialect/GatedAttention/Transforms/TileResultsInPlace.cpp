@@ -45,13 +45,18 @@ struct TileResultsInPlacePass
     options.allowReturnAllocsFromLoops = true;
     options.bufferizeFunctionBoundaries = true;
     bufferization::OneShotAnalysisState state(module, options);
-    if (failed(bufferization::analyzeModuleOp(module, state)))
+    // Failures say why, as upstream's pass does.
+    if (failed(bufferization::analyzeModuleOp(module, state))) {
+      module.emitError() << "cannot analyze the module for bufferization";
       return signalPassFailure();
+    }
     IRRewriter rewriter(module.getContext());
     for (scf::InParallelOp terminator : terminators)
       if (failed(bufferization::eliminateEmptyTensors(rewriter, terminator,
-                                                      state)))
+                                                      state))) {
+        terminator.emitError() << "failed to eliminate tensor.empty ops";
         return signalPassFailure();
+      }
   }
 };
 } // namespace
