@@ -103,8 +103,8 @@ public:
   Value lse;
 
   /// Head r's rows [r * rowsTile, + rowsTile) of each stacked tile value,
-  /// head-major within each value: every head of stacked[0], then every
-  /// head of stacked[1], and so on (the values themselves with one head).
+  /// value by value: every head of stacked[0] in order, then every head of
+  /// stacked[1], and so on (the values themselves with one head).
   SmallVector<Value> splitHeads(ArrayRef<Value> stacked);
 
   /// The unnormalized result of one part of the tile's keys (split-KV), all
