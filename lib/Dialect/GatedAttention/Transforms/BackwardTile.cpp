@@ -225,11 +225,8 @@ Value BackwardTileBuilder::contract(Value lhs, AffineMap lhsMap, Value rhs,
 }
 
 Value BackwardTileBuilder::filled(ArrayRef<int64_t> shape, double v) {
-  // Not a tensor.empty: CSE would give two accumulators one fill, and
-  // bufferization a copy of it per use.
-  Value empty = bufferization::AllocTensorOp::create(
-      b, loc, RankedTensorType::get(shape, f32), ValueRange{});
-  return linalg::FillOp::create(b, loc, f32Const(b, v), empty).getResult(0);
+  return buildFreshFill(b, loc, getAsIndexOpFoldResult(b.getContext(), shape),
+                        v);
 }
 
 Value BackwardTileBuilder::rounded(Value tile) {

@@ -124,6 +124,7 @@ protected:
   /// init + lhs x rhs over loops (d0, d1, d2), d2 reduced.
   Value contract(Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
                  Value init);
+  /// buildFreshFill of a static shape: a loop state's own buffer.
   Value filled(ArrayRef<int64_t> shape, double v);
   /// An f32 tile rounded to the element type.
   Value rounded(Value tile);

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -83,6 +84,18 @@ scf::ForOp mlir::gated_attention::buildForLoop(
       body(loop.getInductionVar(), loop.getRegionIterArgs());
   scf::YieldOp::create(b, loc, yielded);
   return loop;
+}
+
+Value mlir::gated_attention::buildFreshFill(OpBuilder &b, Location loc,
+                                            ArrayRef<OpFoldResult> sizes,
+                                            double v) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
+  Value fresh = bufferization::AllocTensorOp::create(
+      b, loc, RankedTensorType::get(shape, b.getF32Type()), dynamicSizes);
+  Value value = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  return linalg::FillOp::create(b, loc, value, fresh).getResult(0);
 }
 
 Value mlir::gated_attention::buildGeneric(
@@ -378,17 +391,20 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
     maps.push_back(
         spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
   maps.push_back(ij);
+  // A gate shared by the heads is read (and padded) once.
+  Value sharedGate = spec.hasGate && spec.gateShared
+                         ? rowsOf(Operand::Gate, index(0))
+                         : Value();
   SmallVector<Value> outs;
   for (int64_t r = 0; r < stack; ++r) {
     auto rowsOfHead = [&](Value v) { return stack == 1 ? v : headRows(v, r); };
     SmallVector<Value> inputs = {rowsOfHead(s.acc), rowsOfHead(s.accComp),
                                  rowsOfHead(inv)};
-    if (spec.hasGate)
+    if (sharedGate)
+      inputs.push_back(sharedGate);
+    else if (spec.hasGate)
       inputs.push_back(rowsOf(
-          Operand::Gate,
-          spec.gateShared ? index(0)
-                          : arith::AddIOp::create(b, loc, firstHead, index(r))
-                                .getResult()));
+          Operand::Gate, arith::AddIOp::create(b, loc, firstHead, index(r))));
     Value init =
         empty({rowsTile, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
     outs.push_back(
@@ -429,9 +445,12 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
   Value q = queryTile(firstHead);
 
   OpFoldResult dv = b.getIndexAttr(spec.valueHeadDim);
-  State state{filledState({tileRows}, kNegInf), filledState({tileRows}, 0.0),
-              filledState({tileRows}, 0.0), filledState({tileRows, dv}, 0.0),
-              filledState({tileRows, dv}, 0.0)};
+  auto start = [&](ArrayRef<OpFoldResult> sizes, double v) {
+    return buildFreshFill(b, loc, sizes, v);
+  };
+  State state{start({tileRows}, kNegInf), start({tileRows}, 0.0),
+              start({tileRows}, 0.0), start({tileRows, dv}, 0.0),
+              start({tileRows, dv}, 0.0)};
   if (needsOverflowScale(spec.elementType)) {
     state.vmax = f32Const(b, 0.0);
     state.sigma = f32Const(b, 1.0);

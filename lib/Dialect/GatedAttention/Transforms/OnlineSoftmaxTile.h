@@ -21,7 +21,6 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -43,6 +42,14 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange ins, Value init,
                    ArrayRef<AffineMap> maps,
                    ArrayRef<utils::IteratorType> iterators,
                    function_ref<Value(OpBuilder &, ValueRange)> body);
+
+/// An f32 tensor of `sizes` filled with `v`, in a buffer of its own: a
+/// fill of a `bufferization.alloc_tensor`, not of a `tensor.empty`, which
+/// CSE would share between equal fills (two accumulators, or a sum and its
+/// compensation) and bufferization then copy into each. The start of a
+/// loop-carried tile state, forward and backward.
+Value buildFreshFill(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                     double v);
 
 /// Query rows per head of the tiles of `op` that gated-attention-tile makes
 /// (the group's heads share a tile of about options.queryBlock rows; never
@@ -205,17 +212,6 @@ private:
   Value filled(ArrayRef<OpFoldResult> sizes, double v) {
     return linalg::FillOp::create(b, loc, f32Const(b, v), empty(sizes, f32))
         .getResult(0);
-  }
-  /// A loop state's start: not a fill of a tensor.empty, which CSE would
-  /// share between equal starts (acc and its compensation, l and its),
-  /// making bufferization copy the one fill into each state buffer.
-  Value filledState(ArrayRef<OpFoldResult> sizes, double v) {
-    SmallVector<int64_t> shape;
-    SmallVector<Value> dynamicSizes;
-    dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
-    Value fresh = bufferization::AllocTensorOp::create(
-        b, loc, RankedTensorType::get(shape, f32), dynamicSizes);
-    return linalg::FillOp::create(b, loc, f32Const(b, v), fresh).getResult(0);
   }
   AffineMap map(unsigned dims, ArrayRef<AffineExpr> results) {
     return AffineMap::get(dims, 0, results, b.getContext());
