@@ -106,9 +106,9 @@ static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
   return o.vectorBits ? o.vectorBits : vectorBitsOf(targetFeatures(o));
 }
 
-/// What `matrix-units` selects. `host` takes the target CPU's AVX512-BF16 when
-/// the target is 512 bits wide, not its AMX: the AMX code has run only on an
-/// emulation of its tiles, so it is taken only when asked for (`amx`).
+/// What `matrix-units` selects. `host` takes the target CPU's AMX, else its
+/// AVX512-BF16, when the target is 512 bits wide. (This machine's features
+/// list AMX only where Linux enables the tile state, XCR0.)
 static StringRef
 resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
   StringRef units = options.matrixUnits;
@@ -116,9 +116,7 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
     return units;
   if (targetVectorBits(options) < 512)
     return "fma";
-  StringRef host = matrixUnitsOf(targetFeatures(options));
-  // (Every CPU with AMX-BF16 has AVX512-BF16.)
-  return host == "amx" ? "avx512-bf16" : host;
+  return matrixUnitsOf(targetFeatures(options));
 }
 
 /// The contractions' register tile: one accumulator row is 2 vector

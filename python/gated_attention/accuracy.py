@@ -42,6 +42,10 @@ For output element (b, h, i, e), with softmax weights w_j of row i:
   most n = min(Skv, Bk) terms, 2u from the compensation and at most
   2 S+ / tau rescalings of 2u each, whatever Skv:
   eps = 2^-24 ((sqrt(D) + 3) S+ + sqrt(n) + 10).
+  For bf16 and f16 results that path adds P.V to acc in chunks
+  (`chunked_acc`): plain sums of fewer than C + Bk keys (C =
+  CPU_ACC_CHUNK_KEYS), each chunk added with compensation, so there
+  n = min(Skv, C + Bk).
   Split-KV on the CPU (`splits` = N > 1 parts of the keys, each part such
   a lowering, merged as O = sum_i w_i O_i / sum_i w_i l_i with
   w_i = exp(m_i - m)) adds the merge: the argument m_i - m (|.| <= 2 S+)
@@ -134,6 +138,9 @@ _TANH_SLOPE = {"sigmoid": lambda g: 0.5, "silu": lambda g: 0.5 * np.abs(g),
 # key-block=0 chooses 64 or 128; the backward takes 64), which ga.attention
 # and CpuAttention run: the bound grows with the block, so it covers both.
 CPU_KEY_BLOCK = 128
+# Keys per chunk of the tiled CPU path's bf16 and f16 accumulator
+# (OnlineSoftmaxTile::kAccChunkKeys).
+CPU_ACC_CHUNK_KEYS = 1024
 PRINT_RELATIVE = 5e-6
 
 Comparison = collections.namedtuple(
@@ -143,17 +150,21 @@ largest |out - ref|; ratio: largest |out - ref| / bound (inf on a NaN or a
 shape mismatch); worst: the index of that element (None if none)."""
 
 
-def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT, splits=1):
+def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT, splits=1,
+                  chunked_acc=False):
     """eps of the module docstring: the relative error of a row's softmax
     weights (and the absolute error of its scores and of log l) from the
     arithmetic of unit roundoff `unit` (f32's; f64's for f64), for head dim
     `d`, `skv` keys, the rows' score magnitude `s_plus`, and the key block
     of a lowering with compensated sums (None: plain sums over all
-    keys), whose keys may be split into `splits` merged parts."""
+    keys), whose keys may be split into `splits` merged parts.
+    `chunked_acc`: that lowering compensates acc once per chunk of
+    CPU_ACC_CHUNK_KEYS keys, not per key block (its bf16 and f16
+    results)."""
     if key_block is None:
         return unit * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
-    eps = unit * ((np.sqrt(d) + 3) * s_plus
-                  + np.sqrt(min(skv, key_block)) + 10)
+    terms = min(skv, key_block + (CPU_ACC_CHUNK_KEYS if chunked_acc else 0))
+    eps = unit * ((np.sqrt(d) + 3) * s_plus + np.sqrt(terms) + 10)
     if splits > 1:
         eps = eps + unit * (2 * s_plus + 3 + np.sqrt(splits))
     return eps
@@ -234,7 +245,8 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
         s_plus = np.abs(scale) * np.where(mask, mag, 0.0).max(
             axis=-1, keepdims=True, initial=0.0)
     unit = dtypes.arithmetic_unit(cfg.dtype)
-    eps = softmax_error(d, skv, s_plus, key_block, unit, splits)
+    eps = softmax_error(d, skv, s_plus, key_block, unit, splits,
+                        chunked_acc=cfg.dtype in ("bf16", "f16"))
     if flush_subnormals:
         q1 = np.abs(q).sum(axis=-1, keepdims=True)
         k1 = np.abs(kr).sum(axis=-1).max(axis=-1, initial=0.0)

@@ -40,11 +40,15 @@ def cpu_flags():
 def host_matrix_units():
     """What --gated-attention-to-llvm's matrix-units=host multiplies bf16
     tiles with on this CPU at its default vector width (Pipelines.cpp,
-    resolvedMatrixUnits): AVX512-BF16 on a CPU with AVX-512 and it, never
-    AMX (taken only when asked for), else FMAs."""
+    resolvedMatrixUnits): on a CPU with AVX-512, AMX tiles where it has
+    AMX-TILE and AMX-BF16 (Linux lists them once it enables their state),
+    else AVX512-BF16 where it has that; else FMAs."""
     flags = cpu_flags()
-    return ("avx512-bf16" if {"avx512f", "avx512_bf16"} <= flags
-            else "fma")
+    if "avx512f" not in flags:
+        return "fma"
+    if {"amx_tile", "amx_bf16"} <= flags:
+        return "amx"
+    return "avx512-bf16" if "avx512_bf16" in flags else "fma"
 
 
 # Compiled code that multiplies on AMX tiles (matrix-units=amx) holds this

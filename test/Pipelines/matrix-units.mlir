@@ -17,14 +17,14 @@
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=vector-bits=256" | FileCheck %s --check-prefix=FMA
 // target-cpu, not the machine compiling, decides what matrix-units=host and
 // vector-bits=0 mean: an AVX2 CPU gets FMAs on 4 x 16 register tiles, Zen 4
-// and Sapphire Rapids (AMX only when asked for) vdpbf16ps and 8 x 32 tiles,
-// Skylake-X (no AVX512-BF16) FMAs (the tiles as --dump-pass-pipeline prints
-// the pipeline's options).
+// vdpbf16ps and 8 x 32 tiles, Sapphire Rapids AMX tiles, Skylake-X (no
+// AVX512-BF16) FMAs (the tiles as --dump-pass-pipeline prints the
+// pipeline's options).
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=x86-64-v3" | FileCheck %s --check-prefix=FMA
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=x86-64-v3" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=znver4" | FileCheck %s --check-prefix=DOT
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=znver4" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
-// RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=sapphirerapids" | FileCheck %s --check-prefix=DOT
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=sapphirerapids" | FileCheck %s --check-prefix=AMX
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=skylake-avx512" | FileCheck %s --check-prefix=FMA
 
 // DOT-LABEL: llvm.func @bf16_gqa_causal

@@ -45,6 +45,15 @@ for skv, value in ((4096, 0.1), (1 << 23, 0.1), (1 << 23, 3.0)):
     check(f"equal scores, Skv={skv}, V={value}", np.zeros((1, 1, 1, 1)),
           np.zeros((1, 1, skv, 1)), np.full((1, 1, skv, 1), value))
 
+# 1b. The same in bf16 and f16, whose acc sums key blocks plainly within
+# chunks of 1024 keys and adds the chunks with compensation
+# (OnlineSoftmaxTile::chunkedAcc): summed plainly over all keys, 2^23 keys
+# of 0.1 would be 5.6% off (numpy's float32 running sum of them).
+for dtype in ("bf16", "f16"):
+    check(f"equal scores, Skv=2^23, V=0.1, {dtype}", np.zeros((1, 1, 1, 2)),
+          np.zeros((1, 1, 1 << 23, 2)), np.full((1, 1, 1 << 23, 2), 0.1),
+          dtype=dtype)
+
 # 2. Scores rising by 0.9 * 2^-25 per block of 64 keys, V = +1 then -1.
 skv = 1 << 20
 j = np.arange(skv)

@@ -86,9 +86,9 @@ struct GatedAttentionToLLVMPipelineOptions
       *this, "matrix-units",
       llvm::cl::desc("What multiplies bf16 tiles: fma (widened to f32, any "
                      "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
-                     "tiles, never run on AMX hardware yet; both need "
-                     "512-bit vectors) or host (avx512-bf16 where "
-                     "target-cpu has it, else fma)"),
+                     "tiles; both need 512-bit vectors) or host (amx "
+                     "where target-cpu has AMX-BF16, else avx512-bf16 "
+                     "where it has that, else fma)"),
       llvm::cl::init("host")};
   PassOptions::Option<std::string> kvSplits{
       *this, "kv-splits",

@@ -16,6 +16,11 @@
 // CHECK: largest difference: 0
 // CHECK-NEXT: sum: [[SUM:[0-9]+]]
 // CHECK-NOT: sum: 0{{$}}
+// The same contraction marked to start from zero (S = Q Kᵀ): its
+// accumulator tiles start from tilezero, whatever the buffer held.
+// CHECK: from zero, largest difference: 0
+// CHECK-NEXT: sum: [[SUM0:[0-9]+]]
+// CHECK-NOT: sum: 0{{$}}
 
 #lhs = affine_map<(m, n, k, p) -> (m, k, p)>
 #rhs = affine_map<(m, n, k, p) -> (k, n, p)>
@@ -34,6 +39,22 @@ func.func @tiles(%a: memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>,
                   iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %b : memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>, memref<64x48x2xbf16>)
       outs(%c : memref<32x48xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %s: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %r = arith.addf %s, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+func.func @tiles_from_zero(%a: memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>,
+                           %b: memref<64x48x2xbf16>, %c: memref<32x48xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #acc],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>, memref<64x48x2xbf16>)
+      outs(%c : memref<32x48xf32>) attrs = {gated_attention.amx_zero_start} {
   ^bb0(%x: bf16, %y: bf16, %s: f32):
     %xf = arith.extf %x : bf16 to f32
     %yf = arith.extf %y : bf16 to f32
@@ -142,5 +163,29 @@ func.func @main() {
   vector.print %dv : f32
   vector.print str "sum: "
   vector.print %tv : f32
+  // From zero: the tiles' buffer still holds the results above, the
+  // loops' starts from 0.
+  %ref0 = memref.alloc() : memref<32x48xf32>
+  linalg.fill ins(%zero : f32) outs(%ref0 : memref<32x48xf32>)
+  call @tiles_from_zero(%a, %b, %amx) : (memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>, memref<64x48x2xbf16>, memref<32x48xf32>) -> ()
+  call @loops(%a, %b, %ref0) : (memref<32x64x2xbf16, strided<[200, 2, 1], offset: ?>>, memref<64x48x2xbf16>, memref<32x48xf32>) -> ()
+  memref.store %zero, %diff[] : memref<f32>
+  memref.store %zero, %total[] : memref<f32>
+  linalg.generic {indexing_maps = [#id2, #id2, #sum, #sum], iterator_types = ["reduction", "reduction"]}
+      ins(%amx, %ref0 : memref<32x48xf32>, memref<32x48xf32>) outs(%diff, %total : memref<f32>, memref<f32>) {
+  ^bb0(%x: f32, %y: f32, %d: f32, %t: f32):
+    %e = arith.subf %x, %y : f32
+    %ae = math.absf %e : f32
+    %m = arith.maximumf %d, %ae : f32
+    %ay = math.absf %y : f32
+    %nt = arith.addf %t, %ay : f32
+    linalg.yield %m, %nt : f32, f32
+  }
+  %dv0 = memref.load %diff[] : memref<f32>
+  %tv0 = memref.load %total[] : memref<f32>
+  vector.print str "from zero, largest difference: "
+  vector.print %dv0 : f32
+  vector.print str "sum: "
+  vector.print %tv0 : f32
   return
 }

@@ -57,7 +57,8 @@ SmallVector<SmallVector<int64_t>> tileGroups(int64_t range, int64_t size,
 /// Emits a bufferized pair contraction (left R x P x 2, right P x C x 2 of
 /// bf16, accumulator R x C of f32) as amx ops: accumulator tiles of up to
 /// 16 x 16, 2 x 2 at a time (with 2 left and 2 right operand tiles, the 8
-/// tile registers), each loaded once, multiplied over all P pairs in steps
+/// tile registers), each loaded once (zeroed where the contraction starts
+/// from zero, startAMXTilesFromZero), multiplied over all P pairs in steps
 /// of up to 16 (a 64-byte row), stored once.
 LogicalResult emitAMXTiles(OpBuilder &b, linalg::GenericOp op) {
   Location loc = op.getLoc();
@@ -80,13 +81,17 @@ LogicalResult emitAMXTiles(OpBuilder &b, linalg::GenericOp op) {
   auto index = [&](int64_t i) -> Value {
     return arith::ConstantIndexOp::create(b, loc, i);
   };
+  bool fromZero = startsAMXTilesFromZero(op);
   for (ArrayRef<int64_t> rowGroup : tileGroups(rows, tileRows, 2)) {
     for (ArrayRef<int64_t> colGroup : tileGroups(cols, tileCols, 2)) {
       SmallVector<Value> sums;
       for (int64_t r : rowGroup)
         for (int64_t c : colGroup)
-          sums.push_back(amx::TileLoadOp::create(
-              b, loc, accTile, acc, ValueRange{index(r), index(c)}));
+          sums.push_back(
+              fromZero
+                  ? Value(amx::TileZeroOp::create(b, loc, accTile))
+                  : Value(amx::TileLoadOp::create(
+                        b, loc, accTile, acc, ValueRange{index(r), index(c)})));
       for (int64_t p = 0; p < pairs; p += tilePairs) {
         SmallVector<Value> left, right;
         for (int64_t r : rowGroup)

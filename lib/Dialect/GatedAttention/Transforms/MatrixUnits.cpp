@@ -197,6 +197,26 @@ int64_t mlir::gated_attention::largestDivisorAtMost(int64_t size,
   return 1;
 }
 
+/// The mark of startAMXTilesFromZero: a discardable attribute, which
+/// tiling keeps on the tiled ops (they are clones).
+static constexpr StringLiteral kAMXZeroStart = "gated_attention.amx_zero_start";
+
+void mlir::gated_attention::startAMXTilesFromZero(RewriterBase &rewriter,
+                                                  linalg::GenericOp op) {
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!isZeroFill(init->get()))
+    return;
+  auto fill = init->get().getDefiningOp<linalg::FillOp>();
+  rewriter.modifyOpInPlace(op, [&] {
+    init->set(fill.getDpsInitOperand(0)->get());
+    op->setAttr(kAMXZeroStart, rewriter.getUnitAttr());
+  });
+}
+
+bool mlir::gated_attention::startsAMXTilesFromZero(Operation *op) {
+  return op->hasAttr(kAMXZeroStart);
+}
+
 SmallVector<int64_t>
 mlir::gated_attention::amxRegisterTile(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

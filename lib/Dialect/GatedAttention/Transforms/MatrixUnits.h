@@ -76,6 +76,16 @@ constexpr int64_t kAMXColumns = 16;
 /// unrolls with the accumulators held in tile registers.
 SmallVector<int64_t> amxRegisterTile(linalg::LinalgOp op);
 
+/// Marks a pair contraction for AMX whose accumulator starts at zero
+/// (S = Q Kᵀ): its init, a fill of 0, is replaced by the fill's
+/// destination, left undefined, and gated-attention-amx-tiles starts its
+/// accumulator tiles from tilezero instead of loading a zero-filled
+/// buffer filled in a pass of its own. No-op for other inits.
+void startAMXTilesFromZero(RewriterBase &rewriter, linalg::GenericOp op);
+
+/// Whether startAMXTilesFromZero marked `op` (or the op it was tiled from).
+bool startsAMXTilesFromZero(Operation *op);
+
 /// Emits a static tile of a pair contraction (left R x P x 2, right
 /// P x C x 2, accumulator R x C) as x86vector.avx512.dot ops on R x C/L
 /// accumulators of L = 16 (else 8, 4) f32 lanes, reading each right-hand

@@ -323,6 +323,8 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
           alpha = arith::MulFOp::create(nb, loc, alpha, scaleStep);
         return alpha;
       });
+  // (Read before m is overwritten in place.)
+  Value moved = s.chunk ? anyRescaled(alpha, s.m) : Value();
   Value mOut = generic(rowMax, s.m, {i1, i1}, {par},
                        [&](OpBuilder &nb, ValueRange a) -> Value {
                          return buildRunningMax(nb, loc, a[1], a[0]);
@@ -358,16 +360,144 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
                        return arith::AddFOp::create(nb, loc, a[0], a[1]);
                      });
   auto [lNew, lComp] = compensatedAdd(s.l, lY, {i1, i1, i1}, {par});
-  Value accY =
-      generic({probs, v}, negScaledComp(s.accComp, {i, ij}, {par, par}),
-              {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
-              {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
-                Value prod =
-                    arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
-                return arith::AddFOp::create(nb, loc, a[2], prod);
-              });
-  auto [accNew, accComp] = compensatedAdd(s.acc, accY, {i, ij, ij}, {par, par});
-  return {mOut, lNew, lComp, accNew, accComp, vmax, sigma};
+  auto accumulate = [&](Value init) {
+    return generic({probs, v}, init,
+                   {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
+                   {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                     Value prod =
+                         arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                     return arith::AddFOp::create(nb, loc, a[2], prod);
+                   });
+  };
+  if (!s.chunk) {
+    Value accY = accumulate(negScaledComp(s.accComp, {i, ij}, {par, par}));
+    auto [accNew, accComp] =
+        compensatedAdd(s.acc, accY, {i, ij, ij}, {par, par});
+    return {mOut, lNew, lComp, accNew, accComp, Value(), vmax, sigma};
+  }
+  State next = chunkStep(s, alpha, moved, kb, accumulate);
+  next.m = mOut;
+  next.l = lNew;
+  next.lComp = lComp;
+  next.vmax = vmax;
+  next.sigma = sigma;
+  return next;
+}
+
+Value OnlineSoftmaxTile::anyRescaled(Value alpha, Value m) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap i1 = map(1, {b.getAffineDimExpr(0)});
+  // The three sums rescaled by alpha only in the blocks where some row's
+  // alpha is not 1 (m' moves a few times a row, buildRunningMax), not in
+  // passes over them every block; a row whose m was -inf has sums of 0 (or
+  // NaN, from 0 * inf), which its alpha of 0 leaves as they are, so the
+  // first block rescales nothing. (une: a NaN alpha rescales.)
+  Value moved = generic(
+      {alpha, m},
+      linalg::FillOp::create(
+          b, loc,
+          ValueRange{arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)},
+          ValueRange{empty({}, b.getI1Type())})
+          .getResult(0),
+      {i1, i1, AffineMap::get(1, 0, {}, ctx)}, {IteratorType::reduction},
+      [&](OpBuilder &nb, ValueRange a) -> Value {
+        Value other = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::UNE,
+                                            a[0], f32Const(nb, 1.0));
+        Value seen = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::ONE,
+                                           a[1], f32Const(nb, kNegInf));
+        return arith::OrIOp::create(
+            nb, loc, a[2], arith::AndIOp::create(nb, loc, other, seen));
+      });
+  moved = tensor::ExtractOp::create(b, loc, moved, ValueRange{});
+  return moved;
+}
+
+OnlineSoftmaxTile::State
+OnlineSoftmaxTile::chunkStep(State s, Value alpha, Value moved, Value kb,
+                             function_ref<Value(Value)> accumulate) {
+  auto par = IteratorType::parallel;
+  AffineMap ij = map(2, {b.getAffineDimExpr(0), b.getAffineDimExpr(1)});
+  AffineMap i = map(2, {b.getAffineDimExpr(0)});
+  SmallVector<Value> sums = {s.chunk, s.acc, s.accComp};
+  auto rescaled = scf::IfOp::create(
+      b, loc, moved,
+      [&](OpBuilder &nb, Location l) {
+        auto op = linalg::GenericOp::create(
+            nb, l, ValueRange(sums).getTypes(), alpha, sums, {i, ij, ij, ij},
+            {par, par}, [&](OpBuilder &bb, Location, ValueRange a) {
+              SmallVector<Value> out;
+              for (Value sum : a.drop_front())
+                out.push_back(arith::MulFOp::create(bb, loc, sum, a[0]));
+              linalg::YieldOp::create(bb, loc, out);
+            });
+        scf::YieldOp::create(nb, l, op.getResults());
+      },
+      [&](OpBuilder &nb, Location l) { scf::YieldOp::create(nb, l, sums); });
+  sums = rescaled.getResults();
+  sums[0] = accumulate(sums[0]);
+  // The block that reaches a multiple of kAccChunkKeys ends the chunk: it
+  // is added to (acc, accComp) with compensation (the first one replaces
+  // them) and starts again from 0.
+  Value chunkKeys = index(kAccChunkKeys);
+  Value ends = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::DivUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, kb, index(blockKeys)),
+          chunkKeys),
+      arith::DivUIOp::create(b, loc, kb, chunkKeys));
+  auto fold = scf::IfOp::create(
+      b, loc, ends,
+      [&](OpBuilder &nb, Location l) {
+        auto op = linalg::GenericOp::create(
+            nb, l, TypeRange{sums[1].getType(), sums[2].getType()}, sums[0],
+            ValueRange{sums[1], sums[2]}, {ij, ij, ij}, {par, par},
+            [&](OpBuilder &bb, Location, ValueRange a) {
+              Value y = arith::SubFOp::create(bb, loc, a[0], a[2]);
+              auto [t, c] = buildCompensatedAdd(bb, loc, a[1], y);
+              t = arith::SelectOp::create(bb, loc, s.folded, t, a[0]);
+              c = arith::SelectOp::create(bb, loc, s.folded, c,
+                                          f32Const(bb, 0.0));
+              linalg::YieldOp::create(bb, loc, ValueRange{t, c});
+            });
+        Value zero = linalg::FillOp::create(nb, l, f32Const(nb, 0.0), sums[0])
+                         .getResult(0);
+        Value yes = arith::ConstantIntOp::create(nb, l, nb.getI1Type(), 1);
+        scf::YieldOp::create(
+            nb, l, ValueRange{zero, op.getResult(0), op.getResult(1), yes});
+      },
+      [&](OpBuilder &nb, Location l) {
+        scf::YieldOp::create(nb, l,
+                             ValueRange{sums[0], sums[1], sums[2], s.folded});
+      });
+  State next = s;
+  next.chunk = fold.getResult(0);
+  next.acc = fold.getResult(1);
+  next.accComp = fold.getResult(2);
+  next.folded = fold.getResult(3);
+  return next;
+}
+
+OnlineSoftmaxTile::State OnlineSoftmaxTile::finishChunks(State s) {
+  AffineMap ij = b.getMultiDimIdentityMap(2);
+  auto par = IteratorType::parallel;
+  // acc - accComp is the compensated sum (buildCompensatedAdd); the open
+  // chunk adds to it, in place.
+  auto total = scf::IfOp::create(
+      b, loc, s.folded,
+      [&](OpBuilder &nb, Location l) {
+        Value sum = buildGeneric(
+            nb, l, {s.acc, s.accComp}, s.chunk, {ij, ij, ij}, {par, par},
+            [&](OpBuilder &bb, ValueRange a) -> Value {
+              return arith::AddFOp::create(
+                  bb, loc, a[0], arith::SubFOp::create(bb, loc, a[2], a[1]));
+            });
+        scf::YieldOp::create(nb, l, sum);
+      },
+      [&](OpBuilder &nb, Location l) { scf::YieldOp::create(nb, l, s.chunk); });
+  State done = s;
+  done.acc = total.getResult(0);
+  done.accComp = done.chunk = done.folded = Value();
+  return done;
 }
 
 SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
@@ -386,7 +516,10 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
   // One generic a head, reading its gate rows in place and writing the rows
   // the caller inserts into the result, so that neither the gate nor the
   // output is copied through a stacked tile.
-  SmallVector<AffineMap> maps = {ij, ij, i};
+  SmallVector<AffineMap> maps = {ij};
+  if (s.accComp)
+    maps.push_back(ij);
+  maps.push_back(i);
   if (spec.hasGate)
     maps.push_back(
         spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
@@ -398,8 +531,10 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
   SmallVector<Value> outs;
   for (int64_t r = 0; r < stack; ++r) {
     auto rowsOfHead = [&](Value v) { return stack == 1 ? v : headRows(v, r); };
-    SmallVector<Value> inputs = {rowsOfHead(s.acc), rowsOfHead(s.accComp),
-                                 rowsOfHead(inv)};
+    SmallVector<Value> inputs = {rowsOfHead(s.acc)};
+    if (s.accComp)
+      inputs.push_back(rowsOfHead(s.accComp));
+    inputs.push_back(rowsOfHead(inv));
     if (sharedGate)
       inputs.push_back(sharedGate);
     else if (spec.hasGate)
@@ -407,15 +542,18 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
           Operand::Gate, arith::AddIOp::create(b, loc, firstHead, index(r))));
     Value init =
         empty({rowsTile, b.getIndexAttr(spec.valueHeadDim)}, spec.elementType);
-    outs.push_back(
-        generic(inputs, init, maps, {par, par},
-                [&](OpBuilder &nb, ValueRange a) -> Value {
-                  Value acc = arith::SubFOp::create(nb, loc, a[0], a[1]);
-                  Value y = arith::MulFOp::create(nb, loc, acc, a[2]);
-                  Value g = spec.hasGate ? toF32(nb, a[3]) : Value();
-                  return buildGatedOutput(nb, loc, y, g, spec.gate,
-                                          spec.combine, spec.elementType);
-                }));
+    outs.push_back(generic(
+        inputs, init, maps, {par, par},
+        [&](OpBuilder &nb, ValueRange a) -> Value {
+          // The compensated sum is acc - accComp.
+          Value acc = a[0];
+          if (s.accComp)
+            acc = arith::SubFOp::create(nb, loc, acc, a[1]);
+          Value y = arith::MulFOp::create(nb, loc, acc, a[s.accComp ? 2 : 1]);
+          Value g = spec.hasGate ? toF32(nb, a[inputs.size() - 1]) : Value();
+          return buildGatedOutput(nb, loc, y, g, spec.gate, spec.combine,
+                                  spec.elementType);
+        }));
   }
   return outs;
 }
@@ -449,8 +587,24 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
     return buildFreshFill(b, loc, sizes, v);
   };
   State state{start({tileRows}, kNegInf), start({tileRows}, 0.0),
-              start({tileRows}, 0.0), start({tileRows, dv}, 0.0),
-              start({tileRows, dv}, 0.0)};
+              start({tileRows}, 0.0)};
+  if (chunkedAcc()) {
+    // acc and accComp are written by the first fold, before any read.
+    auto undefined = [&]() -> Value {
+      SmallVector<int64_t> shape;
+      SmallVector<Value> dynamicSizes;
+      dispatchIndexOpFoldResults({tileRows, dv}, dynamicSizes, shape);
+      return bufferization::AllocTensorOp::create(
+          b, loc, RankedTensorType::get(shape, f32), dynamicSizes);
+    };
+    state.acc = undefined();
+    state.accComp = undefined();
+    state.chunk = start({tileRows, dv}, 0.0);
+    state.folded = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  } else {
+    state.acc = start({tileRows, dv}, 0.0);
+    state.accComp = start({tileRows, dv}, 0.0);
+  }
   if (needsOverflowScale(spec.elementType)) {
     state.vmax = f32Const(b, 0.0);
     state.sigma = f32Const(b, 1.0);
@@ -496,10 +650,11 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
           }
           Value k = keysOf(Operand::Key, kvHead, kb, cols);
           Value v = keysOf(Operand::Value, kvHead, kb, cols);
-          State next = keyBlockStep(q, k, v, State::of(iter), kb, masked);
+          State next =
+              keyBlockStep(q, k, v, State::of(iter, state), kb, masked);
           return next.values();
         });
-    state = State::of(loop.getResults());
+    state = State::of(loop.getResults(), state);
   };
   Value unmasked = wholeBlocks(keyBlock);
   keyLoop(keyBegin, unmasked, keyBlock, /*masked=*/false);
@@ -515,7 +670,7 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
     keyLoop(unmasked, keyEnd, keyBlock, /*masked=*/true);
   }
   blockKeys = keyBlock;
-  return state;
+  return state.chunk ? finishChunks(state) : state;
 }
 
 SmallVector<Value> OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
@@ -555,9 +710,11 @@ OnlineSoftmaxTile::buildPartial(Value firstHead, Value numKeys,
                      return arith::SubFOp::create(nb, loc, a[0], a[1]);
                    });
   };
+  Value out = state.accComp ? compensated(state.acc, state.accComp,
+                                          b.getMultiDimIdentityMap(2))
+                            : state.acc;
   Value sigma = state.sigma ? state.sigma : f32Const(b, 1.0);
-  return {compensated(state.acc, state.accComp, b.getMultiDimIdentityMap(2)),
-          compensated(state.l, state.lComp, i1), state.m,
+  return {out, compensated(state.l, state.lComp, i1), state.m,
           linalg::FillOp::create(b, loc, sigma, empty({tileRows}, f32))
               .getResult(0)};
 }

@@ -184,24 +184,51 @@ protected:
 
 private:
   /// The loop state: the running maximum m, the row sum l and the
-  /// accumulator acc with their compensations (compensated summation), and,
-  /// where the values may approach the f32 range, max|v| so far and the
-  /// weights' scale sigma (f32 scalars; null otherwise).
+  /// accumulator acc with their compensations (compensated summation);
+  /// where acc is summed in chunks (chunkedAcc), the plain sum of the
+  /// current chunk and whether a chunk was added to acc yet (an i1; acc and
+  /// accComp are undefined until then); where the values may approach the
+  /// f32 range, max|v| so far and the weights' scale sigma (f32 scalars).
+  /// Unused members are null. After the key loops (keyLoops) acc is the
+  /// whole sum: with accComp in f32, alone where it was chunked.
   struct State {
-    Value m, l, lComp, acc, accComp, vmax, sigma;
+    Value m, l, lComp, acc, accComp, chunk, folded, vmax, sigma;
     SmallVector<Value> values() const {
       SmallVector<Value> all = {m, l, lComp, acc, accComp};
-      if (vmax)
-        all.append({vmax, sigma});
+      for (Value v : {chunk, folded, vmax, sigma})
+        if (v)
+          all.push_back(v);
       return all;
     }
-    static State of(ValueRange v) {
-      State s{v[0], v[1], v[2], v[3], v[4], Value(), Value()};
-      if (v.size() > 5)
-        s.vmax = v[5], s.sigma = v[6];
+    /// The state whose values() are `v`, with the members `like` has.
+    static State of(ValueRange v, const State &like) {
+      State s{v[0], v[1], v[2], v[3], v[4]};
+      size_t next = 5;
+      if (like.chunk) {
+        s.chunk = v[next++];
+        s.folded = v[next++];
+      }
+      if (like.vmax) {
+        s.vmax = v[next++];
+        s.sigma = v[next++];
+      }
       return s;
     }
   };
+
+  /// Whether P V accumulates into a plain sum (State::chunk) that is added
+  /// to the compensated acc once per kAccChunkKeys keys, not every key
+  /// block: for bf16 and f16 results. Their rounding (2^-8, 2^-11) leaves
+  /// room for the plain f32 sums of a chunk (at most (C + Bk) 2^-24 even
+  /// when every rounding goes one way), and the compensated update, a pass
+  /// over the whole acc and its compensation, costs more per key block
+  /// than the products themselves on AMX.
+  bool chunkedAcc() const {
+    return isa<BFloat16Type, Float16Type>(spec.elementType);
+  }
+  /// Keys per chunk of chunkedAcc: a chunk ends with the block that
+  /// reaches a multiple of it.
+  static constexpr int64_t kAccChunkKeys = 1024;
 
   Value f32Const(OpBuilder &nb, double v) {
     return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
@@ -235,6 +262,19 @@ private:
   /// from firstHead.
   State keyLoops(Value firstHead, Value keyBegin, Value keyEnd);
   State keyBlockStep(Value q, Value k, Value v, State s, Value kb, bool masked);
+  /// Whether rescaling the sums by `alpha` changes them (an i1): some row
+  /// that saw a key (its max `m` is not -inf) has alpha != 1.
+  Value anyRescaled(Value alpha, Value m);
+  /// The chunkedAcc update of (chunk, acc, accComp) by one key block:
+  /// rescaled by alpha where `moved` (anyRescaled), P V_blk added by
+  /// `accumulate` to the chunk, which is folded into the compensated acc
+  /// when the block ends it.
+  State chunkStep(State s, Value alpha, Value moved, Value kb,
+                  function_ref<Value(Value)> accumulate);
+  /// The state after the last key block of chunkedAcc: acc the whole sum
+  /// (acc - accComp + chunk where a chunk was folded, else chunk), no
+  /// accComp.
+  State finishChunks(State s);
   SmallVector<Value> epilogue(State s, Value firstHead);
   /// L = shift(m) + log(l) - log(sigma) per row: the weights were
   /// exp(s - shift(m)) sigma.

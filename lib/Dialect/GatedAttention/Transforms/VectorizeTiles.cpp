@@ -205,10 +205,21 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
                       << "'; expected fma, avx512-bf16 or amx";
     return signalPassFailure();
   }
-  // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes; AMX
-  // tiles take any static shape.
-  bool pairs = *units == MatrixUnits::AMX ||
-               (*units == MatrixUnits::AVX512BF16 && registerCols % 4 == 0);
+  // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes: every
+  // register tile of the contraction (the whole ones and the remainder
+  // splitRemainders cuts) must be a multiple of 4 columns wide (a value
+  // head dim of 2 was not, and failed to vectorize). AMX tiles take any
+  // static shape.
+  auto pairs = [&](linalg::LinalgOp op) {
+    if (*units == MatrixUnits::AMX)
+      return true;
+    if (*units != MatrixUnits::AVX512BF16)
+      return false;
+    int64_t cols = op.getStaticLoopRanges()[1];
+    int64_t whole = std::min(cols, registerCols.getValue());
+    int64_t rest = cols > registerCols ? cols % registerCols : 0;
+    return whole % 4 == 0 && rest % 4 == 0;
+  };
 
   // 0. Contractions that start from a fill get a fill of their own, before
   // the shared one is tiled (FilledAccumulators).
@@ -225,8 +236,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
     if (isContraction(op)) {
       auto generic = cast<linalg::GenericOp>(op);
       FailureOr<PairContraction> paired =
-          pairs ? packBF16Pairs(rewriter, generic)
-                : FailureOr<PairContraction>(failure());
+          pairs(op) ? packBF16Pairs(rewriter, generic)
+                    : FailureOr<PairContraction>(failure());
       if (succeeded(paired)) {
         // The right operand packed by whole rows (its own loop); else tiled
         // and vectorized like the other ops.
@@ -235,6 +246,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
           rewriter.replaceOp(paired->rhsPack, *packed);
         else
           toTile.push_back({paired->rhsPack, true});
+        if (*units == MatrixUnits::AMX)
+          startAMXTilesFromZero(rewriter, paired->contraction);
         toTile.push_back({paired->contraction, false});
         for (linalg::GenericOp elementwise : paired->elementwise)
           toTile.push_back({elementwise, false});

@@ -47,6 +47,38 @@ func.func @scores(%q: memref<32x64x2xbf16, strided<[256, 2, 1], offset: ?>>,
 
 // -----
 
+// A contraction that starts from zero (S = Q Kᵀ; marked by
+// gated-attention-vectorize-tiles, which leaves its buffer unfilled):
+// its accumulator tiles start from tilezero, not from loads.
+#lhs = affine_map<(m, n, k, p) -> (m, k, p)>
+#rhs = affine_map<(m, n, k, p) -> (k, n, p)>
+#acc = affine_map<(m, n, k, p) -> (m, n)>
+// CHECK-LABEL: func.func @scores_from_zero
+// CHECK-SAME: (%{{.+}}: memref<32x64x2xbf16>, %{{.+}}: memref<64x32x2xbf16>, %[[S:.+]]: memref<32x32xf32>)
+// CHECK-COUNT-4: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT: amx.tile_load %[[S]]
+// CHECK: amx.tile_mulf
+// CHECK-NOT: amx.tile_load %[[S]]
+// CHECK-COUNT-4: amx.tile_store %[[S]]
+// CHECK: return
+func.func @scores_from_zero(%q: memref<32x64x2xbf16>, %k: memref<64x32x2xbf16>,
+                            %s: memref<32x32xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #acc],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%q, %k : memref<32x64x2xbf16>, memref<64x32x2xbf16>)
+      outs(%s : memref<32x32xf32>) attrs = {gated_attention.amx_zero_start} {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %x = arith.extf %a : bf16 to f32
+    %y = arith.extf %b : bf16 to f32
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Shapes that are not multiples of 16: the largest tile edges dividing
 // them (8 rows, 12 columns, 6 of 24 pairs).
 #lhs = affine_map<(m, n, k, p) -> (m, k, p)>

@@ -117,9 +117,53 @@ func.func @compensated_update(%q: tensor<1x1x16x16xf32>, %k: tensor<1x1x32x16xf3
 
 // f16 values cannot reach the f32 range in any sum of at most 2^48 keys:
 // no max|v| is tracked and the weights are not scaled.
+// A bf16 or f16 result sums P V plainly into a chunk, which the block that
+// reaches a multiple of 1024 keys adds to the compensated (acc, accc), the
+// first time by replacing them (they start undefined). The three are
+// rescaled only when some row that saw a key (m not -inf) has alpha != 1;
+// after the loop acc - accc + chunk, where a chunk was folded, is the sum
+// the epilogue reads alone.
 // CHECK-LABEL: func.func @f16_no_overflow_scale
-// CHECK: scf.for {{.+}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>) {
+// CHECK: %[[ACC0:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
+// CHECK-NEXT: %[[ACCC0:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
+// CHECK-NEXT: %[[CH:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
+// CHECK-NEXT: %[[CH0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[CH]] : tensor<16x8xf32>)
+// CHECK-NEXT: %[[LOOP:.+]]:7 = scf.for %[[KB:[^ ]+]] = {{.+}} iter_args(%[[M:[^ ]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[ACC:[^ ]+]] = %[[ACC0]], %[[ACCC:[^ ]+]] = %[[ACCC0]], %[[CHUNK:[^ ]+]] = %[[CH0]], %[[FOLDED:[^ ]+]] = %false) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, i1) {
 // CHECK-NOT: arith.bitcast
+// CHECK: %[[MOVED:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%[[ALPHA:[^ ]+]], %[[M]] : tensor<16xf32>, tensor<16xf32>) outs(%{{.+}} : tensor<i1>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: %[[NOT1:.+]] = arith.cmpf une
+// CHECK-NEXT: %[[SEEN:.+]] = arith.cmpf one
+// CHECK-NEXT: %[[BOTH:.+]] = arith.andi %[[NOT1]], %[[SEEN]]
+// CHECK-NEXT: arith.ori %{{.+}}, %[[BOTH]]
+// CHECK: %[[ANY:.+]] = tensor.extract %[[MOVED]][]
+// CHECK: %[[RESCALED:.+]]:3 = scf.if %[[ANY]]
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[CHUNK]], %[[ACC]], %[[ACCC]] :
+// CHECK-COUNT-3: arith.mulf
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[CHUNK]], %[[ACC]], %[[ACCC]]
+// CHECK: %[[PV:.+]] = linalg.generic {{.+}} outs(%[[RESCALED]]#0 : tensor<16x8xf32>)
+// CHECK: %[[C0:.+]] = arith.divui %[[KB]], %c1024
+// CHECK: %[[END:.+]] = arith.addi %[[KB]], %c16
+// CHECK: %[[C1:.+]] = arith.divui %[[END]], %c1024
+// CHECK: %[[ENDS:.+]] = arith.cmpi ugt, %[[C1]], %[[C0]]
+// CHECK: %[[NOWFOLDED:.+]] = arith.select %[[ENDS]], %true, %[[FOLDED]]
+// CHECK: %[[FOLD:.+]]:3 = scf.if %[[ENDS]]
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[PV]] : tensor<16x8xf32>) outs(%[[RESCALED]]#1, %[[RESCALED]]#2 :
+// CHECK: arith.select %[[FOLDED]]
+// CHECK-NEXT: arith.select %[[FOLDED]]
+// CHECK: %[[ZEROED:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[PV]] : tensor<16x8xf32>)
+// CHECK-NEXT: scf.yield %[[ZEROED]]
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[PV]], %[[RESCALED]]#1, %[[RESCALED]]#2
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %[[FOLD]]#1, %[[FOLD]]#2, %[[FOLD]]#0, %[[NOWFOLDED]]
+// CHECK: %[[TOTAL:.+]] = scf.if %[[LOOP]]#6
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[LOOP]]#3, %[[LOOP]]#4 : tensor<16x8xf32>, tensor<16x8xf32>) outs(%[[LOOP]]#5 : tensor<16x8xf32>)
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[LOOP]]#5
+// CHECK: linalg.generic {{.+}} ins(%[[TOTAL]], %{{.+}} : tensor<16x8xf32>, tensor<16xf32>)
+// CHECK-NOT: arith.subf
+// CHECK: arith.truncf
 // CHECK: return
 func.func @f16_no_overflow_scale(%q: tensor<1x1x16x16xf16>, %k: tensor<1x1x32x16xf16>,
                                  %v: tensor<1x1x32x8xf16>) -> tensor<1x1x16x8xf16> {

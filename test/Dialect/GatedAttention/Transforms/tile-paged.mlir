@@ -85,7 +85,8 @@ func.func @pages_528(%q: tensor<?x4x64xf32>, %kc: tensor<?x528x2x64xf32>, %vc: t
 // CHECK:         scf.forall (%{{.+}}) in (%{{.+}}) shared_outs
 // One output a stacked head:
 // CHECK:           scf.if %{{.+}} -> (tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>, tensor<?x32xbf16>)
-// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x32xf32>, f32, f32)
+// (bf16: acc summed in chunks, OnlineSoftmaxTile::chunkedAcc.)
+// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, i1, f32, f32)
 // CHECK-NOT:           scf.for
 // CHECK:               %[[PI:.+]] = arith.divui %[[KB]], %c64
 // CHECK:               %[[PAGE:.+]] = tensor.extract %[[T]][%{{.+}}, %[[PI]]]

@@ -17,17 +17,21 @@
 // CHECK-NOT: vector.fma
 // CHECK: scf.forall
 // CHECK: scf.for
+// S = Q Kᵀ starts from zero: its init is left unfilled and the contraction
+// marked, so that gated-attention-amx-tiles starts its accumulator tiles
+// from tilezero (no zero-filled buffer); P V, onto the acc chunk, is not.
 // CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 32, 2] : tensor<32x64xbf16> into tensor<32x32x2xbf16>
+// CHECK: %[[SINIT:.+]] = tensor.empty() : tensor<32x32xf32>
 // CHECK: scf.for {{.+}} -> (tensor<32x64xbf16>)
 // CHECK-COUNT-64: vector.shuffle
 // CHECK-NOT: vector.fma
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x32x2xbf16>, tensor<32x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x32x2xbf16>, tensor<32x32x2xbf16>) outs(%[[SINIT]] : tensor<32x32xf32>) attrs = {gated_attention.amx_zero_start}
 // CHECK-NOT: vector.fma
 // CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
 // CHECK: scf.for {{.+}} -> (tensor<16x64xbf16>)
 // CHECK-COUNT-16: vector.interleave
 // CHECK-NOT: vector.fma
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) {
 // CHECK-NOT: vector.fma
 // CHECK-NOT: x86vector
 // CHECK-LABEL: func.func @f32_stays_on_fma

@@ -65,6 +65,18 @@
 // CHECK-NOT: x86vector
 // CHECK: return
 
+// A value head dim whose register tiles are not all a multiple of 4
+// columns wide (34 = 32 + a remainder of 2) keeps P V on FMAs: the
+// 2-column tile failed to vectorize as a dot product (a bf16 op with
+// Dv = 2 did not compile). S = Q Kᵀ (32 keys) stays on vdpbf16ps.
+// CHECK-LABEL: func.func @narrow_value_tile
+// CHECK-COUNT-256: x86vector.avx512.dot
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: vector.fma {{.+}} : vector<32xf32>
+// CHECK: vector.fma {{.+}} : vector<2xf32>
+// CHECK-NOT: x86vector
+// CHECK: return
+
 // FMA-LABEL: func.func @gqa_causal_bf16
 // FMA-NOT: x86vector
 // FMA-NOT: target_features
@@ -85,4 +97,12 @@ func.func @f32_stays_on_fma(%q: tensor<1x2x32x32xf32>, %k: tensor<1x2x32x32xf32>
       : (tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>)
       -> tensor<1x2x32x32xf32>
   return %o : tensor<1x2x32x32xf32>
+}
+
+func.func @narrow_value_tile(%q: tensor<1x1x32x32xbf16>, %k: tensor<1x1x32x32xbf16>,
+                             %v: tensor<1x1x32x34xbf16>) -> tensor<1x1x32x34xbf16> {
+  %o = gated_attention.attention %q, %k, %v
+      : (tensor<1x1x32x32xbf16>, tensor<1x1x32x32xbf16>, tensor<1x1x32x34xbf16>)
+      -> tensor<1x1x32x34xbf16>
+  return %o : tensor<1x1x32x34xbf16>
 }

@@ -11,11 +11,13 @@
 // NONE-NOT: math.exp
 // NONE-LABEL: func.func @user_forall
 // Contractions are FMAs on register rows, and the online-softmax loop still
-// carries (m, l, acc), the compensations of l and acc, max|v| and sigma.
+// carries (m, l, acc), the compensations of l and acc, the open chunk of
+// acc and whether one was folded (bf16: OnlineSoftmaxTile::chunkedAcc),
+// max|v| and sigma.
 // CHECK-LABEL: func.func @gqa_causal_bf16
 // CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK: scf.forall
-// CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32)
+// CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %[[CHUNK:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, i1, f32, f32)
 // The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
 // time, with shuffles (no per-element copies).
 // CHECK: scf.for {{.+}} -> (tensor<64x32xf32>)
@@ -37,17 +39,23 @@
 // CHECK-NOT: vector.transfer_write
 // CHECK: scf.yield %{{.+}} : vector<8x32xf32>
 // CHECK: vector.transfer_write %[[A]], {{.+}} : vector<8x32xf32>, tensor<8x32xf32>
+// The rescaling of (chunk, acc, accc), row by row, only where needed.
+// CHECK: %[[RESCALED:.+]]:3 = scf.if
+// CHECK-NEXT: scf.for {{.+}} iter_args(%{{.+}} = %[[CHUNK]], %{{.+}} = %[[ACC]], %{{.+}} = %[[ACCC]])
 // The V block is extended to f32 once (16 x 16 at a time, no transpose),
-// then P V (32 keys: one depth step) runs in 8 x 32 register tiles.
+// then P V (32 keys: one depth step) runs in 8 x 32 register tiles, onto
+// the chunk.
 // CHECK: scf.for {{.+}} -> (tensor<32x32xf32>)
 // CHECK-NOT: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
-// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[RESCALED]]#0)
 // CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
-// The compensated update of (acc, accc), row by row.
-// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[ACC]], %{{.+}} = %{{.+}}) -> (tensor<32x32xf32>, tensor<32x32xf32>)
-// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, f32, f32
+// The compensated update of (acc, accc) by the chunk, row by row, in the
+// blocks that end one.
+// CHECK: scf.if
+// CHECK-NEXT: scf.for {{.+}} iter_args(%{{.+}} = %[[RESCALED]]#1, %{{.+}} = %[[RESCALED]]#2) -> (tensor<32x32xf32>, tensor<32x32xf32>)
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, i1, f32, f32
 // CHECK: tensor.parallel_insert_slice
 func.func @gqa_causal_bf16(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>,
                            %v: tensor<1x1x64x32xbf16>, %g: tensor<1x2x64x32xbf16>) -> tensor<1x2x64x32xbf16> {

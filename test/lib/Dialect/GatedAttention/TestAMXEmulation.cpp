@@ -42,7 +42,8 @@ struct TestAMXEmulationPass
   void runOnOperation() override {
     SmallVector<Operation *> tileOps;
     getOperation()->walk([&](Operation *op) {
-      if (isa<amx::TileLoadOp, amx::TileMulFOp, amx::TileStoreOp>(op))
+      if (isa<amx::TileZeroOp, amx::TileLoadOp, amx::TileMulFOp,
+              amx::TileStoreOp>(op))
         tileOps.push_back(op);
     });
     // Each tile value becomes a stack buffer of its shape.
@@ -63,7 +64,13 @@ struct TestAMXEmulationPass
             getAsIndexOpFoldResult(&getContext(), shape),
             getAsIndexOpFoldResult(&getContext(), {1, 1}));
       };
-      if (auto load = dyn_cast<amx::TileLoadOp>(op)) {
+      if (auto zero = dyn_cast<amx::TileZeroOp>(op)) {
+        Value tile = bufferOf(zero.getTileType());
+        Value zeroValue = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(zero.getTileType().getElementType()));
+        linalg::FillOp::create(b, loc, ValueRange{zeroValue}, ValueRange{tile});
+        buffers.map(zero.getRes(), tile);
+      } else if (auto load = dyn_cast<amx::TileLoadOp>(op)) {
         Value tile = bufferOf(load.getTileType());
         linalg::CopyOp::create(b, loc,
                                window(load.getBase(), load.getIndices(),
