@@ -292,8 +292,11 @@ void mlir::gated_attention::buildGatedAttentionToLLVMPipeline(
   // Row sums and maxima may be reassociated into tree reductions.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
-  vectorToLLVM.x86Vector = resolvedMatrixUnits(options) == "avx512-bf16";
-  vectorToLLVM.amx = resolvedMatrixUnits(options) == "amx";
+  // (amx takes AVX512-BF16's dot products for the contractions whose tiles
+  // are not whole AMX tiles.)
+  StringRef units = resolvedMatrixUnits(options);
+  vectorToLLVM.x86Vector = units == "avx512-bf16" || units == "amx";
+  vectorToLLVM.amx = units == "amx";
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no instruction or intrinsic for: integer powers as

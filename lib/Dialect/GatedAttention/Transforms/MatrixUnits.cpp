@@ -197,20 +197,26 @@ int64_t mlir::gated_attention::largestDivisorAtMost(int64_t size,
   return 1;
 }
 
-/// The mark of startAMXTilesFromZero: a discardable attribute, which
-/// tiling keeps on the tiled ops (they are clones).
+/// The marks of markForAMXTiles.
+static constexpr StringLiteral kAMXTiles = "gated_attention.amx_tiles";
 static constexpr StringLiteral kAMXZeroStart = "gated_attention.amx_zero_start";
 
-void mlir::gated_attention::startAMXTilesFromZero(RewriterBase &rewriter,
-                                                  linalg::GenericOp op) {
+void mlir::gated_attention::markForAMXTiles(RewriterBase &rewriter,
+                                            linalg::GenericOp op) {
   OpOperand *init = op.getDpsInitOperand(0);
-  if (!isZeroFill(init->get()))
-    return;
   auto fill = init->get().getDefiningOp<linalg::FillOp>();
+  bool fromZero = isZeroFill(init->get());
   rewriter.modifyOpInPlace(op, [&] {
+    op->setAttr(kAMXTiles, rewriter.getUnitAttr());
+    if (!fromZero)
+      return;
     init->set(fill.getDpsInitOperand(0)->get());
     op->setAttr(kAMXZeroStart, rewriter.getUnitAttr());
   });
+}
+
+bool mlir::gated_attention::isForAMXTiles(Operation *op) {
+  return op->hasAttr(kAMXTiles);
 }
 
 bool mlir::gated_attention::startsAMXTilesFromZero(Operation *op) {

@@ -76,14 +76,17 @@ constexpr int64_t kAMXColumns = 16;
 /// unrolls with the accumulators held in tile registers.
 SmallVector<int64_t> amxRegisterTile(linalg::LinalgOp op);
 
-/// Marks a pair contraction for AMX whose accumulator starts at zero
-/// (S = Q Kᵀ): its init, a fill of 0, is replaced by the fill's
-/// destination, left undefined, and gated-attention-amx-tiles starts its
-/// accumulator tiles from tilezero instead of loading a zero-filled
-/// buffer filled in a pass of its own. No-op for other inits.
-void startAMXTilesFromZero(RewriterBase &rewriter, linalg::GenericOp op);
+/// Marks a pair contraction for gated-attention-amx-tiles, which multiplies
+/// it on AMX tiles after bufferization (the others become AVX512-BF16 dot
+/// products). One that starts from zero (S = Q Kᵀ) is marked as such: its
+/// init, a fill of 0, is replaced by the fill's destination, left
+/// undefined, and its accumulator tiles start from tilezero instead of
+/// loading a buffer zero-filled in a pass of its own. (Discardable
+/// attributes, which tiling keeps on the tiled ops: they are clones.)
+void markForAMXTiles(RewriterBase &rewriter, linalg::GenericOp op);
 
-/// Whether startAMXTilesFromZero marked `op` (or the op it was tiled from).
+/// Whether markForAMXTiles marked `op` (or the op it was tiled from).
+bool isForAMXTiles(Operation *op);
 bool startsAMXTilesFromZero(Operation *op);
 
 /// Emits a static tile of a pair contraction (left R x P x 2, right

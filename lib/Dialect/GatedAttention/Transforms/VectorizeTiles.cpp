@@ -166,15 +166,14 @@ struct GatedAttentionVectorizeTilesPass
 
 private:
   /// Register-size tile sizes for `op` (0 = untiled), or empty to leave it.
-  SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack,
-                                    MatrixUnits units) const {
+  SmallVector<int64_t> tileSizesFor(linalg::LinalgOp op, bool isPack) const {
     unsigned loops = op.getNumLoops();
     if (isPack)
       return loops == 3 ? SmallVector<int64_t>{16, 16, 0}
                         : SmallVector<int64_t>{16, 16};
     if (isContraction(op))
       return {registerRows, registerCols, registerDepth};
-    if (isPairContraction(op) && units == MatrixUnits::AMX)
+    if (isPairContraction(op) && isForAMXTiles(op))
       return amxRegisterTile(op);
     // registerDepth reduction steps are registerDepth / 2 pairs.
     if (isPairContraction(op))
@@ -205,15 +204,29 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
                       << "'; expected fma, avx512-bf16 or amx";
     return signalPassFailure();
   }
+  // The units of each contraction (loops m, n, k). With amx, one whose
+  // tiles would not all be 16 rows x 16 columns x 16 pairs takes
+  // AVX512-BF16 instead: AMX tiles of a second shape in one function (a
+  // decode step's 8-row tiles beside a prefill's 16 in the torch op's
+  // functions) made LLVM's tile register allocation spill every tile to
+  // the stack, which halved the speed of all of them.
+  auto unitsOf = [&](linalg::LinalgOp op) {
+    if (*units != MatrixUnits::AMX)
+      return *units;
+    SmallVector<int64_t> r = op.getStaticLoopRanges();
+    bool whole = r[0] % kAMXRows == 0 && r[1] % kAMXColumns == 0 &&
+                 r[2] % (2 * kAMXPairs) == 0;
+    return whole ? MatrixUnits::AMX : MatrixUnits::AVX512BF16;
+  };
   // bf16 pairs fill whole dot-product registers of 4, 8 or 16 lanes: every
   // register tile of the contraction (the whole ones and the remainder
   // splitRemainders cuts) must be a multiple of 4 columns wide (a value
-  // head dim of 2 was not, and failed to vectorize). AMX tiles take any
-  // static shape.
+  // head dim of 2 was not, and failed to vectorize).
   auto pairs = [&](linalg::LinalgOp op) {
-    if (*units == MatrixUnits::AMX)
+    MatrixUnits opUnits = unitsOf(op);
+    if (opUnits == MatrixUnits::AMX)
       return true;
-    if (*units != MatrixUnits::AVX512BF16)
+    if (opUnits != MatrixUnits::AVX512BF16)
       return false;
     int64_t cols = op.getStaticLoopRanges()[1];
     int64_t whole = std::min(cols, registerCols.getValue());
@@ -222,12 +235,13 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   };
 
   // 0. Contractions that start from a fill get a fill of their own, before
-  // the shared one is tiled (FilledAccumulators).
+  // the shared one is tiled (FilledAccumulators); not those on AMX, which
+  // start from tilezero (startAMXTilesFromZero).
   int64_t fills = 0;
-  if (*units != MatrixUnits::AMX)
-    for (linalg::LinalgOp op : ops)
-      if (isContraction(op) && privatizeInitFill(rewriter, op, fills))
-        ++fills;
+  for (linalg::LinalgOp op : ops)
+    if (isContraction(op) && unitsOf(op) != MatrixUnits::AMX &&
+        privatizeInitFill(rewriter, op, fills))
+      ++fills;
 
   // 1. Pack right operands (bf16 pairs on the matrix units, else transposed
   // and widened to f32); 2. tile to register size.
@@ -235,6 +249,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   for (linalg::LinalgOp op : ops) {
     if (isContraction(op)) {
       auto generic = cast<linalg::GenericOp>(op);
+      bool onAMX = unitsOf(op) == MatrixUnits::AMX;
       FailureOr<PairContraction> paired =
           pairs(op) ? packBF16Pairs(rewriter, generic)
                     : FailureOr<PairContraction>(failure());
@@ -246,8 +261,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
           rewriter.replaceOp(paired->rhsPack, *packed);
         else
           toTile.push_back({paired->rhsPack, true});
-        if (*units == MatrixUnits::AMX)
-          startAMXTilesFromZero(rewriter, paired->contraction);
+        if (onAMX)
+          markForAMXTiles(rewriter, paired->contraction);
         toTile.push_back({paired->contraction, false});
         for (linalg::GenericOp elementwise : paired->elementwise)
           toTile.push_back({elementwise, false});
@@ -282,14 +297,14 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   // start from its value (yet).
   llvm::DenseMap<int64_t, int64_t> unstarted;
   for (auto [whole, isPack] : toTile) {
-    SmallVector<int64_t> wholeSizes = tileSizesFor(whole, isPack, *units);
+    SmallVector<int64_t> wholeSizes = tileSizesFor(whole, isPack);
     if (wholeSizes.empty() ||
         llvm::all_of(wholeSizes, [](int64_t s) { return !s; }))
       continue;
     bool contraction =
         !isPack && (isContraction(whole) || isPairContraction(whole));
     // AMX multiplies from memory later: its tiles have no depth loop.
-    bool depthLoops = contraction && *units != MatrixUnits::AMX;
+    bool depthLoops = contraction && !isForAMXTiles(whole);
     SmallVector<linalg::LinalgOp> parts =
         contraction ? splitRemainders(rewriter, whole, wholeSizes)
                     : SmallVector<linalg::LinalgOp>{whole};
@@ -334,7 +349,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       continue;
     // On AMX the pair contraction is multiplied from memory, after
     // bufferization (gated-attention-amx-tiles).
-    if (isPairContraction(op) && *units == MatrixUnits::AMX)
+    if (isPairContraction(op) && isForAMXTiles(op))
       continue;
     if (isPairContraction(op)) {
       FailureOr<Value> vectorized = emitAVX512DotTile(rewriter, op);

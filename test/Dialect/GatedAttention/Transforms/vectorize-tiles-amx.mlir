@@ -25,13 +25,13 @@
 // CHECK: scf.for {{.+}} -> (tensor<32x64xbf16>)
 // CHECK-COUNT-64: vector.shuffle
 // CHECK-NOT: vector.fma
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x32x2xbf16>, tensor<32x32x2xbf16>) outs(%[[SINIT]] : tensor<32x32xf32>) attrs = {gated_attention.amx_zero_start}
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x32x2xbf16>, tensor<32x32x2xbf16>) outs(%[[SINIT]] : tensor<32x32xf32>) attrs = {gated_attention.amx_tiles, gated_attention.amx_zero_start}
 // CHECK-NOT: vector.fma
 // CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
 // CHECK: scf.for {{.+}} -> (tensor<16x64xbf16>)
 // CHECK-COUNT-16: vector.interleave
 // CHECK-NOT: vector.fma
-// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) {
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {gated_attention.amx_tiles} {
 // CHECK-NOT: vector.fma
 // CHECK-NOT: x86vector
 // CHECK-LABEL: func.func @f32_stays_on_fma
@@ -39,6 +39,18 @@
 // CHECK-NOT: reduction", "reduction"
 // CHECK: vector.fma
 // CHECK-NOT: reduction", "reduction"
+// CHECK: return
+
+// A contraction whose tiles are not whole AMX tiles (16 rows x 16 columns x
+// 16 pairs) takes AVX512-BF16's dots: here S = Q Kᵀ over D = 48 (24
+// pairs), while P V stays on AMX. (AMX tiles of a second shape in one
+// function made LLVM's tile register allocation spill every tile.)
+// CHECK-LABEL: func.func @partial_tiles
+// CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16", "+amx-tile", "+amx-bf16"]>
+// CHECK: x86vector.avx512.dot
+// CHECK-NOT: gated_attention.amx_zero_start
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {gated_attention.amx_tiles}
+// CHECK-NOT: gated_attention.amx
 // CHECK: return
 
 // Blocks larger than 32: 32 x 32 output tiles (2 x 2 AMX accumulators),
@@ -65,4 +77,12 @@ func.func @f32_stays_on_fma(%q: tensor<1x2x32x32xf32>, %k: tensor<1x2x32x32xf32>
       : (tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>, tensor<1x2x32x32xf32>)
       -> tensor<1x2x32x32xf32>
   return %o : tensor<1x2x32x32xf32>
+}
+
+func.func @partial_tiles(%q: tensor<1x2x32x48xbf16>, %k: tensor<1x1x32x48xbf16>,
+                         %v: tensor<1x1x32x32xbf16>) -> tensor<1x2x32x32xbf16> {
+  %o = gated_attention.attention %q, %k, %v
+      : (tensor<1x2x32x48xbf16>, tensor<1x1x32x48xbf16>, tensor<1x1x32x32xbf16>)
+      -> tensor<1x2x32x32xbf16>
+  return %o : tensor<1x2x32x32xbf16>
 }
