@@ -31,8 +31,8 @@ mlir::gated_attention::parseMatrixUnits(StringRef name) {
 
 namespace {
 /// The bf16 tensor `x` and the scale `c` when `v` is computed elementwise as
-/// `extf(x) * c` by a linalg.generic (`c` from outside its body); nulls if
-/// not.
+/// `extf(x) * c` by a linalg.generic (`c` from outside its body); `x` and
+/// null when it is `extf(x)`; nulls if neither.
 std::pair<Value, Value> matchScaledExtension(Value v) {
   auto gen = v.getDefiningOp<linalg::GenericOp>();
   if (!gen || gen.getNumDpsInputs() != 1 || gen.getNumDpsInits() != 1 ||
@@ -41,8 +41,12 @@ std::pair<Value, Value> matchScaledExtension(Value v) {
                     [](AffineMap m) { return m.isIdentity(); }))
     return {};
   Block *body = gen.getBody();
-  auto mul =
-      body->getTerminator()->getOperand(0).getDefiningOp<arith::MulFOp>();
+  Value yielded = body->getTerminator()->getOperand(0);
+  if (auto ext = yielded.getDefiningOp<arith::ExtFOp>();
+      ext && ext.getIn() == body->getArgument(0) &&
+      ext.getIn().getType().isBF16())
+    return {gen.getDpsInputOperand(0)->get(), Value()};
+  auto mul = yielded.getDefiningOp<arith::MulFOp>();
   if (!mul)
     return {};
   for (auto [x, c] : {std::pair(mul.getLhs(), mul.getRhs()),
@@ -126,11 +130,13 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   // Left operand: the bf16 values themselves when the f32 ones are only
-  // scaled copies (the scale then applies to the sums), else rounded.
+  // their extension or scaled copies (the scale then applies to the sums),
+  // else rounded.
   // (A bf16 left operand, the backward's, is taken as it is.)
   auto [unscaled, scale] =
       lhsPaired ? std::pair(lhs, Value()) : matchScaledExtension(lhs);
-  if (!lhsPaired && !isZeroFill(init))
+  // (A scale applies to the sums only when they start from zero.)
+  if (scale && !isZeroFill(init))
     unscaled = scale = nullptr;
   PairContraction paired;
   if (!unscaled) {

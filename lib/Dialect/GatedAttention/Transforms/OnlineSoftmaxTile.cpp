@@ -160,7 +160,10 @@ Value OnlineSoftmaxTile::queryTile(Value firstHead) {
     return generic(rows, init, {id2, id2},
                    {IteratorType::parallel, IteratorType::parallel},
                    [&](OpBuilder &nb, ValueRange args) -> Value {
-                     return arith::MulFOp::create(nb, loc, toF32(nb, args[0]),
+                     Value x = toF32(nb, args[0]);
+                     if (scalesScores())
+                       return x;
+                     return arith::MulFOp::create(nb, loc, x,
                                                   f32Const(nb, spec.scale));
                    });
   };
@@ -179,10 +182,11 @@ Value OnlineSoftmaxTile::queryTile(Value firstHead) {
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   };
   // f32: each head's rows scaled straight into their place in the stacked
-  // tile, one pass. Narrower types are stacked as they are, then scaled in
-  // one generic: the bf16 matrix-unit lowering multiplies the unscaled
-  // stacked tile and scales the sums (matchScaledExtension), where a
-  // rounded scaled copy would add an error the error model does not have.
+  // tile, one pass. Narrower types are stacked as they are, then extended
+  // (scaled where the scores are not, scalesScores) in one generic: the
+  // bf16 matrix-unit lowering multiplies the stacked bf16 tile itself
+  // (matchScaledExtension), where a rounded scaled copy would add an error
+  // the error model does not have.
   if (spec.elementType == f32) {
     Value q = empty({tileRows, d}, f32);
     for (int64_t r = 0; r < stack; ++r)
@@ -251,6 +255,18 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
                          {par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
                            return arith::MaxNumFOp::create(nb, loc, a[0], a[1]);
                          });
+  // Unscaled scores (scalesScores): the scale is applied to the row max and
+  // to each score in the weights' exponent, not in a pass of its own.
+  auto scaledScore = [&](OpBuilder &nb, Value s) -> Value {
+    return scalesScores()
+               ? arith::MulFOp::create(nb, loc, s, f32Const(nb, spec.scale))
+               : s;
+  };
+  if (scalesScores())
+    rowMax = generic({}, rowMax, {i1}, {par},
+                     [&](OpBuilder &nb, ValueRange a) -> Value {
+                       return scaledScore(nb, a[0]);
+                     });
 
   // The weights are scaled by sigma (buildOverflowScale: 1 unless max|v|
   // approaches the f32 range); f = sigma' / sigma rescales the state.
@@ -303,15 +319,16 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
   auto newMax = [&](OpBuilder &nb, Value m, Value blockMax) {
     return buildSoftmaxShift(nb, loc, buildRunningMax(nb, loc, m, blockMax));
   };
-  Value probs = generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
-                        [&](OpBuilder &nb, ValueRange a) -> Value {
-                          Value d = arith::SubFOp::create(
-                              nb, loc, a[2], newMax(nb, a[0], a[1]));
-                          Value p = math::ExpOp::create(nb, loc, d);
-                          if (sigma)
-                            p = arith::MulFOp::create(nb, loc, p, sigma);
-                          return p;
-                        });
+  Value probs =
+      generic({s.m, rowMax}, scores, {i, i, ij}, {par, par},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value d = arith::SubFOp::create(nb, loc, scaledScore(nb, a[2]),
+                                                newMax(nb, a[0], a[1]));
+                Value p = math::ExpOp::create(nb, loc, d);
+                if (sigma)
+                  p = arith::MulFOp::create(nb, loc, p, sigma);
+                return p;
+              });
   // alpha = exp(m - m') f, the rescaling of what was accumulated so far (1
   // on the blocks where m' = m and sigma' = sigma).
   Value alpha = generic(

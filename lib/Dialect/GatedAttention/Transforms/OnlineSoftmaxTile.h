@@ -230,6 +230,16 @@ private:
   /// reaches a multiple of it.
   static constexpr int64_t kAccChunkKeys = 1024;
 
+  /// Whether the scale applies to the scores where they are read (the row
+  /// max, the weights' exponent) instead of to the queries: bf16 and f16
+  /// queries, extended to f32 unscaled, which the bf16 matrix units
+  /// multiply as they are. A positive scale commutes with the row max
+  /// (rounding is monotonic), so the max of the unscaled scores times the
+  /// scale is the max of the scaled ones, bit for bit.
+  bool scalesScores() const {
+    return spec.elementType != f32 && spec.scale > 0;
+  }
+
   Value f32Const(OpBuilder &nb, double v) {
     return arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(v));
   }
