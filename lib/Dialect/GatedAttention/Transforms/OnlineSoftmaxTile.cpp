@@ -409,15 +409,13 @@ Value OnlineSoftmaxTile::anyRescaled(Value alpha, Value m) {
   // passes over them every block; a row whose m was -inf has sums of 0 (or
   // NaN, from 0 * inf), which its alpha of 0 leaves as they are, so the
   // first block rescales nothing. (une: a NaN alpha rescales.)
+  Value no = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+  Value none = linalg::FillOp::create(b, loc, ValueRange{no},
+                                      ValueRange{empty({}, b.getI1Type())})
+                   .getResult(0);
   Value moved = generic(
-      {alpha, m},
-      linalg::FillOp::create(
-          b, loc,
-          ValueRange{arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)},
-          ValueRange{empty({}, b.getI1Type())})
-          .getResult(0),
-      {i1, i1, AffineMap::get(1, 0, {}, ctx)}, {IteratorType::reduction},
-      [&](OpBuilder &nb, ValueRange a) -> Value {
+      {alpha, m}, none, {i1, i1, AffineMap::get(1, 0, {}, ctx)},
+      {IteratorType::reduction}, [&](OpBuilder &nb, ValueRange a) -> Value {
         Value other = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::UNE,
                                             a[0], f32Const(nb, 1.0));
         Value seen = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::ONE,
@@ -455,13 +453,14 @@ OnlineSoftmaxTile::chunkStep(State s, Value alpha, Value moved, Value kb,
   // The block that reaches a multiple of kAccChunkKeys ends the chunk: it
   // is added to (acc, accComp) with compensation (the first one replaces
   // them) and starts again from 0.
+  // (One op a statement: the order of evaluating arguments, and so of the
+  // ops, differs between compilers.)
   Value chunkKeys = index(kAccChunkKeys);
-  Value ends = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ugt,
-      arith::DivUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, kb, index(blockKeys)),
-          chunkKeys),
-      arith::DivUIOp::create(b, loc, kb, chunkKeys));
+  Value chunkOfBlock = arith::DivUIOp::create(b, loc, kb, chunkKeys);
+  Value blockEnd = arith::AddIOp::create(b, loc, kb, index(blockKeys));
+  Value chunkOfEnd = arith::DivUIOp::create(b, loc, blockEnd, chunkKeys);
+  Value ends = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                     chunkOfEnd, chunkOfBlock);
   auto fold = scf::IfOp::create(
       b, loc, ends,
       [&](OpBuilder &nb, Location l) {
