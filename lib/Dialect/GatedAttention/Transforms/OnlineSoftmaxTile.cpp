@@ -86,14 +86,19 @@ scf::ForOp mlir::gated_attention::buildForLoop(
   return loop;
 }
 
-Value mlir::gated_attention::buildFreshFill(OpBuilder &b, Location loc,
-                                            ArrayRef<OpFoldResult> sizes,
-                                            double v) {
+Value mlir::gated_attention::buildFreshTensor(OpBuilder &b, Location loc,
+                                              ArrayRef<OpFoldResult> sizes) {
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
   dispatchIndexOpFoldResults(sizes, dynamicSizes, shape);
-  Value fresh = bufferization::AllocTensorOp::create(
+  return bufferization::AllocTensorOp::create(
       b, loc, RankedTensorType::get(shape, b.getF32Type()), dynamicSizes);
+}
+
+Value mlir::gated_attention::buildFreshFill(OpBuilder &b, Location loc,
+                                            ArrayRef<OpFoldResult> sizes,
+                                            double v) {
+  Value fresh = buildFreshTensor(b, loc, sizes);
   Value value = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   return linalg::FillOp::create(b, loc, value, fresh).getResult(0);
 }
@@ -606,15 +611,8 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
               start({tileRows}, 0.0)};
   if (chunkedAcc()) {
     // acc and accComp are written by the first fold, before any read.
-    auto undefined = [&]() -> Value {
-      SmallVector<int64_t> shape;
-      SmallVector<Value> dynamicSizes;
-      dispatchIndexOpFoldResults({tileRows, dv}, dynamicSizes, shape);
-      return bufferization::AllocTensorOp::create(
-          b, loc, RankedTensorType::get(shape, f32), dynamicSizes);
-    };
-    state.acc = undefined();
-    state.accComp = undefined();
+    state.acc = buildFreshTensor(b, loc, {tileRows, dv});
+    state.accComp = buildFreshTensor(b, loc, {tileRows, dv});
     state.chunk = start({tileRows, dv}, 0.0);
     state.folded = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   } else {

@@ -50,6 +50,9 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange ins, Value init,
 /// loop-carried tile state, forward and backward.
 Value buildFreshFill(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                      double v);
+/// The same buffer left undefined (a `bufferization.alloc_tensor`).
+Value buildFreshTensor(OpBuilder &b, Location loc,
+                       ArrayRef<OpFoldResult> sizes);
 
 /// Query rows per head of the tiles of `op` that gated-attention-tile makes
 /// (the group's heads share a tile of about options.queryBlock rows; never
