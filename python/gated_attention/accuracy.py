@@ -42,7 +42,7 @@ For output element (b, h, i, e), with softmax weights w_j of row i:
   most n = min(Skv, Bk) terms, 2u from the compensation and at most
   2 S+ / tau rescalings of 2u each, whatever Skv:
   eps = 2^-24 ((sqrt(D) + 3) S+ + sqrt(n) + 10).
-  For bf16 and f16 results that path adds P.V to acc in chunks
+  For f32, bf16 and f16 results that path adds P.V to acc in chunks
   (`chunked_acc`): plain sums of fewer than C + Bk keys (C =
   CPU_ACC_CHUNK_KEYS), each chunk added with compensation, so there
   n = min(Skv, C + Bk).
@@ -138,7 +138,7 @@ _TANH_SLOPE = {"sigmoid": lambda g: 0.5, "silu": lambda g: 0.5 * np.abs(g),
 # key-block=0 chooses 64 or 128; the backward takes 64), which ga.attention
 # and CpuAttention run: the bound grows with the block, so it covers both.
 CPU_KEY_BLOCK = 128
-# Keys per chunk of the tiled CPU path's bf16 and f16 accumulator
+# Keys per chunk of the tiled CPU path's f32, bf16 and f16 accumulator
 # (OnlineSoftmaxTile::kAccChunkKeys).
 CPU_ACC_CHUNK_KEYS = 1024
 PRINT_RELATIVE = 5e-6
@@ -159,7 +159,7 @@ def softmax_error(d, skv, s_plus, key_block=None, unit=F32_UNIT, splits=1,
     of a lowering with compensated sums (None: plain sums over all
     keys), whose keys may be split into `splits` merged parts.
     `chunked_acc`: that lowering compensates acc once per chunk of
-    CPU_ACC_CHUNK_KEYS keys, not per key block (its bf16 and f16
+    CPU_ACC_CHUNK_KEYS keys, not per key block (its f32, bf16 and f16
     results)."""
     if key_block is None:
         return unit * ((np.sqrt(d) + 2) * s_plus + np.sqrt(skv) + 8)
@@ -246,7 +246,7 @@ def error_bound(cfg, inputs, key_block=None, flush_subnormals=False,
             axis=-1, keepdims=True, initial=0.0)
     unit = dtypes.arithmetic_unit(cfg.dtype)
     eps = softmax_error(d, skv, s_plus, key_block, unit, splits,
-                        chunked_acc=cfg.dtype in ("bf16", "f16"))
+                        chunked_acc=cfg.dtype != "f64")
     if flush_subnormals:
         q1 = np.abs(q).sum(axis=-1, keepdims=True)
         k1 = np.abs(kr).sum(axis=-1).max(axis=-1, initial=0.0)

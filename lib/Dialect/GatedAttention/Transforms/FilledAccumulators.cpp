@@ -6,6 +6,7 @@
 
 #include "FilledAccumulators.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -175,6 +176,28 @@ LogicalResult mlir::gated_attention::startFromFill(RewriterBase &rewriter,
     rewriter.modifyOpInPlace(nest, [&] { start.destination->set(empty); });
   }
   return success();
+}
+
+LogicalResult mlir::gated_attention::sumFromZero(RewriterBase &rewriter,
+                                                 scf::ForOp depthLoop) {
+  bool changed = false;
+  for (OpOperand &init : depthLoop.getInitArgsMutable()) {
+    auto type = dyn_cast<VectorType>(init.get().getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      continue;
+    Value start = init.get();
+    Location loc = depthLoop.getLoc();
+    rewriter.setInsertionPoint(depthLoop);
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(type));
+    rewriter.modifyOpInPlace(depthLoop, [&] { init.set(zero); });
+    Value sum = depthLoop.getTiedLoopResult(&init);
+    rewriter.setInsertionPointAfter(depthLoop);
+    auto total = arith::AddFOp::create(rewriter, loc, sum, start);
+    rewriter.replaceAllUsesExcept(sum, total.getResult(), total);
+    changed = true;
+  }
+  return success(changed);
 }
 
 SmallVector<linalg::FillOp> mlir::gated_attention::dropPrivateFills(

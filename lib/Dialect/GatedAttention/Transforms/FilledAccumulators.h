@@ -58,6 +58,13 @@ std::optional<int64_t> takeFilledMark(Operation *depthLoop);
 /// nothing, when the accumulators do not come straight from the fill.
 LogicalResult startFromFill(RewriterBase &rewriter, scf::ForOp depthLoop);
 
+/// After vectorization and hoisting, for a tile of a contraction that
+/// markSumFromZero marked: `depthLoop`'s vector accumulators start from
+/// zero and its results are added to their former start after it, so that
+/// the tile sums its depth apart from the value it adds to. Fails, changing
+/// nothing, when the loop carries no vector.
+LogicalResult sumFromZero(RewriterBase &rewriter, scf::ForOp depthLoop);
+
 /// Last: removes the marks and the private fills that no tile reads any
 /// more: those whose id `unstarted` maps to 0 (per fill, the parts that
 /// read it, counted as they are tiled, less those startFromFill started;

@@ -346,61 +346,51 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
         return alpha;
       });
   // (Read before m is overwritten in place.)
-  Value moved = s.chunk ? anyRescaled(alpha, s.m) : Value();
+  Value moved = anyRescaled(alpha, s.m);
   Value mOut = generic(rowMax, s.m, {i1, i1}, {par},
                        [&](OpBuilder &nb, ValueRange a) -> Value {
                          return buildRunningMax(nb, loc, a[1], a[0]);
                        });
 
   // Compensated summation (buildCompensatedAdd) of the block's row sums
-  // and P V_blk into alpha (l, acc): the error of l and acc does not grow
-  // with the number of key blocks. The compensation c (scaled by alpha with
-  // the sums) becomes the start of the block's sum, y = -alpha c + block,
-  // so that the block is summed in place; then t = alpha s + y and
-  // c' = (t - alpha s) - y.
-  auto negScaledComp = [&](Value comp, ArrayRef<AffineMap> maps,
-                           ArrayRef<IteratorType> iterators) {
-    return generic(alpha, comp, maps, iterators,
-                   [&](OpBuilder &nb, ValueRange a) -> Value {
-                     Value c = arith::MulFOp::create(nb, loc, a[1], a[0]);
-                     return arith::NegFOp::create(nb, loc, c);
-                   });
-  };
-  auto compensatedAdd = [&](Value sum, Value y, ArrayRef<AffineMap> maps,
-                            ArrayRef<IteratorType> iterators) {
-    SmallVector<Value> out =
-        genericN(alpha, {sum, y}, maps, iterators,
-                 [&](OpBuilder &nb, ValueRange a) -> SmallVector<Value> {
-                   Value scaled = arith::MulFOp::create(nb, loc, a[1], a[0]);
-                   auto [t, c] = buildCompensatedAdd(nb, loc, scaled, a[2]);
-                   return {t, c};
-                 });
-    return std::make_pair(out[0], out[1]);
-  };
-  Value lY = generic(probs, negScaledComp(s.lComp, {i1, i1}, {par}), {ij, i},
-                     {par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+  // into alpha l: its error does not grow with the number of key blocks.
+  // The compensation c (scaled by alpha with the sum) becomes the start of
+  // the block's sum, y = -alpha c + rowsum P, so that the block is summed
+  // in place; then t = alpha l + y and c' = (t - alpha l) - y. P V_blk goes
+  // to the chunk of acc (chunkStep).
+  Value negScaledComp =
+      generic(alpha, s.lComp, {i1, i1}, {par},
+              [&](OpBuilder &nb, ValueRange a) -> Value {
+                Value c = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                return arith::NegFOp::create(nb, loc, c);
+              });
+  Value lY = generic(probs, negScaledComp, {ij, i}, {par, red},
+                     [&](OpBuilder &nb, ValueRange a) -> Value {
                        return arith::AddFOp::create(nb, loc, a[0], a[1]);
                      });
-  auto [lNew, lComp] = compensatedAdd(s.l, lY, {i1, i1, i1}, {par});
+  SmallVector<Value> lSums =
+      genericN(alpha, {s.l, lY}, {i1, i1, i1}, {par},
+               [&](OpBuilder &nb, ValueRange a) -> SmallVector<Value> {
+                 Value scaled = arith::MulFOp::create(nb, loc, a[1], a[0]);
+                 auto [t, c] = buildCompensatedAdd(nb, loc, scaled, a[2]);
+                 return {t, c};
+               });
   auto accumulate = [&](Value init) {
-    return generic({probs, v}, init,
-                   {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
-                   {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
-                     Value prod =
-                         arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
-                     return arith::AddFOp::create(nb, loc, a[2], prod);
-                   });
+    Value sum =
+        generic({probs, v}, init,
+                {map(3, {d0, d2}), map(3, {d2, d1}), map(3, {d0, d1})},
+                {par, par, red}, [&](OpBuilder &nb, ValueRange a) -> Value {
+                  Value prod =
+                      arith::MulFOp::create(nb, loc, a[0], toF32(nb, a[1]));
+                  return arith::AddFOp::create(nb, loc, a[2], prod);
+                });
+    markSumFromZero(sum.getDefiningOp());
+    return sum;
   };
-  if (!s.chunk) {
-    Value accY = accumulate(negScaledComp(s.accComp, {i, ij}, {par, par}));
-    auto [accNew, accComp] =
-        compensatedAdd(s.acc, accY, {i, ij, ij}, {par, par});
-    return {mOut, lNew, lComp, accNew, accComp, Value(), vmax, sigma};
-  }
   State next = chunkStep(s, alpha, moved, kb, accumulate);
   next.m = mOut;
-  next.l = lNew;
-  next.lComp = lComp;
+  next.l = lSums[0];
+  next.lComp = lSums[1];
   next.vmax = vmax;
   next.sigma = sigma;
   return next;
@@ -537,10 +527,7 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
   // One generic a head, reading its gate rows in place and writing the rows
   // the caller inserts into the result, so that neither the gate nor the
   // output is copied through a stacked tile.
-  SmallVector<AffineMap> maps = {ij};
-  if (s.accComp)
-    maps.push_back(ij);
-  maps.push_back(i);
+  SmallVector<AffineMap> maps = {ij, i};
   if (spec.hasGate)
     maps.push_back(
         spec.gateHeadwise ? map(2, {d0, getAffineConstantExpr(0, ctx)}) : ij);
@@ -552,10 +539,7 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
   SmallVector<Value> outs;
   for (int64_t r = 0; r < stack; ++r) {
     auto rowsOfHead = [&](Value v) { return stack == 1 ? v : headRows(v, r); };
-    SmallVector<Value> inputs = {rowsOfHead(s.acc)};
-    if (s.accComp)
-      inputs.push_back(rowsOfHead(s.accComp));
-    inputs.push_back(rowsOfHead(inv));
+    SmallVector<Value> inputs = {rowsOfHead(s.acc), rowsOfHead(inv)};
     if (sharedGate)
       inputs.push_back(sharedGate);
     else if (spec.hasGate)
@@ -566,11 +550,7 @@ SmallVector<Value> OnlineSoftmaxTile::epilogue(State s, Value firstHead) {
     outs.push_back(generic(
         inputs, init, maps, {par, par},
         [&](OpBuilder &nb, ValueRange a) -> Value {
-          // The compensated sum is acc - accComp.
-          Value acc = a[0];
-          if (s.accComp)
-            acc = arith::SubFOp::create(nb, loc, acc, a[1]);
-          Value y = arith::MulFOp::create(nb, loc, acc, a[s.accComp ? 2 : 1]);
+          Value y = arith::MulFOp::create(nb, loc, a[0], a[1]);
           Value g = spec.hasGate ? toF32(nb, a[inputs.size() - 1]) : Value();
           return buildGatedOutput(nb, loc, y, g, spec.gate, spec.combine,
                                   spec.elementType);
@@ -609,16 +589,11 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
   };
   State state{start({tileRows}, kNegInf), start({tileRows}, 0.0),
               start({tileRows}, 0.0)};
-  if (chunkedAcc()) {
-    // acc and accComp are written by the first fold, before any read.
-    state.acc = buildFreshTensor(b, loc, {tileRows, dv});
-    state.accComp = buildFreshTensor(b, loc, {tileRows, dv});
-    state.chunk = start({tileRows, dv}, 0.0);
-    state.folded = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-  } else {
-    state.acc = start({tileRows, dv}, 0.0);
-    state.accComp = start({tileRows, dv}, 0.0);
-  }
+  // acc and accComp are written by the first fold, before any read.
+  state.acc = buildFreshTensor(b, loc, {tileRows, dv});
+  state.accComp = buildFreshTensor(b, loc, {tileRows, dv});
+  state.chunk = start({tileRows, dv}, 0.0);
+  state.folded = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   if (needsOverflowScale(spec.elementType)) {
     state.vmax = f32Const(b, 0.0);
     state.sigma = f32Const(b, 1.0);
@@ -684,7 +659,7 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
     keyLoop(unmasked, keyEnd, keyBlock, /*masked=*/true);
   }
   blockKeys = keyBlock;
-  return state.chunk ? finishChunks(state) : state;
+  return finishChunks(state);
 }
 
 SmallVector<Value> OnlineSoftmaxTile::build(Value firstHead, Value numKeys,
@@ -724,11 +699,8 @@ OnlineSoftmaxTile::buildPartial(Value firstHead, Value numKeys,
                      return arith::SubFOp::create(nb, loc, a[0], a[1]);
                    });
   };
-  Value out = state.accComp ? compensated(state.acc, state.accComp,
-                                          b.getMultiDimIdentityMap(2))
-                            : state.acc;
   Value sigma = state.sigma ? state.sigma : f32Const(b, 1.0);
-  return {out, compensated(state.l, state.lComp, i1), state.m,
+  return {state.acc, compensated(state.l, state.lComp, i1), state.m,
           linalg::FillOp::create(b, loc, sigma, empty({tileRows}, f32))
               .getResult(0)};
 }

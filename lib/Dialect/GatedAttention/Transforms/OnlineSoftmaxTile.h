@@ -186,51 +186,43 @@ protected:
   int64_t blockKeys = 0;
 
 private:
-  /// The loop state: the running maximum m, the row sum l and the
-  /// accumulator acc with their compensations (compensated summation);
-  /// where acc is summed in chunks (chunkedAcc), the plain sum of the
-  /// current chunk and whether a chunk was added to acc yet (an i1; acc and
-  /// accComp are undefined until then); where the values may approach the
-  /// f32 range, max|v| so far and the weights' scale sigma (f32 scalars).
-  /// Unused members are null. After the key loops (keyLoops) acc is the
-  /// whole sum: with accComp in f32, alone where it was chunked.
+  /// The loop state: the running maximum m, the row sum l and its
+  /// compensation (compensated summation); the accumulator: the plain sum
+  /// of the current chunk of keys, the compensated sum (acc, accComp) of
+  /// the chunks before it and whether a chunk was added to it yet (an i1;
+  /// acc and accComp are undefined until then); where the values may
+  /// approach the f32 range, max|v| so far and the weights' scale sigma
+  /// (f32 scalars). Unused members are null. After the key loops
+  /// (finishChunks) acc is the whole sum, and chunk, accComp and folded
+  /// are null.
   struct State {
     Value m, l, lComp, acc, accComp, chunk, folded, vmax, sigma;
     SmallVector<Value> values() const {
-      SmallVector<Value> all = {m, l, lComp, acc, accComp};
-      for (Value v : {chunk, folded, vmax, sigma})
+      SmallVector<Value> all = {m, l, lComp, acc, accComp, chunk, folded};
+      for (Value v : {vmax, sigma})
         if (v)
           all.push_back(v);
       return all;
     }
     /// The state whose values() are `v`, with the members `like` has.
     static State of(ValueRange v, const State &like) {
-      State s{v[0], v[1], v[2], v[3], v[4]};
-      size_t next = 5;
-      if (like.chunk) {
-        s.chunk = v[next++];
-        s.folded = v[next++];
-      }
+      State s{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
       if (like.vmax) {
-        s.vmax = v[next++];
-        s.sigma = v[next++];
+        s.vmax = v[7];
+        s.sigma = v[8];
       }
       return s;
     }
   };
 
-  /// Whether P V accumulates into a plain sum (State::chunk) that is added
-  /// to the compensated acc once per kAccChunkKeys keys, not every key
-  /// block: for bf16 and f16 results. Their rounding (2^-8, 2^-11) leaves
-  /// room for the plain f32 sums of a chunk (at most (C + Bk) 2^-24 even
-  /// when every rounding goes one way), and the compensated update, a pass
-  /// over the whole acc and its compensation, costs more per key block
-  /// than the products themselves on AMX.
-  bool chunkedAcc() const {
-    return isa<BFloat16Type, Float16Type>(spec.elementType);
-  }
-  /// Keys per chunk of chunkedAcc: a chunk ends with the block that
-  /// reaches a multiple of it.
+  /// P V accumulates into a plain sum (State::chunk) that is added to the
+  /// compensated acc once per kAccChunkKeys keys, not every key block: the
+  /// compensated update is a pass over the whole acc and its compensation,
+  /// which costs more per key block than the products on AMX and 3-6% of
+  /// the time in f32 (docs/Design.md). The plain f32 sums of a chunk (at
+  /// most C + Bk terms) keep the error independent of Skv.
+  /// Keys per chunk: a chunk ends with the block that reaches a multiple
+  /// of it.
   static constexpr int64_t kAccChunkKeys = 1024;
 
   /// Whether the scale applies to the scores where they are read (the row
@@ -278,13 +270,13 @@ private:
   /// Whether rescaling the sums by `alpha` changes them (an i1): some row
   /// that saw a key (its max `m` is not -inf) has alpha != 1.
   Value anyRescaled(Value alpha, Value m);
-  /// The chunkedAcc update of (chunk, acc, accComp) by one key block:
+  /// The update of (chunk, acc, accComp) by one key block:
   /// rescaled by alpha where `moved` (anyRescaled), P V_blk added by
   /// `accumulate` to the chunk, which is folded into the compensated acc
   /// when the block ends it.
   State chunkStep(State s, Value alpha, Value moved, Value kb,
                   function_ref<Value(Value)> accumulate);
-  /// The state after the last key block of chunkedAcc: acc the whole sum
+  /// The state after the last key block: acc the whole sum
   /// (acc - accComp + chunk where a chunk was folded, else chunk), no
   /// accComp.
   State finishChunks(State s);

@@ -33,6 +33,16 @@ void mlir::gated_attention::markOnlineSoftmaxLoop(
   loop.setMappingAttr(ArrayAttr::get(loop.getContext(), mapping));
 }
 
+static constexpr StringLiteral kSumFromZero = "gated_attention.sum_from_zero";
+
+void mlir::gated_attention::markSumFromZero(Operation *contraction) {
+  contraction->setAttr(kSumFromZero, UnitAttr::get(contraction->getContext()));
+}
+
+bool mlir::gated_attention::isSumFromZero(Operation *op) {
+  return op->hasAttr(kSumFromZero);
+}
+
 bool mlir::gated_attention::isOnlineSoftmaxLoop(Operation *op) {
   auto loop = dyn_cast<scf::ForallOp>(op);
   if (!loop || !loop.getMapping())

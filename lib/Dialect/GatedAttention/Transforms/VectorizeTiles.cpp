@@ -124,6 +124,9 @@ linalg::GenericOp packRhs(RewriterBase &rewriter, linalg::GenericOp op) {
 /// Marks a contraction's reduction loop made by register tiling, for
 /// hoisting its accumulators (the attribute is removed after).
 constexpr StringLiteral kDepthLoop = "gated_attention.register_depth_loop";
+/// A depth loop of a contraction marked by markSumFromZero.
+constexpr StringLiteral kSumFromZeroLoop =
+    "gated_attention.sum_from_zero_depth_loop";
 
 /// `op` as ops whose loops its register tile `sizes` divides: itself, or
 /// split into the part a loop's tile divides and the remainder (tiling
@@ -320,6 +323,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       if (!depthLoops || tiled->loops.size() != 3)
         continue;
       tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
+      if (isSumFromZero(whole))
+        tiled->loops.back()->setAttr(kSumFromZeroLoop, rewriter.getUnitAttr());
       if (fill >= 0)
         markFilledTile(rewriter, tiled->loops, fill);
     }
@@ -387,12 +392,19 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   });
   for (scf::ForOp loop : depthLoops) {
     int64_t fill = takeFilledMark(loop).value_or(-1);
+    bool fromZero = static_cast<bool>(loop->removeAttr(kSumFromZeroLoop));
     auto hoisted = cast<scf::ForOp>(
         hoistLoopInvariantSubsets(rewriter, loop).getOperation());
     // The tiles of `S = Q Kᵀ` start from zeros in registers, not from a
     // copy of a zero-filled buffer.
     if (fill >= 0 && succeeded(startFromFill(rewriter, hoisted)))
       --unstarted[fill];
+    // The tiles of acc's chunk (`P V`) sum their keys apart from it.
+    if (fromZero && failed(sumFromZero(rewriter, hoisted))) {
+      hoisted->emitError("a register tile marked to sum from zero carries "
+                         "no accumulator");
+      return signalPassFailure();
+    }
   }
   // A fill some tile still reads is tiled by rows and vectorized as the
   // other fills are.

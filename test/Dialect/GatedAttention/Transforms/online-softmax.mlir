@@ -12,8 +12,8 @@
 // CHECK: scf.for %[[H:.+]] = %c0 to %c4 step %c1
 // CHECK: %[[QT:.+]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.+}}, 16]
 // CHECK-SAME: to tensor<?x16xf32>
-// CHECK: scf.for {{.+}} -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>, f32, f32)
-// CHECK: scf.for {{.+}} -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>, f32, f32)
+// CHECK: scf.for {{.+}} -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, i1, f32, f32)
+// CHECK: scf.for {{.+}} -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, i1, f32, f32)
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[%[[B]], %[[H]], 0, 0] [1, 1, %{{.+}}, 8]
 func.func @dynamic_rows(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>,
                         %v: tensor<2x2x?x8xf32>, %g: tensor<2x1x?x1xf32>) -> tensor<2x4x?x8xf32> {
@@ -31,7 +31,7 @@ func.func @dynamic_rows(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>,
 // CHECK: scf.for %[[H:.+]] = %c0 to %c4 step %c2
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [40, 16] [1, 1] : tensor<40x16xf32> into tensor<80x16xf32>
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[40, 0] [40, 16] [1, 1] : tensor<40x16xf32> into tensor<80x16xf32>
-// CHECK: scf.for {{.+}} -> (tensor<80xf32>, tensor<80xf32>, tensor<80xf32>, tensor<80x8xf32>, tensor<80x8xf32>, f32, f32)
+// CHECK: scf.for {{.+}} -> (tensor<80xf32>, tensor<80xf32>, tensor<80xf32>, tensor<80x8xf32>, tensor<80x8xf32>, tensor<80x8xf32>, i1, f32, f32)
 // CHECK: %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<16x16xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[ZEROS]][0, 0] [8, 16] [1, 1] : tensor<8x16xf32> into tensor<16x16xf32>
 // CHECK: tensor.extract_slice %{{.+}}[0, 0] [40, 8] [1, 1] : tensor<80x8xf32> to tensor<40x8xf32>
@@ -47,15 +47,16 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 
 // The key block update. The running maximum moves only by more than
 // 8 ln 2 (so a slowly rising score cannot round away a rescaling per
-// block); the block's row sums and P V are added to the rescaled (l, acc)
-// by compensated summation: each is summed in place onto minus the
-// rescaled compensation, then t = alpha s + y, c = (t - alpha s) - y, and
-// the epilogue subtracts c (the error does not grow with the number of
-// blocks); the weights are scaled by sigma, from max|v| so far and the keys
-// seen, so that acc cannot overflow.
+// block); the block's row sums are added to the rescaled l by compensated
+// summation: summed in place onto minus the rescaled compensation, then
+// t = alpha l + y, c = (t - alpha l) - y, and the epilogue subtracts c;
+// P V is summed onto a plain chunk, added to (acc, accc) the same way once
+// per 1024 keys (the error does not grow with the number of blocks); the
+// weights are scaled by sigma, from max|v| so far and the keys seen, so
+// that acc cannot overflow.
 // CHECK-LABEL: func.func @compensated_update
 // CHECK-DAG: %[[TAU:.+]] = arith.constant 5.54517746 : f32
-// CHECK: scf.for %[[KB:.+]] = %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, f32, f32)
+// CHECK: %[[LOOP:.+]]:9 = scf.for %[[KB:.+]] = %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %[[CHUNK:.+]] = %{{.+}}, %[[FOLDED:.+]] = %false, %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, i1, f32, f32)
 // CHECK: %[[V:.+]] = tensor.extract_slice %{{.+}}[0, 0, %[[KB]], 0] [1, 1, 16, 8]
 // max|v| of the block: the columns' maxima over the keys on |v|'s bits (an
 // unsigned max, no horizontal reduction per key), then one over Dv.
@@ -83,29 +84,34 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK: arith.negf
 // CHECK: %[[LY:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<16x16xf32>) outs(%[[LY0]] : tensor<16xf32>)
 // CHECK: %[[LNEW:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[L]], %[[LY]] : tensor<16xf32>, tensor<16xf32>)
-// CHECK: %[[ACCY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[ACCC]] : tensor<16x8xf32>)
-// CHECK-NEXT: ^bb0(%[[AL0:.+]]: f32, %[[C0:.+]]: f32):
-// CHECK-NEXT: %[[CS:.+]] = arith.mulf %[[C0]], %[[AL0]] : f32
-// CHECK-NEXT: %[[NCS:.+]] = arith.negf %[[CS]] : f32
-// CHECK-NEXT: linalg.yield %[[NCS]] : f32
-// CHECK: %[[ACCY:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[V]] : tensor<16x16xf32>, tensor<16x8xf32>) outs(%[[ACCY0]] : tensor<16x8xf32>)
-// CHECK: %[[ACCNEW:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[ACC]], %[[ACCY]] : tensor<16x8xf32>, tensor<16x8xf32>)
-// CHECK-NEXT: ^bb0(%[[AL:.+]]: f32, %[[S:.+]]: f32, %[[Y:.+]]: f32):
-// CHECK-NEXT: %[[SS:.+]] = arith.mulf %[[S]], %[[AL]] : f32
-// CHECK-NEXT: %[[T:.+]] = arith.addf %[[SS]], %[[Y]] : f32
-// CHECK-NEXT: %[[G:.+]] = arith.subf %[[T]], %[[SS]] : f32
+// CHECK: %[[RESCALED:.+]]:3 = scf.if
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[CHUNK]], %[[ACC]], %[[ACCC]] :
+// CHECK: %[[PV:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[V]] : tensor<16x16xf32>, tensor<16x8xf32>) outs(%[[RESCALED]]#0 : tensor<16x8xf32>)
+// The fold: y = chunk - c, then the compensated add of y to acc (the first
+// fold takes the chunk as it is).
+// CHECK: %[[FOLD:.+]]:3 = scf.if
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[PV]] : tensor<16x8xf32>) outs(%[[RESCALED]]#1, %[[RESCALED]]#2 : tensor<16x8xf32>, tensor<16x8xf32>)
+// CHECK-NEXT: ^bb0(%[[CH:.+]]: f32, %[[S:.+]]: f32, %[[C:.+]]: f32):
+// CHECK-NEXT: %[[Y:.+]] = arith.subf %[[CH]], %[[C]] : f32
+// CHECK-NEXT: %[[T:.+]] = arith.addf %[[S]], %[[Y]] : f32
+// CHECK-NEXT: %[[G:.+]] = arith.subf %[[T]], %[[S]] : f32
 // CHECK-NEXT: %[[CN:.+]] = arith.subf %[[G]], %[[Y]] : f32
 // An infinite sum keeps a compensation of 0 (not inf - inf = NaN).
 // CHECK-NEXT: %[[ABS:.+]] = math.absf %[[T]] : f32
 // CHECK-NEXT: %[[INF:.+]] = arith.cmpf oeq, %[[ABS]], %{{.+}} : f32
 // CHECK-NEXT: %[[CS:.+]] = arith.select %[[INF]], %{{.+}}, %[[CN]] : f32
-// CHECK-NEXT: linalg.yield %[[T]], %[[CS]] : f32, f32
-// CHECK: scf.yield %[[NEWM]], %[[LNEW]]#0, %[[LNEW]]#1, %[[ACCNEW]]#0, %[[ACCNEW]]#1, %[[NEWVMAX]], %[[NEWSIGMA]]
-// The epilogue: (acc - accc) / (l - lc).
+// CHECK-NEXT: %[[TS:.+]] = arith.select %[[FOLDED]], %[[T]], %[[CH]] : f32
+// CHECK-NEXT: %[[CSS:.+]] = arith.select %[[FOLDED]], %[[CS]], %{{.+}} : f32
+// CHECK-NEXT: linalg.yield %[[TS]], %[[CSS]] : f32, f32
+// CHECK: scf.yield %[[NEWM]], %[[LNEW]]#0, %[[LNEW]]#1, %[[FOLD]]#1, %[[FOLD]]#2, %[[FOLD]]#0, %{{.+}}, %[[NEWVMAX]], %[[NEWSIGMA]]
+// The epilogue: (acc - accc + chunk) / (l - lc).
+// CHECK: %[[TOTAL:.+]] = scf.if %[[LOOP]]#6
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[LOOP]]#3, %[[LOOP]]#4 : tensor<16x8xf32>, tensor<16x8xf32>) outs(%[[LOOP]]#5 : tensor<16x8xf32>)
 // CHECK: arith.subf
 // CHECK: arith.divf
-// CHECK: %[[OUT:.+]] = arith.subf
-// CHECK: arith.mulf %[[OUT]]
+// CHECK: linalg.generic {{.+}} ins(%[[TOTAL]], %{{.+}} : tensor<16x8xf32>, tensor<16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
 func.func @compensated_update(%q: tensor<1x1x16x16xf32>, %k: tensor<1x1x32x16xf32>,
                               %v: tensor<1x1x32x8xf32>) -> tensor<1x1x16x8xf32> {
   %0 = gated_attention.attention %q, %k, %v

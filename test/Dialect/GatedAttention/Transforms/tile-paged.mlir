@@ -45,7 +45,7 @@
 // CHECK:           scf.if %{{.+}} -> (tensor<?x64xf32>, tensor<?x64xf32>)
 // CHECK:             tensor.extract_slice %[[Q]][%[[ROW:.+]], %{{.+}}, 0] [%[[COUNT:.+]], 1, 64] [1, 1, 1] : tensor<?x4x64xf32> to tensor<?x64xf32>
 // CHECK:             tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 64] [1, 1] : tensor<?x64xf32> into tensor<1x64xf32>
-// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x64xf32>, tensor<2x64xf32>, f32, f32)
+// CHECK:             scf.for %[[KB:.+]] = %c0 to %{{.+}} step %c64 iter_args({{.+}}) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x64xf32>, tensor<2x64xf32>, tensor<2x64xf32>, i1, f32, f32)
 // CHECK:               scf.for %[[PIECE:.+]] = %c0 to %c4 step %c1 iter_args(%[[BLK:.+]] = %{{.+}}) -> (tensor<64x64xf32>)
 // CHECK:                 %[[OFF:.+]] = arith.muli %[[PIECE]], %c16
 // CHECK:                 %[[KEY:.+]] = arith.addi %[[KB]], %[[OFF]]
@@ -59,7 +59,7 @@
 // CHECK:                 tensor.extract_slice %[[VC]]
 // CHECK:             } else {
 // CHECK:             tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 64] [1, 1] : tensor<?x64xf32> into tensor<32x64xf32>
-// CHECK:             -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, f32, f32)
+// CHECK:             -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, i1, f32, f32)
 // The last, partial block: pieces only up to the sequence's length (the
 // rest of the block is zeros: the NaN slots of test/python/paged.py).
 // CHECK:               %[[PIECES:.+]] = arith.ceildivui

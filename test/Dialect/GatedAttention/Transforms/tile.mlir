@@ -36,18 +36,20 @@
 // CHECK: tensor.insert_slice %{{.+}}[16, 0] [16, 32]
 // CHECK: tensor.insert_slice %{{.+}}[32, 0] [16, 32]
 // CHECK: %[[QT:.+]] = tensor.insert_slice %{{.+}}[48, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
-// Running max (-inf), sum and accumulator (0), their compensations (0),
-// each in a buffer of its own (alloc_tensor: CSE would give equal fills of
-// a tensor.empty one buffer, and bufferization a copy of it per use).
+// Running max (-inf), sum and its compensation (0), each in a buffer of
+// its own (alloc_tensor: CSE would give equal fills of a tensor.empty one
+// buffer, and bufferization a copy of it per use); the compensated
+// accumulator and its compensation start undefined (the first chunk
+// replaces them), the chunk at 0.
 // CHECK: %[[M0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<64xf32>)
 // CHECK: %[[L0E:.+]] = bufferization.alloc_tensor() : tensor<64xf32>
 // CHECK: %[[L0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[L0E]] : tensor<64xf32>)
 // CHECK: %[[LC0E:.+]] = bufferization.alloc_tensor() : tensor<64xf32>
 // CHECK: %[[LC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[LC0E]] : tensor<64xf32>)
-// CHECK: %[[ACC0E:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
-// CHECK: %[[ACC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ACC0E]] : tensor<64x16xf32>)
-// CHECK: %[[ACCC0E:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
-// CHECK: %[[ACCC0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[ACCC0E]] : tensor<64x16xf32>)
+// CHECK: %[[ACC0:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
+// CHECK-NEXT: %[[ACCC0:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
+// CHECK-NEXT: %[[CH0E:.+]] = bufferization.alloc_tensor() : tensor<64x16xf32>
+// CHECK-NEXT: %[[CH0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[CH0E]] : tensor<64x16xf32>)
 // Loop 1: the full blocks row 0 already sees; no mask code (NOMASK checks
 // the whole loop body: from the first scf.for to its scf.yield).
 // NOMASK-LABEL: func.func @gqa_causal
@@ -56,7 +58,7 @@
 // NOMASK-NOT: tensor.insert_slice
 // NOMASK: scf.yield
 // CHECK: %[[UNMASKED:.+]] = arith.muli
-// CHECK: %[[LOOP1:.+]]:7 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[LC0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACCC0]], %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, f32, f32)
+// CHECK: %[[LOOP1:.+]]:9 = scf.for %[[KB:.+]] = %{{.+}} to %[[UNMASKED]] step %{{.+}} iter_args(%[[M:.+]] = %[[M0]], %[[L:.+]] = %[[L0]], %[[LC:.+]] = %[[LC0]], %[[ACC:.+]] = %[[ACC0]], %[[ACCC:.+]] = %[[ACCC0]], %[[CHUNK:.+]] = %[[CH0]], %[[FOLDED:.+]] = %false, %[[VMAX:.+]] = %{{.+}}, %[[SIGMA:.+]] = %{{.+}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>, i1, f32, f32)
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[KS]][0, 0, %[[KB]], 0] [1, 1, 64, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<64x32xf32>
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[VS]][0, 0, %[[KB]], 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x?x16xf32> to tensor<64x16xf32>
 // S = Q Kᵀ
@@ -79,26 +81,32 @@
 // alpha = exp(m - m') sigma' / sigma
 // CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
 // CHECK: math.exp
+// The sums are rescaled only when some row that saw a key has alpha != 1.
+// CHECK: %[[MOVED:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]], %[[M]] : tensor<64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<i1>)
+// CHECK: %[[ANY:.+]] = tensor.extract %[[MOVED]][]
 // CHECK: %[[MN:.+]] = linalg.generic {{.+}} ins(%[[BMAX]] : tensor<64xf32>) outs(%[[M]] : tensor<64xf32>)
 // (l, lc) += rowsum P, compensated: rowsum P summed onto -alpha lc, then
 // added to alpha l
 // CHECK: %[[LY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[LC]] : tensor<64xf32>)
 // CHECK: %[[LY:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<64x64xf32>) outs(%[[LY0]] : tensor<64xf32>)
 // CHECK: %[[LN:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[L]], %[[LY]] : tensor<64xf32>, tensor<64xf32>)
-// (acc, accc) += P V, the same way
-// CHECK: %[[AY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACCC]] : tensor<64x16xf32>)
-// CHECK: %[[AY:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[AY0]] : tensor<64x16xf32>)
-// CHECK: %[[AN:.+]]:2 = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[ACC]], %[[AY]] : tensor<64x16xf32>, tensor<64x16xf32>)
-// CHECK: scf.yield %[[MN]], %[[LN]]#0, %[[LN]]#1, %[[AN]]#0, %[[AN]]#1, %{{.+}}, %[[SIGMAN]]
+// P V is summed plainly onto the chunk, which the block that ends a chunk
+// of 1024 keys adds to (acc, accc) with compensation.
+// CHECK: %[[RESCALED:.+]]:3 = scf.if %[[ANY]]
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<64xf32>) outs(%[[CHUNK]], %[[ACC]], %[[ACCC]] :
+// CHECK: %[[PV:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[VT]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%[[RESCALED]]#0 : tensor<64x16xf32>)
+// CHECK: %[[FOLD:.+]]:3 = scf.if
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[PV]] : tensor<64x16xf32>) outs(%[[RESCALED]]#1, %[[RESCALED]]#2 :
+// CHECK: scf.yield %[[MN]], %[[LN]]#0, %[[LN]]#1, %[[FOLD]]#1, %[[FOLD]]#2, %[[FOLD]]#0, %{{.+}}, %{{.+}}, %[[SIGMAN]]
 // The diagonal in blocks of 32 keys (diagonal-key-block: half the 16 rows
 // per head, at least 32). Loop 2: the whole ones row 0 sees, unmasked.
 // CHECK: %[[UNMASKED32:.+]] = arith.muli %{{.+}}, %c32
-// CHECK: %[[LOOP2:.+]]:7 = scf.for %{{.+}} = %[[UNMASKED]] to %[[UNMASKED32]] step %c32 iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6)
+// CHECK: %[[LOOP2:.+]]:9 = scf.for %{{.+}} = %[[UNMASKED]] to %[[UNMASKED32]] step %c32 iter_args(%{{.+}} = %[[LOOP1]]#0, %{{.+}} = %[[LOOP1]]#1, %{{.+}} = %[[LOOP1]]#2, %{{.+}} = %[[LOOP1]]#3, %{{.+}} = %[[LOOP1]]#4, %{{.+}} = %[[LOOP1]]#5, %{{.+}} = %[[LOOP1]]#6, %{{.+}} = %[[LOOP1]]#7, %{{.+}} = %[[LOOP1]]#8)
 // CHECK: tensor.extract_slice %[[KS]][0, 0, %{{.+}}, 0] [1, 1, 32, 32] [1, 1, 1, 1] : tensor<1x1x?x32xf32> to tensor<32x32xf32>
 // CHECK-NOT: linalg.index
 // CHECK: scf.yield
 // Loop 3: blocks on the diagonal or past the last key, padded and masked.
-// CHECK: %[[LOOP3:.+]]:7 = scf.for %[[KB2:.+]] = %[[UNMASKED32]] to %[[NKEYS]] step %c32 iter_args(%{{.+}} = %[[LOOP2]]#0, %{{.+}} = %[[LOOP2]]#1, %{{.+}} = %[[LOOP2]]#2, %{{.+}} = %[[LOOP2]]#3, %{{.+}} = %[[LOOP2]]#4, %{{.+}} = %[[LOOP2]]#5, %{{.+}} = %[[LOOP2]]#6)
+// CHECK: %[[LOOP3:.+]]:9 = scf.for %[[KB2:.+]] = %[[UNMASKED32]] to %[[NKEYS]] step %c32 iter_args(%{{.+}} = %[[LOOP2]]#0, %{{.+}} = %[[LOOP2]]#1, %{{.+}} = %[[LOOP2]]#2, %{{.+}} = %[[LOOP2]]#3, %{{.+}} = %[[LOOP2]]#4, %{{.+}} = %[[LOOP2]]#5, %{{.+}} = %[[LOOP2]]#6, %{{.+}} = %[[LOOP2]]#7, %{{.+}} = %[[LOOP2]]#8)
 // CHECK: %[[KZ:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<32x32xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[KZ]][0, 0] [%{{.+}}, 32] [1, 1] : tensor<?x32xf32> into tensor<32x32xf32>
 // CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%{{.+}}, 16] [1, 1] : tensor<?x16xf32> into tensor<32x16xf32>
@@ -112,8 +120,13 @@
 // CHECK: arith.cmpi sle, %[[KEY]], %[[LAST]]
 // CHECK: arith.select %{{.+}}, %{{.+}}, %[[NEGINF]]
 // CHECK: scf.yield
-// Epilogue: 1/(l - lc) (0 for rows without keys), then
-// Y = (acc - accc) / (l - lc) times sigmoid(G), once.
+// After the loops acc - accc + chunk, where a chunk was folded, is the
+// sum. Epilogue: 1/(l - lc) (0 for rows without keys), then
+// Y = acc / (l - lc) times sigmoid(G), once.
+// CHECK: %[[TOTAL:.+]] = scf.if %[[LOOP3]]#6
+// CHECK-NEXT: linalg.generic {{.+}} ins(%[[LOOP3]]#3, %[[LOOP3]]#4 : tensor<64x16xf32>, tensor<64x16xf32>) outs(%[[LOOP3]]#5 : tensor<64x16xf32>)
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[LOOP3]]#5
 // CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[LOOP3]]#1, %[[LOOP3]]#2 : tensor<64xf32>, tensor<64xf32>)
 // CHECK: %[[ROWSUM:.+]] = arith.subf
 // CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[ROWSUM]], %[[ZERO:[a-z0-9_]+]] : f32
@@ -122,20 +135,19 @@
 // One generic a head r: rows [16 r, 16 r + 16) of the state, its own gate
 // rows, and its output rows alone, which bufferization writes in place in
 // the result (no stacked output tile copied out head by head).
-// CHECK: %[[A0:.+]] = tensor.extract_slice %[[LOOP3]]#3[0, 0] [16, 16]
-// CHECK: %[[AC0:.+]] = tensor.extract_slice %[[LOOP3]]#4[0, 0] [16, 16]
+// CHECK: %[[A0:.+]] = tensor.extract_slice %[[TOTAL]][0, 0] [16, 16]
 // CHECK: %[[I0:.+]] = tensor.extract_slice %[[INV]][0] [16]
 // CHECK: %[[G0:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 1, %[[NROWS]], 16]
-// CHECK: %[[Y0:.+]] = linalg.generic {{.+}} ins(%[[A0]], %[[AC0]], %[[I0]], %{{.+}} : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<16x16xf32>)
-// CHECK: arith.subf
+// CHECK: %[[Y0:.+]] = linalg.generic {{.+}} ins(%[[A0]], %[[I0]], %{{.+}} : tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: arith.mulf
 // CHECK: arith.negf
 // CHECK: math.exp
 // CHECK: arith.mulf
-// CHECK: tensor.extract_slice %[[LOOP3]]#3[16, 0] [16, 16]
+// CHECK: tensor.extract_slice %[[TOTAL]][16, 0] [16, 16]
 // CHECK: %[[Y1:.+]] = linalg.generic
-// CHECK: tensor.extract_slice %[[LOOP3]]#3[32, 0] [16, 16]
+// CHECK: tensor.extract_slice %[[TOTAL]][32, 0] [16, 16]
 // CHECK: %[[Y2:.+]] = linalg.generic
-// CHECK: tensor.extract_slice %[[LOOP3]]#3[48, 0] [16, 16]
+// CHECK: tensor.extract_slice %[[TOTAL]][48, 0] [16, 16]
 // CHECK: %[[Y3:.+]] = linalg.generic
 // Head r's first `rows` rows go to the group's output.
 // CHECK: tensor.extract_slice %[[Y0]][0, 0] [%[[NROWS]], 16]

@@ -12,10 +12,11 @@
 // NONE-LABEL: func.func @user_forall
 // Contractions are FMAs on register rows, and the online-softmax loop still
 // carries (m, l, acc), the compensations of l and acc, the open chunk of
-// acc and whether one was folded (bf16: OnlineSoftmaxTile::chunkedAcc),
-// max|v| and sigma.
+// acc and whether one was folded (OnlineSoftmaxTile::chunkStep), max|v|
+// and sigma.
 // CHECK-LABEL: func.func @gqa_causal_bf16
 // CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK: %[[ZERO32:.+]] = arith.constant dense<0.000000e+00> : vector<32xf32>
 // CHECK: scf.forall
 // CHECK: scf.for %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[LC:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}, %[[ACCC:.+]] = %{{.+}}, %[[CHUNK:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>, i1, f32, f32)
 // The K block (32 keys x 64) is packed transposed into f32, 16 x 16 at a
@@ -44,13 +45,18 @@
 // CHECK-NEXT: scf.for {{.+}} iter_args(%{{.+}} = %[[CHUNK]], %{{.+}} = %[[ACC]], %{{.+}} = %[[ACCC]])
 // The V block is extended to f32 once (16 x 16 at a time, no transpose),
 // then P V (32 keys: one depth step) runs in 8 x 32 register tiles, onto
-// the chunk.
+// the chunk: each tile sums its keys from zero and adds the chunk's tile
+// once (markSumFromZero), one rounding a block.
 // CHECK: scf.for {{.+}} -> (tensor<32x32xf32>)
 // CHECK-NOT: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[RESCALED]]#0)
-// CHECK-COUNT-256: vector.fma {{.+}} : vector<32xf32>
+// CHECK: %[[START:.+]] = vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK: vector.fma %{{.+}}, %{{.+}}, %[[ZERO32]] : vector<32xf32>
+// CHECK-COUNT-255: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
+// CHECK: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[START]] : vector<8x32xf32>
+// CHECK-NEXT: vector.transfer_write %[[TOTAL]]
 // The compensated update of (acc, accc) by the chunk, row by row, in the
 // blocks that end one.
 // CHECK: scf.if

@@ -92,6 +92,15 @@ void markOnlineSoftmaxLoop(scf::ForallOp loop,
 /// Whether `op` is an scf.forall that markOnlineSoftmaxLoop marked.
 bool isOnlineSoftmaxLoop(Operation *op);
 
+/// Marks a contraction of the online-softmax form (`P V_blk` onto acc's
+/// chunk) to be summed from zero in each register tile, its init added
+/// once at the end (gated-attention-vectorize-tiles): the chunk then
+/// takes one rounding a key block, not one a key, so that a chunk of
+/// equal terms does not accumulate its roundings one way.
+void markSumFromZero(Operation *contraction);
+/// Whether markSumFromZero marked `op`.
+bool isSumFromZero(Operation *op);
+
 /// `options` with every kAutoBlock size chosen for `op`: key blocks of 128
 /// and tiles of 256 query rows, smaller where those would pad more than
 /// 1/8 of the work of 64-row (64-key) blocks or leave fewer than 4 tiles a
