@@ -13,10 +13,10 @@
 // Unmasked and masked key blocks: no gate math inside.
 // TILE:           scf.for {{.+}} iter_args
 // TILE-NOT:         math.tanh
-// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, f32, f32
+// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>, i1, f32, f32
 // TILE:           scf.for {{.+}} iter_args
 // TILE-NOT:         math.tanh
-// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, f32, f32
+// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>, i1, f32, f32
 // The epilogue: O / l, tanh(G), their product.
 // TILE:           linalg.generic
 // TILE:             %[[T:.+]] = math.tanh %{{.+}} : f32
@@ -58,9 +58,9 @@ func.func @tanh_gate_bf16(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x128x64xbf1
 // The temperature sigmoid, T = 4: sigmoid(g * 0.25) in the epilogue.
 // TILE-LABEL: func.func @temperature_gate
 // TILE:           scf.for
-// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, f32, f32
+// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>, i1, f32, f32
 // TILE:           scf.for
-// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, f32, f32
+// TILE:             scf.yield {{.+}} : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64x32xf32>, tensor<64x32xf32>, tensor<64x32xf32>, i1, f32, f32
 // TILE:             %[[C:.+]] = arith.constant 2.500000e-01 : f32
 // TILE-NEXT:        %[[Y:.+]] = arith.mulf %{{.+}}, %[[C]] : f32
 // TILE:             %[[N:.+]] = arith.negf %[[Y]] : f32
