@@ -187,6 +187,39 @@ Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,
                                  m);
 }
 
+Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc,
+                                            Value x) {
+  auto c = [&](double v) { return constantLike(b, loc, x, v); };
+  auto fma = [&](Value a, Value m, Value add) -> Value {
+    return math::FmaOp::create(b, loc, a, m, add);
+  };
+  // (The constants of upstream's expansion: log2(e), ln 2 = 0.693359375 -
+  // 2.12194442e-4 in two parts, and Cephes' expf polynomial.)
+  Value t = fma(x, c(1.44269502), c(0.5));
+  Value n = math::FloorOp::create(b, loc, t);
+  Value r = fma(c(-0.693359375), n, x);
+  r = fma(c(2.12194442e-4), n, r);
+  Value p = fma(r, c(1.98756912e-4), c(1.39819994e-3));
+  for (double coefficient : {8.33345205e-3, 4.16657962e-2, 0.166666657, 0.5})
+    p = fma(p, r, c(coefficient));
+  Value r2 = arith::MulFOp::create(b, loc, r, r);
+  p = fma(p, r2, r);
+  p = arith::AddFOp::create(b, loc, p, c(1.0));
+  // 2^n from its exponent bits; n <= -127 (x below about -87.7, -inf)
+  // gives 0.
+  Type i32 = b.getI32Type();
+  Value bits = arith::FPToSIOp::create(b, loc, i32, n);
+  bits = arith::AddIOp::create(b, loc, bits,
+                               arith::ConstantIntOp::create(b, loc, i32, 127));
+  bits = arith::ShLIOp::create(b, loc, bits,
+                               arith::ConstantIntOp::create(b, loc, i32, 23));
+  Value twoToN = arith::BitcastOp::create(b, loc, x.getType(), bits);
+  Value y = arith::MulFOp::create(b, loc, p, twoToN);
+  Value under =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, n, c(-126.5));
+  return arith::SelectOp::create(b, loc, under, c(0.0), y);
+}
+
 Value mlir::gated_attention::buildMergeWeight(OpBuilder &b, Location loc,
                                               Value mPart, Value m,
                                               bool base2) {

@@ -397,14 +397,14 @@ Value BackwardTileBuilder::recomputeLse(Value q, Value batchIv, Value kvHead,
             generic({s[0], m}, s[1], {i1, i1, i1},
                     [&](OpBuilder &nb, ValueRange a) -> Value {
                       Value shift = buildSoftmaxShift(nb, loc, a[1]);
-                      Value f = math::ExpOp::create(
+                      Value f = buildWeightExp(
                           nb, loc, arith::SubFOp::create(nb, loc, a[0], shift));
                       return arith::MulFOp::create(nb, loc, a[2], f);
                     });
         l = generic({masked, m}, l, {ij, i, i},
                     [&](OpBuilder &nb, ValueRange a) -> Value {
                       Value shift = buildSoftmaxShift(nb, loc, a[1]);
-                      Value e = math::ExpOp::create(
+                      Value e = buildWeightExp(
                           nb, loc, arith::SubFOp::create(nb, loc, a[0], shift));
                       return arith::AddFOp::create(nb, loc, a[2], e);
                     });

@@ -281,22 +281,28 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
     // their bit patterns, NaN's above inf's, so an unsigned integer max is
     // maximumf's answer here without its NaN and signed-zero selects. The
     // columns' maxima over the keys come first (lane by lane), then one
-    // reduction over Dv, not one horizontal reduction per key.
-    Type i32 = b.getI32Type();
+    // reduction over Dv, not one horizontal reduction per key. bf16 values
+    // are compared on their own 16 bits (twice the lanes a vector, no
+    // extension), which are the high half of the f32's.
+    bool bf16 = isa<BFloat16Type>(spec.elementType);
+    Type bitsType = bf16 ? b.getI16Type() : b.getI32Type();
+    unsigned width = bitsType.getIntOrFloatBitWidth();
     AffineMap j = map(2, {d1}), none = AffineMap::get(1, 0, {}, ctx);
     auto zeros = [&](ArrayRef<OpFoldResult> sizes) {
-      Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-      return linalg::FillOp::create(b, loc, zero, empty(sizes, i32))
+      Value zero = arith::ConstantIntOp::create(b, loc, bitsType, 0);
+      return linalg::FillOp::create(b, loc, zero, empty(sizes, bitsType))
           .getResult(0);
     };
     Value columnMax =
         generic(v, zeros({b.getIndexAttr(spec.valueHeadDim)}), {ij, j},
                 {red, par}, [&](OpBuilder &nb, ValueRange a) -> Value {
-                  Value bits =
-                      arith::BitcastOp::create(nb, loc, i32, toF32(nb, a[0]));
+                  Value x = bf16 ? a[0] : toF32(nb, a[0]);
+                  Value bits = arith::BitcastOp::create(nb, loc, bitsType, x);
                   Value magnitude = arith::AndIOp::create(
                       nb, loc, bits,
-                      arith::ConstantIntOp::create(nb, loc, i32, 0x7fffffff));
+                      arith::ConstantIntOp::create(
+                          nb, loc, bitsType,
+                          APInt::getSignedMaxValue(width).getZExtValue()));
                   return arith::MaxUIOp::create(nb, loc, a[1], magnitude);
                 });
     Value blockMax =
@@ -305,6 +311,12 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
                   return arith::MaxUIOp::create(nb, loc, a[1], a[0]);
                 });
     blockMax = tensor::ExtractOp::create(b, loc, blockMax, ValueRange{});
+    if (bf16) {
+      Type i32 = b.getI32Type();
+      blockMax = arith::ExtUIOp::create(b, loc, i32, blockMax);
+      blockMax = arith::ShLIOp::create(
+          b, loc, blockMax, arith::ConstantIntOp::create(b, loc, i32, 16));
+    }
     blockMax = arith::BitcastOp::create(b, loc, f32, blockMax);
     vmax = arith::MaximumFOp::create(b, loc, s.vmax, blockMax);
     Value seen = arith::AddIOp::create(b, loc, kb, index(blockKeys));
@@ -329,7 +341,7 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
               [&](OpBuilder &nb, ValueRange a) -> Value {
                 Value d = arith::SubFOp::create(nb, loc, scaledScore(nb, a[2]),
                                                 newMax(nb, a[0], a[1]));
-                Value p = math::ExpOp::create(nb, loc, d);
+                Value p = buildWeightExp(nb, loc, d);
                 if (sigma)
                   p = arith::MulFOp::create(nb, loc, p, sigma);
                 return p;
@@ -340,7 +352,7 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
       {s.m, rowMax}, empty({tileRows}, f32), {i1, i1, i1}, {par},
       [&](OpBuilder &nb, ValueRange a) -> Value {
         Value d = arith::SubFOp::create(nb, loc, a[0], newMax(nb, a[0], a[1]));
-        Value alpha = math::ExpOp::create(nb, loc, d);
+        Value alpha = buildWeightExp(nb, loc, d);
         if (scaleStep)
           alpha = arith::MulFOp::create(nb, loc, alpha, scaleStep);
         return alpha;

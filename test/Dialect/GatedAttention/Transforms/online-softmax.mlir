@@ -73,11 +73,26 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %{{.+}} : tensor<16xf32>, tensor<16xf32>)
 // CHECK: %[[LIM:.+]] = arith.addf %{{.+}}, %[[TAU]] : f32
 // CHECK: arith.cmpf ogt, %{{.+}}, %[[LIM]] : f32
-// CHECK: %[[E:.+]] = math.exp
-// CHECK: arith.mulf %[[E]], %[[NEWSIGMA]] : f32
+// exp (buildWeightExp): 2^n p(r) with n = floor(x log2 e + 1/2), 2^n from
+// its exponent bits, 0 where n <= -127, without math.exp's clamps.
+// CHECK-NOT: math.exp
+// CHECK: %[[X:.+]] = arith.subf
+// CHECK-NEXT: %[[T:.+]] = math.fma %[[X]], %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT: %[[N:.+]] = math.floor %[[T]] : f32
+// CHECK-NOT: arith.select
+// CHECK: %[[BITS:.+]] = arith.fptosi %[[N]] : f32 to i32
+// CHECK-NEXT: %[[BIASED:.+]] = arith.addi %[[BITS]], %c127_i32 : i32
+// CHECK-NEXT: %[[EXP:.+]] = arith.shli %[[BIASED]], %c23_i32 : i32
+// CHECK-NEXT: %[[TWON:.+]] = arith.bitcast %[[EXP]] : i32 to f32
+// CHECK-NEXT: %[[Y:.+]] = arith.mulf %{{.+}}, %[[TWON]] : f32
+// CHECK-NEXT: %[[UNDER:.+]] = arith.cmpf olt, %[[N]], %{{.+}} : f32
+// CHECK-NEXT: %[[E:.+]] = arith.select %[[UNDER]], %{{.+}}, %[[Y]] : f32
+// CHECK-NEXT: arith.mulf %[[E]], %[[NEWSIGMA]] : f32
 // CHECK: %[[ALPHA:.+]] = linalg.generic
-// CHECK: %[[A:.+]] = math.exp
-// CHECK: arith.mulf %[[A]], %[[STEP]] : f32
+// CHECK-NOT: math.exp
+// CHECK: math.floor
+// CHECK: %[[A:.+]] = arith.select
+// CHECK-NEXT: arith.mulf %[[A]], %[[STEP]] : f32
 // CHECK: %[[NEWM:.+]] = linalg.generic {{.+}} outs(%[[M]] : tensor<16xf32>)
 // CHECK: arith.cmpf ogt
 // CHECK: %[[LY0:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<16xf32>) outs(%[[LC]] : tensor<16xf32>)
@@ -135,7 +150,7 @@ func.func @compensated_update(%q: tensor<1x1x16x16xf32>, %k: tensor<1x1x32x16xf3
 // CHECK-NEXT: %[[CH:.+]] = bufferization.alloc_tensor() : tensor<16x8xf32>
 // CHECK-NEXT: %[[CH0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[CH]] : tensor<16x8xf32>)
 // CHECK-NEXT: %[[LOOP:.+]]:7 = scf.for %[[KB:[^ ]+]] = {{.+}} iter_args(%[[M:[^ ]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[ACC:[^ ]+]] = %[[ACC0]], %[[ACCC:[^ ]+]] = %[[ACCC0]], %[[CHUNK:[^ ]+]] = %[[CH0]], %[[FOLDED:[^ ]+]] = %false) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, i1) {
-// CHECK-NOT: arith.bitcast
+// CHECK-NOT: arith.maxui
 // CHECK: %[[MOVED:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%[[ALPHA:[^ ]+]], %[[M]] : tensor<16xf32>, tensor<16xf32>) outs(%{{.+}} : tensor<i1>)
 // CHECK-NEXT: ^bb0
 // CHECK-NEXT: %[[NOT1:.+]] = arith.cmpf une
@@ -176,4 +191,24 @@ func.func @f16_no_overflow_scale(%q: tensor<1x1x16x16xf16>, %k: tensor<1x1x32x16
   %0 = gated_attention.attention %q, %k, %v
       : (tensor<1x1x16x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x8xf16>) -> tensor<1x1x16x8xf16>
   return %0 : tensor<1x1x16x8xf16>
+}
+
+// -----
+
+// bf16 values: max|v| on their own 16 bits, twice the lanes of the f32
+// bits and no extension; they are the high half of the f32's.
+// CHECK-LABEL: func.func @bf16_value_bits
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%{{.+}} : tensor<16x8xbf16>) outs(%{{.+}} : tensor<8xi16>)
+// CHECK: arith.bitcast %{{.+}} : bf16 to i16
+// CHECK: arith.andi %{{.+}}, %{{.+}} : i16
+// CHECK: arith.maxui
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%{{.+}} : tensor<8xi16>)
+// CHECK: %[[HALF:.+]] = arith.extui %{{.+}} : i16 to i32
+// CHECK-NEXT: %[[BITS:.+]] = arith.shli %[[HALF]], %{{.+}} : i32
+// CHECK-NEXT: arith.bitcast %[[BITS]] : i32 to f32
+func.func @bf16_value_bits(%q: tensor<1x1x16x16xbf16>, %k: tensor<1x1x32x16xbf16>,
+                           %v: tensor<1x1x32x8xbf16>) -> tensor<1x1x16x8xbf16> {
+  %0 = gated_attention.attention %q, %k, %v
+      : (tensor<1x1x16x16xbf16>, tensor<1x1x32x16xbf16>, tensor<1x1x32x8xbf16>) -> tensor<1x1x16x8xbf16>
+  return %0 : tensor<1x1x16x8xbf16>
 }

@@ -75,12 +75,14 @@
 // CHECK: %[[SIGMAN:.+]] = arith.bitcast %{{.+}} : i32 to f32
 // P = exp(S - m') sigma', m' = m unless rowmax S exceeds it by 8 ln 2
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<64x64xf32>)
+// (exp: buildWeightExp, 0 where n <= -127)
 // CHECK: arith.cmpf ogt
-// CHECK: math.exp
+// CHECK: math.floor
+// CHECK: arith.cmpf olt
 // CHECK: arith.mulf %{{.+}}, %[[SIGMAN]]
 // alpha = exp(m - m') sigma' / sigma
 // CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
-// CHECK: math.exp
+// CHECK: math.floor
 // The sums are rescaled only when some row that saw a key has alpha != 1.
 // CHECK: %[[MOVED:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]], %[[M]] : tensor<64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<i1>)
 // CHECK: %[[ANY:.+]] = tensor.extract %[[MOVED]][]
