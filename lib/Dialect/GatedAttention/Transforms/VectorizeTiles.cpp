@@ -308,6 +308,8 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
         !isPack && (isContraction(whole) || isPairContraction(whole));
     // AMX multiplies from memory later: its tiles have no depth loop.
     bool depthLoops = contraction && !isForAMXTiles(whole);
+    // (Read before tiling: splitting and tiling replace `whole`.)
+    bool fromZero = depthLoops && isSumFromZero(whole);
     SmallVector<linalg::LinalgOp> parts =
         contraction ? splitRemainders(rewriter, whole, wholeSizes)
                     : SmallVector<linalg::LinalgOp>{whole};
@@ -323,7 +325,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       if (!depthLoops || tiled->loops.size() != 3)
         continue;
       tiled->loops.back()->setAttr(kDepthLoop, rewriter.getUnitAttr());
-      if (isSumFromZero(whole))
+      if (fromZero)
         tiled->loops.back()->setAttr(kSumFromZeroLoop, rewriter.getUnitAttr());
       if (fill >= 0)
         markFilledTile(rewriter, tiled->loops, fill);
