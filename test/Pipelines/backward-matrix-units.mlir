@@ -12,10 +12,11 @@
 
 // DOT-LABEL: llvm.func @bf16_backward
 // DOT-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
-// Five products of 64 x 64 blocks, each an unrolled 8 x 32 register tile
-// over 16 pairs (256 dots), in the loop over the whole query blocks and in
-// the one over the partial block (Sᵀ = K Qᵀ alone: 512).
-// DOT-COUNT-2560: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// Five products of 64 x 64 blocks, each an 8 x 32 register tile unrolled
+// over 2 pairs (32 dots; 512-bit vectors take 4 reduction steps an
+// iteration), in the loop over the whole query blocks and in the one over
+// the partial block (Sᵀ = K Qᵀ alone: 64).
+// DOT-COUNT-320: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
 // DOT-NOT: dpbf16ps
 // DOT-LABEL: llvm.func @f32_backward
 // DOT-NOT: target_features

@@ -63,7 +63,7 @@
 // AVX2: gated-attention-tile-backward{{.*}}matrix-units=fma
 // AVX2: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=16 register-depth=32 register-rows=6}
 // AVX512: gated-attention-tile-backward{{.*}}matrix-units=avx512-bf16
-// AVX512: gated-attention-vectorize-tiles{{.*}}matrix-units=avx512-bf16 register-cols=32 register-depth=32 register-rows=8}
+// AVX512: gated-attention-vectorize-tiles{{.*}}matrix-units=avx512-bf16 register-cols=32 register-depth=4 register-rows=8}
 
 // FMA-NOT: dpbf16ps
 // FMA-NOT: target_features

@@ -193,6 +193,14 @@ LogicalResult mlir::gated_attention::sumFromZero(RewriterBase &rewriter,
     rewriter.modifyOpInPlace(depthLoop, [&] { init.set(zero); });
     Value sum = depthLoop.getTiedLoopResult(&init);
     rewriter.setInsertionPointAfter(depthLoop);
+    // The tile read for the final add (no other user now that the loop
+    // starts from zero) waits until after the loop, so that it does not
+    // hold registers the accumulators need (on tensors the read is pure;
+    // its operands dominate the loop, hence the new place).
+    auto read = start.getDefiningOp<vector::TransferReadOp>();
+    if (read && isa<RankedTensorType>(read.getBase().getType()) &&
+        read->use_empty() && read->getBlock() == depthLoop->getBlock())
+      rewriter.moveOpAfter(read, depthLoop);
     auto total = arith::AddFOp::create(rewriter, loc, sum, start);
     rewriter.replaceAllUsesExcept(sum, total.getResult(), total);
     changed = true;

@@ -51,11 +51,11 @@
 // CHECK-NOT: vector.shuffle
 // CHECK: arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
 // CHECK: scf.for %{{.+}} = %c0 to %c32 step %c8 iter_args(%{{.+}} = %[[RESCALED]]#0)
-// CHECK: %[[START:.+]] = vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: vector.fma %{{.+}}, %{{.+}}, %[[ZERO32]] : vector<32xf32>
 // CHECK-COUNT-255: vector.fma {{.+}} : vector<32xf32>
 // CHECK-NOT: vector.fma
-// CHECK: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[START]] : vector<8x32xf32>
+// CHECK: %[[START:.+]] = vector.transfer_read {{.+}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK-NEXT: %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[START]] : vector<8x32xf32>
 // CHECK-NEXT: vector.transfer_write %[[TOTAL]]
 // The compensated update of (acc, accc) by the chunk, row by row, in the
 // blocks that end one.

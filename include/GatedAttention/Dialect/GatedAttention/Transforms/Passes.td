@@ -386,8 +386,9 @@ def GatedAttentionVectorizeTilesPass
 
     1. The right operand of each contraction is packed once per block into
        an f32 `k x n` tile by a `linalg.generic`: transposed for `S = Q Kᵀ`,
-       extended for f16/bf16 `V`, so that the register-tiled contraction
-       reads it along rows and converts nothing in its inner loop.
+       extended for f16/bf16 `V`, copied for f32 `V`, so that the
+       register-tiled contraction reads it along rows, at a static stride,
+       from a buffer just written, and converts nothing in its inner loop.
     2. Register tiling: contractions to `register-rows x register-cols`
        output tiles and `register-depth` reduction steps (unrolled) per
        iteration, row-wise ops to one row, packing ops to 16 x 16. Rows,
