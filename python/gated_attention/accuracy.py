@@ -135,9 +135,10 @@ TANH_APPROX_ERROR = 2.0**-11
 _TANH_SLOPE = {"sigmoid": lambda g: 0.5, "silu": lambda g: 0.5 * np.abs(g),
                "ns_sigmoid": lambda g: 0.25}
 # The largest key block of the tiled CPU path (--gated-attention-to-llvm's
-# key-block=0 chooses 64 or 128; the backward takes 64), which ga.attention
-# and CpuAttention run: the bound grows with the block, so it covers both.
-CPU_KEY_BLOCK = 128
+# key-block=0 chooses 64, 128 or 256; the backward takes 64), which
+# ga.attention and CpuAttention run: the bound grows with the block, so it
+# covers them all.
+CPU_KEY_BLOCK = 256
 # Keys per chunk of the tiled CPU path's f32, bf16 and f16 accumulator
 # (OnlineSoftmaxTile::kAccChunkKeys).
 CPU_ACC_CHUNK_KEYS = 1024

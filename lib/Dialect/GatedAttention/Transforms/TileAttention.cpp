@@ -131,6 +131,41 @@ static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
   return kSmallBlock;
 }
 
+// Long blocks. On the 2-core AMX Xeon (bench/cpu_attention_ab.py,
+// 2026-12-06) tiles of 512 query rows over blocks of 256 keys ran
+// 1.03-1.06x as fast as 256 x 128 in f32 and 1.08-1.12x in bf16 on AMX
+// without a causal mask (H 8 D 128, S 512-4096): K is transposed, and acc
+// rescaled and its chunk folded, half as often. A causal tile computes about
+// its rows per head R in masked keys on its diagonal, which costs more in
+// 512-row tiles unless the keys are long: Qwen3-Next's tiles (R 64) ran
+// 0.96x at S 1024, 1.00x at 2048 and 1.04-1.07x at 4096.
+static constexpr int64_t kLongQueryBlock = 8 * kSmallBlock;
+static constexpr int64_t kLongKeyBlock = 4 * kSmallBlock;
+static constexpr int64_t kMinCausalKeysPerRow = 64;
+
+/// Whether `op` takes kLongQueryBlock x kLongKeyBlock: static sizes (a
+/// dynamic one pads up to a whole long block), little padding, enough tiles
+/// for the threads, and a causal diagonal short against the keys.
+static bool takesLongBlocks(AttentionOp op, int64_t threads) {
+  int64_t rows = staticQueryRows(op);
+  int64_t keys = op.getKeyType().getDimSize(2);
+  int64_t batch = op.getQueryType().getDimSize(0);
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(keys) ||
+      ShapedType::isDynamic(batch))
+    return false;
+  int64_t group = stackedHeadsPerTile(op.getGroupSize());
+  int64_t perHead =
+      std::max<int64_t>(1, std::min(kLongQueryBlock / group, rows));
+  int64_t smallestPerHead =
+      std::max<int64_t>(1, std::min(kSmallBlock / group, rows));
+  int64_t tiles = batch * (op.getQueryType().getDimSize(1) / group) *
+                  llvm::divideCeil(rows, perHead);
+  return tiles >= kMinTilesPerThread * threads &&
+         padsLittle(roundUp(rows, perHead), roundUp(rows, smallestPerHead)) &&
+         padsLittle(roundUp(keys, kLongKeyBlock), roundUp(keys, kSmallBlock)) &&
+         (!op.getCausal() || keys >= kMinCausalKeysPerRow * perHead);
+}
+
 /// A causal tile's diagonal spans about its rows per head R in keys: in
 /// blocks of B keys a row computes up to B masked keys past its last, and
 /// each block costs its row passes, so the best B grows as sqrt(R). On one
@@ -154,6 +189,12 @@ OnlineSoftmaxOptions
 mlir::gated_attention::chooseBlocks(Operation *op,
                                     OnlineSoftmaxOptions options) {
   auto dense = dyn_cast<AttentionOp>(op);
+  if (dense && options.keyBlock == kAutoBlock &&
+      options.queryBlock == kAutoBlock &&
+      takesLongBlocks(dense, std::max<int64_t>(1, options.threads))) {
+    options.keyBlock = kLongKeyBlock;
+    options.queryBlock = kLongQueryBlock;
+  }
   if (options.keyBlock == kAutoBlock)
     options.keyBlock =
         dense ? chooseKeyBlock(dense.getKeyType().getDimSize(2)) : kSmallBlock;

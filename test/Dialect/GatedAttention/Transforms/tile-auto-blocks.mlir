@@ -5,14 +5,17 @@
 // Explicit sizes win over the choice.
 // RUN: gated-attention-opt %s -split-input-file --gated-attention-tile="query-block=32 key-block=16 threads=2" | FileCheck %s --check-prefix=EXPLICIT
 
-// Long static rows: tiles of 256 rows, blocks of 128 keys; with more threads
-// than 256-row tiles can keep busy (8 heads x 8 tiles = 64 < 4 x 32), 128
-// rows (128 tiles), then 64 (256 tiles: the most there are).
+// Long static rows, no mask: tiles of 512 rows over blocks of 256 keys
+// (8 heads x 4 tiles >= 4 a thread); with more threads than 256-row tiles
+// can keep busy (8 heads x 8 tiles = 64 < 4 x 32), 128 rows (128 tiles)
+// over 128 keys, then 64 (256 tiles: the most there are).
 // CHECK-LABEL: func.func @long
-// T2:            scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 256)
+// T2:            scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 512)
+// T2:              scf.for {{.+}} step %c256
 // T32:           scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 128)
+// T32:             scf.for {{.+}} step %c128
 // T64:           scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 64)
-// CHECK:           scf.for {{.+}} step %c128
+// T64:             scf.for {{.+}} step %c128
 // EXPLICIT-LABEL: func.func @long
 // EXPLICIT:        scf.forall {{.+}} to (1, 8, 2048) step (1, 1, 32)
 // EXPLICIT:          scf.for {{.+}} step %c16
@@ -37,6 +40,33 @@ func.func @long(%q: tensor<1x8x2048x64xf32>, %k: tensor<1x8x2048x64xf32>, %v: te
 func.func @grouped(%q: tensor<1x16x1024x64xf32>, %k: tensor<1x2x1024x64xf32>, %v: tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32> {
   %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x1024x64xf32>, tensor<1x2x1024x64xf32>, tensor<1x2x1024x64xf32>) -> tensor<1x16x1024x64xf32>
   return %0 : tensor<1x16x1024x64xf32>
+}
+
+// -----
+
+// The same at 4096 keys: 512-row tiles (64 rows a head) over 256-key blocks,
+// the causal diagonal (64 masked keys a row at most) short against 4096 keys
+// (at least 64 keys for each row a head), as long as there are 4 tiles a
+// thread (2 x 64 = 128 for 32 threads, not 64); with 2048 keys, as at 1024,
+// 256 x 128.
+// CHECK-LABEL: func.func @grouped_long
+// T2:            scf.forall {{.+}} to (1, 16, 4096) step (1, 8, 64)
+// T2:              tensor.empty() : tensor<512x64xf32>
+// T2:              scf.for {{.+}} step %c256
+// T32:           scf.forall {{.+}} to (1, 16, 4096) step (1, 8, 64)
+// T32:             scf.for {{.+}} step %c256
+// T64:           scf.forall {{.+}} to (1, 16, 4096) step (1, 8, 32)
+// T64:             scf.for {{.+}} step %c128
+// CHECK-LABEL: func.func @grouped_2048
+// T2:            scf.forall {{.+}} to (1, 16, 2048) step (1, 8, 32)
+// T2:              scf.for {{.+}} step %c128
+func.func @grouped_long(%q: tensor<1x16x4096x64xf32>, %k: tensor<1x2x4096x64xf32>, %v: tensor<1x2x4096x64xf32>) -> tensor<1x16x4096x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x4096x64xf32>, tensor<1x2x4096x64xf32>, tensor<1x2x4096x64xf32>) -> tensor<1x16x4096x64xf32>
+  return %0 : tensor<1x16x4096x64xf32>
+}
+func.func @grouped_2048(%q: tensor<1x16x2048x64xf32>, %k: tensor<1x2x2048x64xf32>, %v: tensor<1x2x2048x64xf32>) -> tensor<1x16x2048x64xf32> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x2048x64xf32>, tensor<1x2x2048x64xf32>, tensor<1x2x2048x64xf32>) -> tensor<1x16x2048x64xf32>
+  return %0 : tensor<1x16x2048x64xf32>
 }
 
 // -----

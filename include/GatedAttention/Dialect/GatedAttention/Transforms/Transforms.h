@@ -104,9 +104,11 @@ bool isSumFromZero(Operation *op);
 /// `options` with every kAutoBlock size chosen for `op`: key blocks of 128
 /// and tiles of 256 query rows, smaller where those would pad more than
 /// 1/8 of the work of 64-row (64-key) blocks or leave fewer than 4 tiles a
-/// thread (options.threads). A dynamic Skv takes 128 keys; a dynamic Sq
-/// counts its tiles for 1024 rows and takes at most 128 rows per head. The
-/// paged op keeps 64 x 64.
+/// thread (options.threads); 512 x 256 where both are auto, the sizes
+/// static, those rules hold for them too and a causal op has at least 64
+/// keys for each of a tile's rows per head. A dynamic Skv takes 128 keys; a
+/// dynamic Sq counts its tiles for 1024 rows and takes at most 128 rows per
+/// head. The paged op keeps 64 x 64.
 OnlineSoftmaxOptions chooseBlocks(Operation *op, OnlineSoftmaxOptions options);
 
 /// Tiles `op` into an scf.forall over (B, Hq, query blocks) through its
