@@ -4,13 +4,14 @@ the Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal, f32 by default;
 through --gated-attention-to-llvm with each variant's options (and,
 optionally, its own gated-attention-opt, e.g. a copy built before a
 change), then rounds in which every variant runs --calls calls in turn;
-a variant's figure is its best call over all rounds. Alternating keeps
+a variant's figure is its best call over all rounds. --dynamic compiles
+the torch op's kind of function (B, Sq and Skv dynamic). Alternating keeps
 the variants under the same load on a shared machine; the ratios are the
 result, the GFLOP/s only as good as the load average printed with them.
 
     .venv/bin/python bench/cpu_attention_ab.py [--sizes 1024,2048]
         [--variant NAME=OPTIONS[@OPT] ...] [--rounds 4] [--calls 3]
-        [--dtype f32] [--shape qwen3next] [--csv PATH]
+        [--dtype f32] [--shape qwen3next] [--dynamic] [--csv PATH]
 
 OPTIONS are the pipeline's (e.g. `key-block=128 register-rows=4`, empty
 for the defaults), or a pass's inside it, named PASS.OPTION (e.g.
@@ -128,6 +129,8 @@ def main():
                    help="qwen3next: Hq 16, Hkv 2, D 256, causal; mha: "
                    "H 8, D 128, not causal (bench/cpu_attention.py's "
                    "tables); mha-causal: the same, causal")
+    p.add_argument("--dynamic", action="store_true",
+                   help="B, Sq and Skv dynamic, as the torch op's functions")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--csv", help="append one row per (S, variant) here")
     args = p.parse_args()
@@ -149,8 +152,9 @@ def main():
     rows = []
     for s in (int(x) for x in args.sizes.split(",") if x):
         shape = SHAPES[args.shape]
-        cfg = config.AttentionConfig(b=1, sq=s, skv=s, dtype=args.dtype,
-                                     dv=shape["d"], **shape)
+        cfg = config.AttentionConfig(
+            b=1, sq=s, skv=s, dtype=args.dtype, dv=shape["d"],
+            dynamic=("b", "sq", "skv") if args.dynamic else (), **shape)
         flops = cpu_attention.useful_flops(cfg)
         x = inputs(cfg, dtype)
         libs = [compile_variant(cfg, o, opt) for _, o, opt in variants]
