@@ -133,10 +133,10 @@ _op.kernel_for = lambda cfg, _, lse=False: kernels.setdefault(
 q, k = bf16(1, 4, 32, 64), bf16(1, 2, 32, 64)
 out, _ = _op._forward_cuda(q, k, k, q, True, None, "sigmoid", "mul", "bhsd",
                            False)
-assert out.shape == q.shape and len(_op._cuda_calls) == 1
+assert out.shape == q.shape and len(_op._calls) == 1
 _op._forward_cuda(bf16(1, 4, 32, 64), k, k, None, True, None, "sigmoid",
                   "mul", "bhsd", False)
-assert len(_op._cuda_calls) == 2
+assert len(_op._calls) == 2
 for args, words in (
         ((q, k.half(), k, q, True, None, "sigmoid", "mul", "bhsd"),
          "all tensors must have one dtype"),
@@ -149,5 +149,5 @@ for args, words in (
         raise AssertionError(f"no error: {words}")
     except ValueError as e:
         assert words in str(e), e
-assert len(_op._cuda_calls) == 2
+assert len(_op._calls) == 2
 print("PASS the op's signature cache keeps its checks")

@@ -240,6 +240,25 @@ with torch._subclasses.fake_tensor.FakeTensorMode():
     except ValueError as e:
         assert "q is a torch.sparse_coo tensor" in str(e), e
 
+# The op's signature cache (a known signature skips _args.check): one
+# entry per signature, none for an empty result, and what the checks
+# refuse stays refused after a good call of nearly the same arguments.
+from gated_attention.torch import _op  # noqa: E402
+
+q5, k5 = torch.randn(1, 4, 7, 32), torch.randn(1, 2, 7, 32)
+before = len(_op._calls)
+first = gat.attention(q5, k5, k5, causal=True)
+assert len(_op._calls) == before + 1
+assert torch.equal(gat.attention(q5, k5, k5, causal=True), first)
+assert len(_op._calls) == before + 1
+gat.attention(torch.randn(0, 4, 7, 32), torch.randn(0, 2, 7, 32),
+              torch.randn(0, 2, 7, 32))
+assert len(_op._calls) == before + 1
+fails(ValueError, "one dtype", q5, k5.half(), k5, causal=True)
+fails(ValueError, "does not fit", q5, k5, k5, torch.randn(1, 3, 7, 32),
+      causal=True)
+assert len(_op._calls) == before + 1
+
 # 6. The backward runs on the CPU (its numerics: torch_backward.py).
 qg = q.clone().requires_grad_()
 y = gat.attention(qg, k, v)
