@@ -206,8 +206,12 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     128 keys and tiles of 256 rows, which ran 1.06-1.12x as fast as 64 x 64
     on one core, halved (to 64 at least) where they would compute more than
     1/8 more padded rows or keys than 64 would, or leave fewer than 4 tiles
-    per thread (`threads`). A dynamic `Skv` takes 128 keys; a dynamic `Sq`
-    counts its tiles as if it were 1024 and takes at most 128 rows per head
+    per thread (`threads`). Static sizes take 512 rows over 256 keys where
+    those rules hold for them and, causal, `Skv` is at least 64 keys for
+    each row per head (1.03-1.12x on an AMX Xeon without a mask; the causal
+    diagonal costs more in longer tiles). A dynamic `Skv` takes 128 keys;
+    a dynamic `Sq` counts its tiles as if it were 1024 and takes at most
+    128 rows per head
     (so at most 127 padded ones). The paged op keeps 64 x 64. A tile
     never has more rows per head than a static `Sq` (a decode step compiled
     for `Sq = 1` computes one row per head, not `query-block / R`); with `Sq`
