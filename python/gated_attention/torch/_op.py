@@ -85,10 +85,8 @@ def _kernel_of_call(q, k, v, g, causal, scale, gate, combine, layout,
 def _forward_cuda(q, k, v, g, causal, scale, gate, combine, layout,
                   want_lse):
     """_forward on CUDA tensors."""
-    kernel = _kernel_of_call(q, k, v, g, causal, scale, gate, combine,
-                             layout, want_lse)
-    out = _args.new_output(q, v, layout)
-    lse = _args.new_lse(q, layout) if want_lse else None
+    kernel, out, lse = _prepare(q, k, v, g, causal, scale, gate, combine,
+                                layout, want_lse)
     if kernel is None:
         return out, lse
     if layout == "bhsd":
@@ -100,6 +98,16 @@ def _forward_cuda(q, k, v, g, causal, scale, gate, combine, layout,
     return out, lse
 
 
+def _prepare(q, k, v, g, causal, scale, gate, combine, layout, want_lse):
+    """The call's kernel (None: an empty result, no kernel runs), its new
+    output and, with `want_lse`, its new log-sum-exp (empty without
+    rows)."""
+    kernel = _kernel_of_call(q, k, v, g, causal, scale, gate, combine,
+                             layout, want_lse)
+    lse = _args.new_lse(q, layout) if want_lse else None
+    return kernel, _args.new_output(q, v, layout), lse
+
+
 def _forward(q, k, v, g, causal, scale, gate, combine, layout,
              want_lse=False):
     """Runs the op into a new output and, with `want_lse`, a new
@@ -107,12 +115,9 @@ def _forward(q, k, v, g, causal, scale, gate, combine, layout,
     if q.device.type == "cuda":
         return _forward_cuda(q, k, v, g, causal, scale, gate, combine,
                              layout, want_lse)
-    kernel = _kernel_of_call(q, k, v, g, causal, scale, gate, combine,
-                             layout, want_lse)
-    out = _args.new_output(q, v, layout)
-    lse = _args.new_lse(q, layout) if want_lse else None
+    kernel, out, lse = _prepare(q, k, v, g, causal, scale, gate, combine,
+                                layout, want_lse)
     if kernel is None:
-        # (No rows: lse is empty too.)
         return out, lse
     views = [None if x is None else _args.as_bhsd(x, layout)
              for x in (q, k, v, g)]

@@ -106,28 +106,41 @@ static int64_t chooseKeyBlock(int64_t keys) {
 static constexpr int64_t kNominalRows = 1024;
 static constexpr int64_t kMaxDynamicRowsPerHead = 128;
 
-static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
+/// Query rows a head has in tiles of `block` rows of `op` (with Sq dynamic,
+/// of kNominalRows).
+static int64_t headRowsIn(AttentionOp op, int64_t block) {
+  int64_t rows = staticQueryRows(op);
+  if (ShapedType::isDynamic(rows))
+    rows = kNominalRows;
+  int64_t group = stackedHeadsPerTile(op.getGroupSize());
+  return std::max<int64_t>(1, std::min(block / group, rows));
+}
+
+/// Whether tiles of `block` query rows pad little (see padsLittle; with Sq
+/// dynamic, kMaxDynamicRowsPerHead) and leave kMinTilesPerThread a thread.
+static bool queryBlockFits(AttentionOp op, int64_t block, int64_t threads) {
   int64_t rows = staticQueryRows(op);
   bool dynamicRows = ShapedType::isDynamic(rows);
   if (dynamicRows)
     rows = kNominalRows;
-  int64_t group = stackedHeadsPerTile(op.getGroupSize());
-  auto rowsPerHead = [&](int64_t block) {
-    return std::max<int64_t>(1, std::min(block / group, rows));
-  };
+  int64_t perHead = headRowsIn(op, block);
   // A dynamic batch counts as one: the tiles' lower bound.
   int64_t batch = op.getQueryType().getDimSize(0);
-  int64_t headTiles = (ShapedType::isDynamic(batch) ? 1 : batch) *
-                      (op.getQueryType().getDimSize(1) / group);
-  int64_t smallest = roundUp(rows, rowsPerHead(kSmallBlock));
-  for (int64_t block : {4 * kSmallBlock, 2 * kSmallBlock}) {
-    int64_t perHead = rowsPerHead(block);
-    int64_t tiles = headTiles * llvm::divideCeil(rows, perHead);
-    bool padsFew = dynamicRows ? perHead <= kMaxDynamicRowsPerHead
-                               : padsLittle(roundUp(rows, perHead), smallest);
-    if (padsFew && tiles >= kMinTilesPerThread * threads)
+  int64_t tiles = (ShapedType::isDynamic(batch) ? 1 : batch) *
+                  (op.getQueryType().getDimSize(1) /
+                   stackedHeadsPerTile(op.getGroupSize())) *
+                  llvm::divideCeil(rows, perHead);
+  bool padsFew = dynamicRows
+                     ? perHead <= kMaxDynamicRowsPerHead
+                     : padsLittle(roundUp(rows, perHead),
+                                  roundUp(rows, headRowsIn(op, kSmallBlock)));
+  return padsFew && tiles >= kMinTilesPerThread * threads;
+}
+
+static int64_t chooseQueryBlock(AttentionOp op, int64_t threads) {
+  for (int64_t block : {4 * kSmallBlock, 2 * kSmallBlock})
+    if (queryBlockFits(op, block, threads))
       return block;
-  }
   return kSmallBlock;
 }
 
@@ -147,23 +160,15 @@ static constexpr int64_t kMinCausalKeysPerRow = 64;
 /// dynamic one pads up to a whole long block), little padding, enough tiles
 /// for the threads, and a causal diagonal short against the keys.
 static bool takesLongBlocks(AttentionOp op, int64_t threads) {
-  int64_t rows = staticQueryRows(op);
   int64_t keys = op.getKeyType().getDimSize(2);
-  int64_t batch = op.getQueryType().getDimSize(0);
-  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(keys) ||
-      ShapedType::isDynamic(batch))
+  if (ShapedType::isDynamic(staticQueryRows(op)) ||
+      ShapedType::isDynamic(keys) ||
+      ShapedType::isDynamic(op.getQueryType().getDimSize(0)))
     return false;
-  int64_t group = stackedHeadsPerTile(op.getGroupSize());
-  int64_t perHead =
-      std::max<int64_t>(1, std::min(kLongQueryBlock / group, rows));
-  int64_t smallestPerHead =
-      std::max<int64_t>(1, std::min(kSmallBlock / group, rows));
-  int64_t tiles = batch * (op.getQueryType().getDimSize(1) / group) *
-                  llvm::divideCeil(rows, perHead);
-  return tiles >= kMinTilesPerThread * threads &&
-         padsLittle(roundUp(rows, perHead), roundUp(rows, smallestPerHead)) &&
+  return queryBlockFits(op, kLongQueryBlock, threads) &&
          padsLittle(roundUp(keys, kLongKeyBlock), roundUp(keys, kSmallBlock)) &&
-         (!op.getCausal() || keys >= kMinCausalKeysPerRow * perHead);
+         (!op.getCausal() ||
+          keys >= kMinCausalKeysPerRow * headRowsIn(op, kLongQueryBlock));
 }
 
 /// A causal tile's diagonal spans about its rows per head R in keys: in
