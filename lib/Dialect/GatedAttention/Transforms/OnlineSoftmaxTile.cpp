@@ -586,6 +586,21 @@ Value OnlineSoftmaxTile::logSumExp(State s) {
       });
 }
 
+/// The blocks after a tile's whole key blocks of `keyBlock` (from
+/// 4 * kSmallBlock, as 16-bit keys take): half as long, so that the last,
+/// masked block pads no more than with half-length blocks, and a causal
+/// diagonal of `diagonal`-key blocks (0: none) starts where it would. On the
+/// 2-core AMX Xeon (bench/cpu_attention_ab.py --dynamic, bf16, 2026-12-06)
+/// 256-key blocks without them ran Qwen3-Next's S 512 at 0.92x the 128-key
+/// ones: its causal tiles handed up to 255 keys to the 32-key diagonal blocks.
+static int64_t halfKeyBlock(int64_t keyBlock, int64_t diagonal) {
+  int64_t half = keyBlock / 2;
+  if (keyBlock < 4 * kSmallBlock || keyBlock % 2 ||
+      (diagonal && half % diagonal))
+    return keyBlock;
+  return half;
+}
+
 OnlineSoftmaxTile::State
 OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
   // Keys from keyEnd on are masked like keys past the end.
@@ -657,18 +672,31 @@ OnlineSoftmaxTile::keyLoops(Value firstHead, Value keyBegin, Value keyEnd) {
         });
     state = State::of(loop.getResults(), state);
   };
+  int64_t diagonal = spec.diagonalKeyBlock;
+  bool shortDiagonal = causalOffset && diagonal > 0 && diagonal < keyBlock;
+  int64_t half = halfKeyBlock(keyBlock, shortDiagonal ? diagonal : 0);
   Value unmasked = wholeBlocks(keyBlock);
   keyLoop(keyBegin, unmasked, keyBlock, /*masked=*/false);
+  // Long blocks leave up to keyBlock - 1 keys: one whole half block of
+  // them, so the blocks after it are as few as with half-length blocks.
+  if (half != keyBlock) {
+    Value wholeHalves = wholeBlocks(half);
+    keyLoop(unmasked, wholeHalves, half, /*masked=*/false);
+    unmasked = wholeHalves;
+  }
   // On a causal tile's diagonal, shorter blocks: the whole ones up to what
   // row 0 sees, then the masked ones, each computing fewer keys past a
-  // row's last.
-  int64_t diagonal = spec.diagonalKeyBlock;
-  if (causalOffset && diagonal > 0 && diagonal < keyBlock) {
+  // row's last. (After half blocks, all masked: a fourth loop in a row
+  // made one-shot-bufferize 20x as slow, 0.6 to 12 s; its getBufferType
+  // walks each loop's iter_args again for every path to them.)
+  if (shortDiagonal && half != keyBlock) {
+    keyLoop(unmasked, keyEnd, diagonal, /*masked=*/true);
+  } else if (shortDiagonal) {
     Value unmaskedDiagonal = wholeBlocks(diagonal);
     keyLoop(unmasked, unmaskedDiagonal, diagonal, /*masked=*/false);
     keyLoop(unmaskedDiagonal, keyEnd, diagonal, /*masked=*/true);
   } else {
-    keyLoop(unmasked, keyEnd, keyBlock, /*masked=*/true);
+    keyLoop(unmasked, keyEnd, half, /*masked=*/true);
   }
   blockKeys = keyBlock;
   return finishChunks(state);

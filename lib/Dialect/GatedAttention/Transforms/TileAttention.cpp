@@ -92,11 +92,21 @@ static int64_t roundUp(int64_t n, int64_t block) {
 /// The shortest blocks on a causal tile's diagonal (chooseDiagonalBlock).
 static constexpr int64_t kMinDiagonalKeyBlock = 32;
 
-static int64_t chooseKeyBlock(int64_t keys) {
+/// Blocks of 256 bf16/f16 keys or 128 f32 ones (the same bytes; a static
+/// key count that 128-key blocks would pad by more than 1/8 takes 64).
+/// 256-key blocks end in half-length ones (halfKeyBlock), so they pad no
+/// more than 128-key blocks. On the 2-core AMX Xeon (2026-12-06, Design.md
+/// has the figures) 256 bf16 keys ran 1.00-1.09x as fast as 128 in the
+/// torch op's functions, decode steps 0.99-1.03x: acc is rescaled half as
+/// often. 256 f32 keys ran decode steps 0.82-0.85x (K and V blocks of
+/// 512 KiB at D 256, streamed once a step).
+static int64_t chooseKeyBlock(int64_t keys, Type element) {
+  int64_t longest =
+      element.getIntOrFloatBitWidth() <= 16 ? 4 * kSmallBlock : 2 * kSmallBlock;
   if (ShapedType::isDynamic(keys))
-    return 2 * kSmallBlock;
+    return longest;
   return padsLittle(roundUp(keys, 2 * kSmallBlock), roundUp(keys, kSmallBlock))
-             ? 2 * kSmallBlock
+             ? longest
              : kSmallBlock;
 }
 
@@ -201,8 +211,10 @@ mlir::gated_attention::chooseBlocks(Operation *op,
     options.queryBlock = kLongQueryBlock;
   }
   if (options.keyBlock == kAutoBlock)
-    options.keyBlock =
-        dense ? chooseKeyBlock(dense.getKeyType().getDimSize(2)) : kSmallBlock;
+    options.keyBlock = dense
+                           ? chooseKeyBlock(dense.getKeyType().getDimSize(2),
+                                            dense.getKeyType().getElementType())
+                           : kSmallBlock;
   if (options.queryBlock == kAutoBlock)
     options.queryBlock =
         dense ? chooseQueryBlock(dense, std::max<int64_t>(1, options.threads))

@@ -116,6 +116,7 @@ func.func @ragged(%q: tensor<1x8x300x64xf32>, %k: tensor<1x8x192x64xf32>, %v: te
 // T32:           scf.forall {{.+}} step (1, 1, 64)
 // T64:           scf.forall {{.+}} step (1, 1, 64)
 // CHECK:           scf.for {{.+}} step %c128
+// CHECK-NOT:       step %c256
 func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32> {
   %0 = gated_attention.attention %q, %k, %v : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
   return %0 : tensor<?x8x?x64xf32>
@@ -132,6 +133,57 @@ func.func @dynamic(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tenso
 func.func @dynamic_grouped(%q: tensor<?x16x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x16x?x64xf32> {
   %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<?x16x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x16x?x64xf32>
   return %0 : tensor<?x16x?x64xf32>
+}
+
+// -----
+
+// bf16 keys take blocks of 256 (as many bytes as 128 f32 keys), then one
+// whole block of 128 and the rest: masked 128-key blocks without a mask,
+// the causal diagonal's 32-key ones with it, all masked (no fourth loop:
+// one-shot-bufferize's time grows with each loop in a row).
+// CHECK-LABEL: func.func @dynamic_bf16
+// T2:            scf.forall {{.+}} step (1, 1, 128)
+// CHECK:           scf.for {{.+}} step %c256
+// CHECK:           scf.for {{.+}} step %c128
+// CHECK-NOT:       to %dim{{[_0-9]*}} step %c256
+// CHECK:           scf.for {{.+}} to %dim{{[_0-9]*}} step %c128
+// Nor do the tile's other versions (padded, decode) end in 256-key blocks.
+// CHECK-NOT:       to %dim{{[_0-9]*}} step %c256
+// CHECK:         scf.forall.in_parallel
+func.func @dynamic_bf16(%q: tensor<?x8x?x64xbf16>, %k: tensor<?x8x?x64xbf16>, %v: tensor<?x8x?x64xbf16>) -> tensor<?x8x?x64xbf16> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>, tensor<?x8x?x64xbf16>) -> tensor<?x8x?x64xbf16>
+  return %0 : tensor<?x8x?x64xbf16>
+}
+// CHECK-LABEL: func.func @dynamic_grouped_bf16
+// T2:            scf.forall {{.+}} step (1, 8, 32)
+// CHECK:           scf.for {{.+}} step %c256
+// CHECK:           scf.for {{.+}} step %c128
+// CHECK:           scf.for {{.+}} to %dim{{[_0-9]*}} step %c32
+// CHECK-NOT:       step %c32
+// CHECK:           scf.for {{.+}} step %c256
+func.func @dynamic_grouped_bf16(%q: tensor<?x16x?x64xbf16>, %k: tensor<?x2x?x64xbf16>, %v: tensor<?x2x?x64xbf16>) -> tensor<?x16x?x64xbf16> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<?x16x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> tensor<?x16x?x64xbf16>
+  return %0 : tensor<?x16x?x64xbf16>
+}
+
+// -----
+
+// Static bf16 keys as well; 192 keys, which 128-key blocks pad to 256
+// (more than 1/8 over), take 64.
+// CHECK-LABEL: func.func @static_bf16
+// CHECK:           scf.for {{.+}} step %c256
+// CHECK:           scf.for {{.+}} step %c128
+// CHECK-LABEL: func.func @ragged_bf16
+// CHECK:           scf.for {{.+}} step %c64
+// CHECK-NOT:       step %c128
+// CHECK-NOT:       step %c256
+func.func @static_bf16(%q: tensor<1x16x1024x64xbf16>, %k: tensor<1x2x1024x64xbf16>, %v: tensor<1x2x1024x64xbf16>) -> tensor<1x16x1024x64xbf16> {
+  %0 = gated_attention.attention %q, %k, %v {causal} : (tensor<1x16x1024x64xbf16>, tensor<1x2x1024x64xbf16>, tensor<1x2x1024x64xbf16>) -> tensor<1x16x1024x64xbf16>
+  return %0 : tensor<1x16x1024x64xbf16>
+}
+func.func @ragged_bf16(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x8x192x64xbf16>, %v: tensor<1x8x192x64xbf16>) -> tensor<1x8x300x64xbf16> {
+  %0 = gated_attention.attention %q, %k, %v : (tensor<1x8x300x64xbf16>, tensor<1x8x192x64xbf16>, tensor<1x8x192x64xbf16>) -> tensor<1x8x300x64xbf16>
+  return %0 : tensor<1x8x300x64xbf16>
 }
 
 // -----

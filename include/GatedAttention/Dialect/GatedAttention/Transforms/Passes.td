@@ -194,7 +194,10 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     causal mask the diagonal takes blocks of `diagonal-key-block` keys (a
     divisor of `key-block`): a third loop, between the two, over the whole
     ones row 0 sees, then the masked loop in that size, so a row computes
-    fewer masked keys past its last. `diagonal-key-block=0` chooses half the
+    fewer masked keys past its last. Blocks of 256 keys or more are followed
+    by at most one whole block of half as many, and the masked blocks (or,
+    causal, all the diagonal's) take that half size: the last block pads no
+    more than with half-length blocks. `diagonal-key-block=0` chooses half the
     tile's rows per head rounded down to a power of two, at least 32 (the
     key block itself where that does not divide it): Qwen3-Next's 8 stacked
     heads of 32 rows take 32 keys (1.03-1.07x on one Zen 4 thread), a tile
@@ -203,14 +206,15 @@ def GatedAttentionTilePass : Pass<"gated-attention-tile"> {
     Tiles are padded to static `query-block x D`, `key-block x D` shapes so
     that they vectorize; rows past `Sq` are computed and dropped.
     `query-block=0` and `key-block=0` (the defaults) choose per op: blocks of
-    128 keys and tiles of 256 rows, which ran 1.06-1.12x as fast as 64 x 64
-    on one core, halved (to 64 at least) where they would compute more than
+    128 keys (256 for 16-bit types: the same bytes) and tiles of 256 rows,
+    which ran 1.06-1.12x as fast as 64 x 64 on one core (256 bf16 keys
+    1.01-1.09x as fast as 128 on an AMX Xeon), halved (to 64 at least) where they would compute more than
     1/8 more padded rows or keys than 64 would, or leave fewer than 4 tiles
     per thread (`threads`). Static sizes take 512 rows over 256 keys where
     those rules hold for them and, causal, `Skv` is at least 64 keys for
     each row per head (1.03-1.12x on an AMX Xeon without a mask; the causal
-    diagonal costs more in longer tiles). A dynamic `Skv` takes 128 keys;
-    a dynamic `Sq` counts its tiles as if it were 1024 and takes at most
+    diagonal costs more in longer tiles). A dynamic `Skv` takes 128 keys
+    (256 for 16-bit types); a dynamic `Sq` counts its tiles as if it were 1024 and takes at most
     128 rows per head
     (so at most 127 padded ones). The paged op keeps 64 x 64. A tile
     never has more rows per head than a static `Sq` (a decode step compiled
