@@ -165,6 +165,50 @@ SmallVector<linalg::LinalgOp> splitRemainders(RewriterBase &rewriter,
   return parts;
 }
 
+/// A float max reduction of a 1-D vector of 2^k lanes as a halving tree:
+/// lanes [0, n/2) against [n/2, n) elementwise, down to one. llc 22 lowers
+/// `llvm.vector.reduce.fmaximum` (and fmax) on x86 as a serial chain of
+/// scalar steps, each with its NaN check, `reassoc` or not: a row max of
+/// 256 keys spent most of its time there. Max is associative, NaNs
+/// included, so the tree computes the same value.
+struct MaxReductionAsTree : OpRewritePattern<vector::ReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    vector::CombiningKind kind = op.getKind();
+    if (kind != vector::CombiningKind::MAXIMUMF &&
+        kind != vector::CombiningKind::MAXNUMF)
+      return failure();
+    VectorType type = op.getSourceVectorType();
+    int64_t n = type.getNumElements();
+    // (A masked reduction's vector.mask holds one op.)
+    if (type.getRank() != 1 || type.isScalable() || n < 2 ||
+        !llvm::isPowerOf2_64(n) || isa<vector::MaskOp>(op->getParentOp()))
+      return failure();
+    Location loc = op.getLoc();
+    Value v = op.getVector();
+    auto max = [&](Value a, Value b) -> Value {
+      if (kind == vector::CombiningKind::MAXIMUMF)
+        return arith::MaximumFOp::create(rewriter, loc, a, b, op.getFastmath());
+      return arith::MaxNumFOp::create(rewriter, loc, a, b, op.getFastmath());
+    };
+    for (int64_t half = n / 2; half >= 1; half /= 2) {
+      SmallVector<int64_t> low, high;
+      for (int64_t i = 0; i < half; ++i) {
+        low.push_back(i);
+        high.push_back(half + i);
+      }
+      v = max(vector::ShuffleOp::create(rewriter, loc, v, v, low),
+              vector::ShuffleOp::create(rewriter, loc, v, v, high));
+    }
+    Value result = vector::ExtractOp::create(rewriter, loc, v, 0);
+    if (Value acc = op.getAcc())
+      result = max(result, acc);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct GatedAttentionVectorizeTilesPass
     : gated_attention::impl::GatedAttentionVectorizeTilesPassBase<
           GatedAttentionVectorizeTilesPass> {
@@ -435,6 +479,7 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       patterns, vector::VectorTransposeLowering::Shuffle16x16);
   vector::populateVectorMultiReductionLoweringPatterns(
       patterns, vector::VectorMultiReductionLowering::InnerReduction);
+  patterns.add<MaxReductionAsTree>(ctx);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
   vector::populateVectorShapeCastLoweringPatterns(patterns);

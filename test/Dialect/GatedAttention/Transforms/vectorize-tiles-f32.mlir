@@ -1,6 +1,28 @@
 // RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=64" \
 // RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="register-depth=8" \
 // RUN:   --canonicalize --cse | FileCheck %s
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=64" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="register-depth=8" \
+// RUN:   --canonicalize --cse | FileCheck %s --check-prefix=MAX
+
+// A row's max over its 64 keys is a halving tree (llc 22 lowers
+// vector.reduction's max as a serial chain of scalar steps), ending in the
+// running max.
+// MAX-LABEL: func.func @mha_f32
+// MAX-NOT: vector.reduction <maxnumf>
+// MAX: %[[ROW:.+]] = vector.extract %{{.+}}[0] : vector<64xf32> from vector<1x64xf32>
+// MAX-NEXT: %[[M:.+]] = vector.extract %{{.+}}[0] : f32 from vector<1xf32>
+// MAX-NEXT: %[[HI32:.+]] = vector.shuffle %[[ROW]], %[[ROW]] [32, {{.+}}, 63]
+// MAX-NEXT: %[[LO32:.+]] = vector.shuffle %[[ROW]], %[[ROW]] [0, {{.+}}, 31]
+// MAX-NEXT: arith.maxnumf %[[LO32]], %[[HI32]] : vector<32xf32>
+// MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<16xf32>
+// MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<8xf32>
+// MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<4xf32>
+// MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<2xf32>
+// MAX: %[[ONE:.+]] = arith.maxnumf %{{.+}}, %{{.+}} : vector<1xf32>
+// MAX-NEXT: %[[TOP:.+]] = vector.extract %[[ONE]][0] : f32 from vector<1xf32>
+// MAX-NEXT: arith.maxnumf %[[TOP]], %[[M]] : f32
+// MAX-NOT: vector.reduction <maxnumf>
 
 // An f32 forward: K is packed transposed as for bf16; V, already f32 and
 // (keys, d), is copied into a fresh tile 16 x 16 at a time (no shuffles,
