@@ -198,8 +198,11 @@ struct MaxReductionAsTree : OpRewritePattern<vector::ReductionOp> {
         low.push_back(i);
         high.push_back(half + i);
       }
-      v = max(vector::ShuffleOp::create(rewriter, loc, v, v, low),
-              vector::ShuffleOp::create(rewriter, loc, v, v, high));
+      // (Two statements: the order of a call's arguments is unspecified,
+      // and the IR's must not depend on the compiler.)
+      Value lowHalf = vector::ShuffleOp::create(rewriter, loc, v, v, low);
+      Value highHalf = vector::ShuffleOp::create(rewriter, loc, v, v, high);
+      v = max(lowHalf, highHalf);
     }
     Value result = vector::ExtractOp::create(rewriter, loc, v, 0);
     if (Value acc = op.getAcc())

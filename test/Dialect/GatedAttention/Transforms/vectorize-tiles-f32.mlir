@@ -12,8 +12,8 @@
 // MAX-NOT: vector.reduction <maxnumf>
 // MAX: %[[ROW:.+]] = vector.extract %{{.+}}[0] : vector<64xf32> from vector<1x64xf32>
 // MAX-NEXT: %[[M:.+]] = vector.extract %{{.+}}[0] : f32 from vector<1xf32>
-// MAX-NEXT: %[[HI32:.+]] = vector.shuffle %[[ROW]], %[[ROW]] [32, {{.+}}, 63]
 // MAX-NEXT: %[[LO32:.+]] = vector.shuffle %[[ROW]], %[[ROW]] [0, {{.+}}, 31]
+// MAX-NEXT: %[[HI32:.+]] = vector.shuffle %[[ROW]], %[[ROW]] [32, {{.+}}, 63]
 // MAX-NEXT: arith.maxnumf %[[LO32]], %[[HI32]] : vector<32xf32>
 // MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<16xf32>
 // MAX: arith.maxnumf %{{.+}}, %{{.+}} : vector<8xf32>
