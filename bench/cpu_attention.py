@@ -6,7 +6,9 @@ math, in one run on one machine; then peak resident memory vs S.
 
 GFLOP/s = 4 * B * H * Sq * Skv * D / time (non-causal, B = 1, H = 8, D = 128,
 f32), best of --repeat calls and of a second of calls after warm-up
-(bench/timing.py, for ours and the peers alike); a second table runs the
+(bench/timing.py, for ours and the peers alike; with --rounds N, ours and
+torch are timed alternately N times and each keeps its best, so that on
+a shared machine both meet the same load); a second table runs the
 Qwen3-Next shape (Hq 16 over Hkv 2, D 256, causal; FLOPs halved), where
 numpy repeats K/V per query head as unfused implementations do. Before the
 f32 tables, bench/fma_peak.py measures the f32 FMA peak on the same pinned
@@ -229,14 +231,28 @@ def ratio(peer, ours):
     return peer / ours if peer else None
 
 
-def peers(args, s, hq, hkv, d, causal, dtype):
-    """Seconds per call of torch and IREE (None: not run), pinned to the
-    cores this process runs on."""
-    if args.no_peers:
-        return None, None
+def with_peers(args, ours, s, hq, hkv, d, causal, dtype):
+    """Seconds per call of `ours` (a function), torch and IREE (None: not
+    run; both pinned to the cores this process runs on). Ours and torch
+    are timed alternately --rounds times, each figure its best: on a shared
+    machine both then meet the same spells of load. IREE (far behind, and
+    compiled in its child) runs once."""
     cpus = os.sched_getaffinity(0)
-    return tuple(cpu_peers.run(p, s, hq, hkv, d, args.repeat, causal, dtype,
-                               cpus, ISA["env"]) for p in ("torch", "iree"))
+
+    def peer(name):
+        return cpu_peers.run(name, s, hq, hkv, d, args.repeat, causal, dtype,
+                             cpus, ISA["env"])
+
+    t_ours, t_torch, torch_runs = None, None, not args.no_peers
+    for _ in range(args.rounds):
+        t = best_seconds(ours, args.repeat)
+        t_ours = t if t_ours is None else min(t_ours, t)
+        if torch_runs:
+            t = peer("torch")
+            torch_runs = t is not None   # (its failure printed once)
+            if t is not None:
+                t_torch = t if t_torch is None else min(t_torch, t)
+    return t_ours, t_torch, None if args.no_peers else peer("iree")
 
 
 def print_row(cells):
@@ -289,8 +305,9 @@ def throughput(args):
         cfg = attention_config(s)
         x = inputs(cfg)
         tiled = compile_attention(cfg)
-        t_tiled = best_seconds(lambda: run_attention(tiled, cfg, x),
-                               args.repeat)
+        t_tiled, t_torch, t_iree = with_peers(
+            args, lambda: run_attention(tiled, cfg, x), s, H, H, D, False,
+            "float32")
         t_ref = None
         if s <= args.reference_max:
             ref = compile_attention(cfg, reference=True)
@@ -299,7 +316,6 @@ def throughput(args):
         t_np = numpy_child(s, args.repeat)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX")["seconds"]
                  if has_avx512() else None)
-        t_torch, t_iree = peers(args, s, H, H, D, False, "float32")
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_ref) if t_ref else None,
                gflops(cfg, t_np), gflops(cfg, t_skx) if t_skx else None,
                gflops(cfg, t_torch), gflops(cfg, t_iree),
@@ -328,14 +344,13 @@ def qwen3next(args):
         cfg = attention_config(s, causal=True, **QWEN)
         x = inputs(cfg)
         tiled = compile_attention(cfg)
-        t_tiled = best_seconds(lambda: run_attention(tiled, cfg, x),
-                               args.repeat)
+        t_tiled, t_torch, t_iree = with_peers(
+            args, lambda: run_attention(tiled, cfg, x), s, QWEN["hq"],
+            QWEN["hkv"], QWEN["d"], True, "float32")
         kw = dict(causal=True, **QWEN)
         t_np = numpy_child(s, args.repeat, **kw)["seconds"]
         t_skx = (numpy_child(s, args.repeat, coretype="SkylakeX", **kw)["seconds"]
                  if has_avx512() else None)
-        t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
-                                True, "float32")
         row = (s, gflops(cfg, t_tiled), gflops(cfg, t_np),
                gflops(cfg, t_skx) if t_skx else None, gflops(cfg, t_torch),
                gflops(cfg, t_iree), t_np / t_tiled, ratio(t_torch, t_tiled),
@@ -387,10 +402,9 @@ def qwen3next_bf16(args):
                 for _ in range(2))
         k, v = (torch.randn(1, QWEN["hkv"], s, QWEN["d"]).bfloat16()
                 for _ in range(2))
-        t_ours = best_seconds(
-            lambda: gat.attention(q, k, v, g, causal=True), args.repeat)
-        t_torch, t_iree = peers(args, s, QWEN["hq"], QWEN["hkv"], QWEN["d"],
-                                True, "bfloat16")
+        t_ours, t_torch, t_iree = with_peers(
+            args, lambda: gat.attention(q, k, v, g, causal=True), s,
+            QWEN["hq"], QWEN["hkv"], QWEN["d"], True, "bfloat16")
         bf16_cfg = config.AttentionConfig(
             b=1, hq=QWEN["hq"], hkv=QWEN["hkv"], sq=s, skv=s, d=QWEN["d"],
             dv=QWEN["d"], causal=True, dtype="bf16")
@@ -436,6 +450,9 @@ def main():
     p.add_argument("--qwen-sizes", default="1024,2048",
                    help="S for the Qwen3-Next shape (Hq 16, Hkv 2, D 256, causal)")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="times ours and torch are timed alternately, each "
+                   "figure the best of them")
     p.add_argument("--reference-max", type=int, default=1024,
                    help="largest S for the (slow, O(S^2) memory) reference path")
     p.add_argument("--numpy-mem-max", type=int, default=4096,
@@ -453,6 +470,8 @@ def main():
                    help="the instruction set every implementation is held "
                    "to (avx2: an AVX2-only CPU's code, run on this one)")
     args = p.parse_args()
+    if args.repeat < 1 or args.rounds < 1:
+        p.error("--repeat and --rounds must be at least 1")
     global ISA
     ISA = ISAS[args.isa]
     # One pinning for all: this process (our kernel's OpenMP threads, set
