@@ -265,7 +265,15 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
   // decode step's 8-row tiles beside a prefill's 16 in the torch op's
   // functions) made LLVM's tile register allocation spill every tile to
   // the stack, which halved the speed of all of them.
+  // Only bf16 products go to the matrix units: an f32 contraction is FMAs
+  // whatever the option (taken for AMX on an AMX host, S = Q Kᵀ in f32 lost
+  // its start from zeros in registers and read a zero-filled buffer).
   auto unitsOf = [&](linalg::LinalgOp op) {
+    auto right = op.getNumDpsInputs() == 2
+                     ? dyn_cast<ShapedType>(op.getDpsInputs()[1].getType())
+                     : nullptr;
+    if (!right || !right.getElementType().isBF16())
+      return MatrixUnits::FMA;
     if (*units != MatrixUnits::AMX)
       return *units;
     SmallVector<int64_t> r = op.getStaticLoopRanges();

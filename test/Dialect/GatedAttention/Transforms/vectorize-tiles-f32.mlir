@@ -4,6 +4,20 @@
 // RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=64" \
 // RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="register-depth=8" \
 // RUN:   --canonicalize --cse | FileCheck %s --check-prefix=MAX
+// RUN: gated-attention-opt %s --gated-attention-tile="query-block=32 key-block=64" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="register-depth=8 matrix-units=amx" \
+// RUN:   --canonicalize --cse | FileCheck %s --check-prefix=STARTS
+
+// The matrix units multiply bf16 only: with matrix-units=amx (an AMX
+// host's default) an f32 S = Q Kᵀ is FMAs whose register tiles start from
+// zeros in registers, as with fma, not from a zero-filled S read back
+// (which it did when the f32 contraction was taken for AMX).
+// STARTS-LABEL: func.func @mha_f32
+// STARTS: %[[Z:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// STARTS: scf.for %{{.+}} = %c0 to %c64 step %c32 iter_args(%{{.+}}) -> (tensor<32x64xf32>)
+// STARTS-NEXT: tensor.extract_slice %{{.+}} [8, 32] [1, 1] : tensor<32x64xf32> to tensor<8x32xf32>
+// STARTS-NEXT: scf.for %{{.+}} = %c0 to %c64 step %c8 iter_args(%{{.+}} = %[[Z]]) -> (vector<8x32xf32>)
+// STARTS-NOT: amx.
 
 // A row's max over its 64 keys is a halving tree (llc 22 lowers
 // vector.reduction's max as a serial chain of scalar steps), ending in the
