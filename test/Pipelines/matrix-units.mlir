@@ -30,6 +30,8 @@
 // DOT-LABEL: llvm.func @bf16_gqa_causal
 // DOT-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
 // DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"
+// P rounded to bf16 by vcvtneps2bf16, not arith-expand's integer rounding.
+// DOT: llvm.call_intrinsic "llvm.x86.avx512bf16.cvtneps2bf16.512"
 // DOT-LABEL: llvm.func @f32_attention
 // DOT-NOT: target_features
 // DOT-NOT: dpbf16ps
@@ -40,6 +42,7 @@
 // AMX-NOT: dpbf16ps.512
 // AMX: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
 // AMX: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// AMX: llvm.call_intrinsic "llvm.x86.avx512bf16.cvtneps2bf16.512"
 // AMX: llvm.call_intrinsic "llvm.x86.tilestored64.internal"
 // AMX-NOT: dpbf16ps.512
 // AMX-LABEL: llvm.func @f32_attention
@@ -58,7 +61,11 @@
 // AMX-ASM: syscall
 
 // ASM-LABEL: bf16_gqa_causal:
+// ASM-NOT: __truncsfbf2
 // ASM: vdpbf16ps %zmm{{[0-9]+}}, %zmm{{[0-9]+}}, %zmm{{[0-9]+}}
+// ASM: vcvtneps2bf16 %zmm{{[0-9]+}}, %ymm{{[0-9]+}}
+// ASM-NOT: __truncsfbf2
+// ASM-LABEL: f32_attention:
 
 // AVX2: gated-attention-tile-backward{{.*}}matrix-units=fma
 // AVX2: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=16 register-depth=32 register-rows=6}
@@ -69,6 +76,7 @@
 // FMA-NOT: target_features
 // FMA-LABEL: llvm.func @bf16_gqa_causal
 // FMA-NOT: dpbf16ps
+// FMA-NOT: cvtneps2bf16
 // FMA-NOT: target_features
 
 func.func @bf16_gqa_causal(%q: tensor<1x2x128x32xbf16>, %k: tensor<1x1x128x32xbf16>,

@@ -43,6 +43,9 @@ struct PairContraction {
   /// The elementwise ops around it (rounding the left operand, scaling the
   /// scores), to be tiled by rows.
   SmallVector<linalg::GenericOp> elementwise;
+  /// The elementwise op that computed the f32 left operand, erased when
+  /// its rounding to bf16 joined it (as `elementwise`'s op), else null.
+  Operation *fusedProducer = nullptr;
 };
 
 /// Rewrites a contraction of the tiles (loops (m, n, k), left operand f32
@@ -112,6 +115,14 @@ FailureOr<Value> emitPairPack(RewriterBase &rewriter, linalg::LinalgOp op);
 /// the LLVM lowering keeps): LLVM selects their intrinsics only with them,
 /// whatever CPU the code is compiled for.
 void requireMatrixUnitFeatures(Operation *root, MatrixUnits units);
+
+/// Rounds f32 vectors to bf16 (arith.truncf, 16k lanes) with vcvtneps2bf16
+/// (x86vector) in the functions that requireMatrixUnitFeatures marked:
+/// arith-expand would make each 16 values an integer rounding of about ten
+/// instructions (P's rounding before P V took 5.6% of a bf16 AMX forward
+/// at S 4096), and LLVM selects the instruction for a plain fptrunc only
+/// where the feature is on, calling __truncsfbf2 per value elsewhere.
+void roundWithAVX512BF16(Operation *root);
 
 } // namespace mlir::gated_attention
 

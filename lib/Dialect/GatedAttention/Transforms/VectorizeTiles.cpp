@@ -317,6 +317,12 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
           pairs(op) ? packBF16Pairs(rewriter, generic)
                     : FailureOr<PairContraction>(failure());
       if (succeeded(paired)) {
+        // (The op computing P, already listed, was erased: its rounding
+        // joined it and is listed below.)
+        if (paired->fusedProducer)
+          llvm::erase_if(toTile, [&](auto &entry) {
+            return entry.first.getOperation() == paired->fusedProducer;
+          });
         // The right operand packed by whole rows (its own loop); else tiled
         // and vectorized like the other ops.
         FailureOr<Value> packed = emitPairPack(rewriter, paired->rhsPack);
@@ -443,8 +449,10 @@ void GatedAttentionVectorizeTilesPass::runOnOperation() {
       name.getCanonicalizationPatterns(toContract, ctx);
   if (failed(applyPatternsGreedily(root, std::move(toContract))))
     return signalPassFailure();
-  if (*units != MatrixUnits::FMA)
+  if (*units != MatrixUnits::FMA) {
     requireMatrixUnitFeatures(root, *units);
+    roundWithAVX512BF16(root);
+  }
 
   // The accumulators stay in registers through a contraction's reduction
   // loop instead of being stored and reloaded every `register-depth` steps

@@ -73,14 +73,16 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %{{.+}} : tensor<16xf32>, tensor<16xf32>)
 // CHECK: %[[LIM:.+]] = arith.addf %{{.+}}, %[[TAU]] : f32
 // CHECK: arith.cmpf ogt, %{{.+}}, %[[LIM]] : f32
-// exp (buildWeightExp): 2^n p(r) with n = floor(x log2 e + 1/2), 2^n from
-// its exponent bits, 0 where n <= -127, without math.exp's clamps.
+// exp (buildWeightExp): 2^n p(r) with n = x log2 e rounded by adding
+// 1.5 * 2^23 (t), 2^n from t's low bits, 0 where n <= -127, without
+// math.exp's clamps or a float-to-int conversion.
 // CHECK-NOT: math.exp
 // CHECK: %[[X:.+]] = arith.subf
-// CHECK-NEXT: %[[T:.+]] = math.fma %[[X]], %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT: %[[N:.+]] = math.floor %[[T]] : f32
+// CHECK-NEXT: %[[T:.+]] = math.fma %[[X]], %{{.+}}, %[[ROUND:.+]] : f32
+// CHECK-NEXT: %[[N:.+]] = arith.subf %[[T]], %[[ROUND]] : f32
 // CHECK-NOT: arith.select
-// CHECK: %[[BITS:.+]] = arith.fptosi %[[N]] : f32 to i32
+// CHECK-NOT: math.floor
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[T]] : f32 to i32
 // CHECK-NEXT: %[[BIASED:.+]] = arith.addi %[[BITS]], %c127_i32 : i32
 // CHECK-NEXT: %[[EXP:.+]] = arith.shli %[[BIASED]], %c23_i32 : i32
 // CHECK-NEXT: %[[TWON:.+]] = arith.bitcast %[[EXP]] : i32 to f32
@@ -90,7 +92,7 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK-NEXT: arith.mulf %[[E]], %[[NEWSIGMA]] : f32
 // CHECK: %[[ALPHA:.+]] = linalg.generic
 // CHECK-NOT: math.exp
-// CHECK: math.floor
+// CHECK: arith.shli
 // CHECK: %[[A:.+]] = arith.select
 // CHECK-NEXT: arith.mulf %[[A]], %[[STEP]] : f32
 // CHECK: %[[NEWM:.+]] = linalg.generic {{.+}} outs(%[[M]] : tensor<16xf32>)

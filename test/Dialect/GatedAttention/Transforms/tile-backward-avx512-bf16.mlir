@@ -27,23 +27,26 @@
 // dY (bf16), D, the gate's gradient.
 // PAIRS:       scf.forall {{.+}} -> (tensor<1x2x?x32xbf16>, tensor<1x2x?xf32>, tensor<1x2x?x32xbf16>)
 // PAIRS:       scf.forall {{.+}} -> (tensor<?x2x?x32xf32>, tensor<1x1x?x32xbf16>, tensor<1x1x?x32xbf16>)
-// Sᵀ = K Qᵀ, dPᵀ = V dYᵀ.
+// Sᵀ = K Qᵀ; Pᵀ, rounded to bf16 in the loop computing it (its exp ends
+// in arith.shli), not in a pass of its own; dPᵀ = V dYᵀ.
 // PAIRS-COUNT-128: x86vector.avx512.dot
+// PAIRS:       arith.shli
+// PAIRS-NOT:   scf.for
+// PAIRS:       x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
 // PAIRS-COUNT-128: x86vector.avx512.dot
-// dSᵀ rounded to bf16, transposed; dQ += dS K, dK += dSᵀ Q.
-// PAIRS:       arith.truncf %{{.+}} : vector<1x16xf32> to vector<1x16xbf16>
+// dSᵀ rounded to bf16 where it is computed (vcvtneps2bf16), transposed; dQ += dS K,
+// dK += dSᵀ Q, dV += Pᵀ dY.
+// PAIRS:       x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
 // PAIRS:       vector.shape_cast %{{.+}} : vector<16x1xbf16> to vector<1x16xbf16>
-// PAIRS-COUNT-64: x86vector.avx512.dot
-// PAIRS-COUNT-64: x86vector.avx512.dot
-// Pᵀ rounded to bf16; dV += Pᵀ dY.
-// PAIRS:       arith.truncf %{{.+}} : vector<1x16xf32> to vector<1x16xbf16>
-// PAIRS-COUNT-64: x86vector.avx512.dot
+// PAIRS-COUNT-192: x86vector.avx512.dot
 // The partial query block.
-// PAIRS-COUNT-256: x86vector.avx512.dot
-// PAIRS:       arith.truncf %{{.+}} : vector<1x16xf32> to vector<1x16xbf16>
 // PAIRS-COUNT-128: x86vector.avx512.dot
-// PAIRS:       arith.truncf %{{.+}} : vector<1x16xf32> to vector<1x16xbf16>
-// PAIRS-COUNT-64: x86vector.avx512.dot
+// PAIRS:       arith.shli
+// PAIRS-NOT:   scf.for
+// PAIRS:       x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
+// PAIRS-COUNT-128: x86vector.avx512.dot
+// PAIRS:       x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
+// PAIRS-COUNT-192: x86vector.avx512.dot
 // PAIRS-NOT:   x86vector.avx512.dot
 // PAIRS:       return
 // PAIRS-NOFMA-LABEL: func.func @bf16_with_lse

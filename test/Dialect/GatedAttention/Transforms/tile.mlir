@@ -77,12 +77,12 @@
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<64x64xf32>)
 // (exp: buildWeightExp, 0 where n <= -127)
 // CHECK: arith.cmpf ogt
-// CHECK: math.floor
+// CHECK: arith.shli
 // CHECK: arith.cmpf olt
 // CHECK: arith.mulf %{{.+}}, %[[SIGMAN]]
 // alpha = exp(m - m') sigma' / sigma
 // CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
-// CHECK: math.floor
+// CHECK: arith.shli
 // The sums are rescaled only when some row that saw a key has alpha != 1.
 // CHECK: %[[MOVED:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]], %[[M]] : tensor<64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<i1>)
 // CHECK: %[[ANY:.+]] = tensor.extract %[[MOVED]][]

@@ -27,13 +27,14 @@
 // CHECK-NOT: vector.fma
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x32x2xbf16>, tensor<32x32x2xbf16>) outs(%[[SINIT]] : tensor<32x32xf32>) attrs = {gated_attention.amx_tiles, gated_attention.amx_zero_start}
 // CHECK-NOT: vector.fma
-// CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
+// P rounded to bf16 by vcvtneps2bf16, 16 values at a time.
+// CHECK-COUNT-2: x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
 // CHECK: scf.for {{.+}} -> (tensor<16x64xbf16>)
 // CHECK-COUNT-16: vector.interleave
 // CHECK-NOT: vector.fma
 // CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {gated_attention.amx_tiles} {
 // CHECK-NOT: vector.fma
-// CHECK-NOT: x86vector
+// CHECK-NOT: x86vector.avx512.dot
 // CHECK-LABEL: func.func @f32_stays_on_fma
 // CHECK-NOT: target_features
 // CHECK-NOT: reduction", "reduction"

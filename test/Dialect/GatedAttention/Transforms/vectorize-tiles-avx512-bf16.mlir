@@ -45,9 +45,19 @@
 // CHECK: scf.yield
 // The scores scaled once, row by row.
 // CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<1x32xf32>
-// P rounded to bf16, then P V on dot products as well; V packed by
+// P rounded to bf16 in the loop computing it (its exp ends in arith.shli;
+// both the f32 P, for the row sums, and the bf16 one written), not in a
+// pass of its own, then P V on dot products as well; V packed by
 // interleaving its rows 2p and 2p + 1, 16 pairs of 16 columns a block.
-// CHECK: arith.truncf %{{.+}} : vector<1x32xf32> to vector<1x32xbf16>
+// The rounding is vcvtneps2bf16 on 16 values at a time (arith-expand would
+// make arith.truncf an integer rounding of about ten instructions).
+// CHECK: arith.shli
+// CHECK-NOT: scf.for
+// CHECK-COUNT-2: x86vector.avx512.cvt.packed.f32_to_bf16 %{{.+}} : vector<16xf32> -> vector<16xbf16>
+// CHECK-NOT: arith.truncf
+// CHECK: %[[PB:.+]] = vector.{{shape_cast|broadcast}} %{{.+}} : vector<32xbf16> to vector<1x32xbf16>
+// CHECK-NEXT: vector.transfer_write %{{.+}} : vector<1x32xf32>, tensor<1x32xf32>
+// CHECK-NEXT: vector.transfer_write %[[PB]], %{{.+}} : vector<1x32xbf16>, tensor<1x32xbf16>
 // CHECK: scf.for {{.+}} -> (tensor<16x64xbf16>)
 // CHECK-NOT: vector.insert
 // CHECK-COUNT-16: vector.interleave %{{.+}}, %{{.+}} : vector<16xbf16> -> vector<32xbf16>

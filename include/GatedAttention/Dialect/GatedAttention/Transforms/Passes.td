@@ -420,10 +420,14 @@ def GatedAttentionVectorizeTilesPass
     bf16 is multiplied in bf16 pairs instead (the VNNI layout: the reduction
     dimension k as k/2 x 2): the left operand in bf16 (for `S = Q Kᵀ` the
     bf16 queries themselves, the scale then applied to the scores; `P`
-    rounded to bf16), the right one packed to `k/2 x n x 2`, each register
-    tile emitted as `x86vector.avx512.dot` (vdpbf16ps) on 16-lane f32
-    accumulators; the function gets the `target_features` the instruction
-    needs. With `matrix-units=amx` the pair contraction is tiled to up to
+    rounded to bf16 by the elementwise op computing it, which keeps its f32
+    result for the row sums), the right one packed to `k/2 x n x 2`, each
+    register tile emitted as `x86vector.avx512.dot` (vdpbf16ps) on 16-lane
+    f32 accumulators; the function gets the `target_features` the
+    instruction needs, and its tiles round f32 vectors to bf16 with
+    `x86vector.avx512.cvt.packed.f32_to_bf16` (vcvtneps2bf16). f32
+    contractions stay FMAs whatever `matrix-units` says. With
+    `matrix-units=amx` the pair contraction is tiled to up to
     32 x 32 outputs over the whole reduction and left as a `linalg.generic`
     for `gated-attention-amx-tiles`, which multiplies it from memory after
     bufferization.
