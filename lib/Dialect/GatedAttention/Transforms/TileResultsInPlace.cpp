@@ -31,11 +31,39 @@ using namespace mlir;
 using namespace mlir::gated_attention;
 
 namespace {
+/// Gives each use of a tensor.empty in another block than the first one's
+/// an empty of its own. Upstream's elimination replaces an empty for one
+/// of its anchors; with the two versions of a tile (all rows, or the rows
+/// left at the end of the sequence) inserting into one empty, which version
+/// got it, and which computed into a scratch buffer and copied, changed
+/// from run to run. Two empties of one shape mean what one does; uses in
+/// one block keep theirs, which bufferization may reuse in turn.
+void splitSharedEmpties(RewriterBase &rewriter, ModuleOp module) {
+  SmallVector<tensor::EmptyOp> shared;
+  module.walk([&](tensor::EmptyOp op) {
+    if (!op->use_empty() && llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return user->getBlock() != (*op->user_begin())->getBlock();
+        }))
+      shared.push_back(op);
+  });
+  for (tensor::EmptyOp op : shared) {
+    Block *first = (*op->user_begin())->getBlock();
+    rewriter.setInsertionPointAfter(op);
+    for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
+      if (use.getOwner()->getBlock() != first)
+        rewriter.modifyOpInPlace(use.getOwner(), [&] {
+          use.set(rewriter.clone(*op)->getResult(0));
+        });
+  }
+}
+
 struct TileResultsInPlacePass
     : gated_attention::impl::GatedAttentionTileResultsInPlacePassBase<
           TileResultsInPlacePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    IRRewriter rewriter(module.getContext());
+    splitSharedEmpties(rewriter, module);
     SmallVector<scf::InParallelOp> terminators;
     module.walk([&](scf::InParallelOp op) { terminators.push_back(op); });
     if (terminators.empty())
@@ -50,7 +78,6 @@ struct TileResultsInPlacePass
       module.emitError() << "cannot analyze the module for bufferization";
       return signalPassFailure();
     }
-    IRRewriter rewriter(module.getContext());
     for (scf::InParallelOp terminator : terminators)
       if (failed(bufferization::eliminateEmptyTensors(rewriter, terminator,
                                                       state))) {

@@ -52,6 +52,56 @@ func.func @two_heads(%in: tensor<2x4x8xf32>, %out: tensor<2x4x8xf32>) -> tensor<
 
 // -----
 
+// A tile in two versions (all rows, or the rows left at the end of the
+// sequence), both inserting into the tile's one tensor.empty. Upstream
+// eliminates it for one version only, whichever its walk reaches first in
+// an order that changed from run to run (the same function compiled to
+// different code); the other computed into a scratch buffer and copied.
+// Each use gets its own empty: both versions write into the output.
+// CHECK-LABEL: func.func @two_versions
+// CHECK:         scf.forall (%[[I:.+]]) in (4) shared_outs(%[[OUT:.+]] = %{{.+}})
+// CHECK-DAG:       %[[D0:[a-z_0-9]+]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 8] [1, 1]
+// CHECK-DAG:       %[[D1:[a-z_0-9]+]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 8] [1, 1]
+// CHECK:           scf.if
+// CHECK:             tensor.insert_slice %{{.+}} into %[[D1]][0, 0]
+// CHECK:           } else {
+// CHECK:             tensor.insert_slice %{{.+}} into %[[D0]][0, 0]
+// BUF-LABEL: func.func @two_versions
+// BUF-NOT:     memref.alloc
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @two_versions(%in: tensor<4x8xf32>, %out: tensor<4x8xf32>, %full: i1) -> tensor<4x8xf32> {
+  %r = scf.forall (%i) in (4) shared_outs(%o = %out) -> (tensor<4x8xf32>) {
+    %tile = tensor.empty() : tensor<1x8xf32>
+    %h = tensor.extract_slice %in[%i, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %v = scf.if %full -> (tensor<1x8xf32>) {
+      %e = tensor.empty() : tensor<8xf32>
+      %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%h : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %b: f32):
+        %s = arith.mulf %a, %a : f32
+        linalg.yield %s : f32
+      } -> tensor<8xf32>
+      %t = tensor.insert_slice %y into %tile[0, 0] [1, 8] [1, 1] : tensor<8xf32> into tensor<1x8xf32>
+      scf.yield %t : tensor<1x8xf32>
+    } else {
+      %e = tensor.empty() : tensor<8xf32>
+      %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%h : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %b: f32):
+        %s = arith.addf %a, %a : f32
+        linalg.yield %s : f32
+      } -> tensor<8xf32>
+      %t = tensor.insert_slice %y into %tile[0, 0] [1, 8] [1, 1] : tensor<8xf32> into tensor<1x8xf32>
+      scf.yield %t : tensor<1x8xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %v into %o[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<4x8xf32>
+    }
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
 // No scf.forall: nothing to do, and the module is left as it is.
 // CHECK-LABEL: func.func @no_grid
 // CHECK-NEXT:    tensor.empty

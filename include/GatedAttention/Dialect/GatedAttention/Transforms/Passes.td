@@ -524,6 +524,14 @@ def GatedAttentionTileResultsInPlacePass
     `bufferization::eliminateEmptyTensors` on the terminators, with the
     same One-Shot analysis as the upstream pass.
 
+    First, a `tensor.empty` used in several blocks gets a copy for each use
+    outside the first use's block. The two versions of a tile (all its
+    rows, or the rows left at the end of the sequence: two branches of an
+    `scf.if`) insert into one empty; upstream replaces it for one version
+    only, and which one changed from run to run, so the same input compiled
+    to different code, one version computing into a scratch buffer and
+    copying it (test/Pipelines/deterministic.test).
+
     ```mlir
     // before: %r = tensor.empty(); %h0 = linalg.generic outs(%e0) ...
     //   %t = tensor.insert_slice %h0 into %r ... (more heads)
