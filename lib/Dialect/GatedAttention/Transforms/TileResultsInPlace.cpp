@@ -39,14 +39,11 @@ namespace {
 /// from run to run. Two empties of one shape mean what one does; uses in
 /// one block keep theirs, which bufferization may reuse in turn.
 void splitSharedEmpties(RewriterBase &rewriter, ModuleOp module) {
-  SmallVector<tensor::EmptyOp> shared;
-  module.walk([&](tensor::EmptyOp op) {
-    if (!op->use_empty() && llvm::any_of(op->getUsers(), [&](Operation *user) {
-          return user->getBlock() != (*op->user_begin())->getBlock();
-        }))
-      shared.push_back(op);
-  });
-  for (tensor::EmptyOp op : shared) {
+  SmallVector<tensor::EmptyOp> empties;
+  module.walk([&](tensor::EmptyOp op) { empties.push_back(op); });
+  for (tensor::EmptyOp op : empties) {
+    if (op->use_empty())
+      continue;
     Block *first = (*op->user_begin())->getBlock();
     rewriter.setInsertionPointAfter(op);
     for (OpOperand &use : llvm::make_early_inc_range(op->getUses()))
