@@ -15,7 +15,8 @@ across them), which does not grow with Skv either.
   by the sum of the rises (2^20 keys: 1.8 bounds even under the old,
   sqrt(Skv) model).
 - Values near the f32 range: two keys of 2e38 summed to inf where the mean
-  is 2e38; the same in bf16, in GQA with a causal mask, and mixed signs.
+  is 2e38; the same in bf16, in GQA with a causal mask, and mixed signs,
+  and over weights that span the f32 exponent range.
 - Values near the bottom of the normal range: the scaling that keeps large
   values finite must not push small ones into the subnormals.
 """
@@ -79,6 +80,18 @@ check("+-3e38 and 1, GQA 4/2, causal, 300 keys",
 check("3e38 with 100000 keys", rng.standard_normal((1, 1, 3, 4)),
       rng.standard_normal((1, 1, 100000, 4)),
       np.full((1, 1, 100000, 4), 3e38))
+
+# 3b. The same scale sigma = 2^k < 1 over weights that span the whole f32
+# exponent range: the weights' exp adds k to 2^n's exponent (no multiply)
+# and gives 0 where 2^(n + k) would be subnormal; scores from -120 to 0.
+skv = 640
+check("3e38 and -3e38 over weights from e^-120 to 1",
+      np.ones((1, 1, 2, 1)),
+      np.linspace(-120.0, 0.0, skv).reshape(1, 1, skv, 1),
+      rng.choice([-3e38, 3e38], size=(1, 1, skv, 2)), scale=1.0)
+check("1e38 over weights from e^-120 to 1, bf16", np.ones((1, 1, 2, 1)),
+      np.linspace(-120.0, 0.0, skv).reshape(1, 1, skv, 1),
+      np.full((1, 1, skv, 2), 1e38), dtype="bf16", scale=1.0)
 
 # 4. Values near the bottom of the normal range, and subnormal.
 for value in (2e-38, 3e-42):

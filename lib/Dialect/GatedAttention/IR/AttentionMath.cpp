@@ -140,6 +140,16 @@ std::pair<Value, Value> mlir::gated_attention::buildCompensatedAdd(OpBuilder &b,
                                      constantLike(b, loc, t, 0.0), comp)};
 }
 
+Value mlir::gated_attention::buildBiasedExponent(OpBuilder &b, Location loc,
+                                                 Value x) {
+  Type i32 = b.getI32Type();
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, bits, arith::ConstantIntOp::create(b, loc, i32, 23));
+  return arith::AndIOp::create(b, loc, shifted,
+                               arith::ConstantIntOp::create(b, loc, i32, 0xff));
+}
+
 Value mlir::gated_attention::buildOverflowScale(OpBuilder &b, Location loc,
                                                 Value maxAbsValue,
                                                 Value numKeys) {
@@ -150,11 +160,7 @@ Value mlir::gated_attention::buildOverflowScale(OpBuilder &b, Location loc,
   auto i32Const = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
-  auto biasedExponent = [&](Value x) -> Value {
-    Value bits = arith::BitcastOp::create(b, loc, i32, x);
-    Value shifted = arith::ShRUIOp::create(b, loc, bits, i32Const(23));
-    return arith::AndIOp::create(b, loc, shifted, i32Const(0xff));
-  };
+  auto biasedExponent = [&](Value x) { return buildBiasedExponent(b, loc, x); };
   Value keys = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), numKeys);
   keys = arith::UIToFPOp::create(b, loc, b.getF32Type(), keys);
   Value sum = arith::AddIOp::create(b, loc, biasedExponent(maxAbsValue),
@@ -187,12 +193,26 @@ Value mlir::gated_attention::buildSoftmaxShift(OpBuilder &b, Location loc,
                                  m);
 }
 
-Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc,
-                                            Value x) {
+Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc, Value x,
+                                            Value powerOfTwo) {
   auto c = [&](double v) { return constantLike(b, loc, x, v); };
   auto fma = [&](Value a, Value m, Value add) -> Value {
     return math::FmaOp::create(b, loc, a, m, add);
   };
+  Type i32 = b.getI32Type();
+  // 2^n is built from its exponent field n + 127; a scale 2^k adds k there
+  // instead of a multiply, and n + k <= -127 (n < 0.5 - (k + 127)) gives 0.
+  // The scale's field and that limit are computed where the scale is.
+  Value field = arith::ConstantIntOp::create(b, loc, i32, 127);
+  Value limit = c(-126.5);
+  if (powerOfTwo) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(powerOfTwo);
+    field = buildBiasedExponent(b, loc, powerOfTwo);
+    limit = arith::SubFOp::create(
+        b, loc, constantLike(b, loc, powerOfTwo, 0.5),
+        arith::UIToFPOp::create(b, loc, powerOfTwo.getType(), field));
+  }
   // n = x log2(e) rounded to nearest by adding 1.5 * 2^23: t's low mantissa
   // bits then hold n, so 2^n is t's bits plus the bias, shifted (the bits
   // of 1.5 * 2^23 shift out), with no float-to-int conversion.
@@ -208,17 +228,15 @@ Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc,
   for (double coefficient :
        {8.33345205e-3, 4.16657962e-2, 0.166666657, 0.5, 1.0, 1.0})
     p = fma(p, r, c(coefficient));
-  Type i32 = b.getI32Type();
   Value bits = arith::BitcastOp::create(b, loc, i32, t);
-  bits = arith::AddIOp::create(b, loc, bits,
-                               arith::ConstantIntOp::create(b, loc, i32, 127));
+  bits = arith::AddIOp::create(b, loc, bits, field);
   bits = arith::ShLIOp::create(b, loc, bits,
                                arith::ConstantIntOp::create(b, loc, i32, 23));
   Value twoToN = arith::BitcastOp::create(b, loc, x.getType(), bits);
   Value y = arith::MulFOp::create(b, loc, p, twoToN);
-  // n <= -127 (x below about -87.7, -inf) gives 0.
+  // (-inf gives 0; NaN stays NaN.)
   Value under =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, n, c(-126.5));
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, n, limit);
   return arith::SelectOp::create(b, loc, under, c(0.0), y);
 }
 

@@ -341,10 +341,8 @@ OnlineSoftmaxTile::State OnlineSoftmaxTile::keyBlockStep(Value q, Value k,
               [&](OpBuilder &nb, ValueRange a) -> Value {
                 Value d = arith::SubFOp::create(nb, loc, scaledScore(nb, a[2]),
                                                 newMax(nb, a[0], a[1]));
-                Value p = buildWeightExp(nb, loc, d);
-                if (sigma)
-                  p = arith::MulFOp::create(nb, loc, p, sigma);
-                return p;
+                // (sigma' = 2^k enters 2^n as k: a multiply fewer.)
+                return buildWeightExp(nb, loc, d, sigma);
               });
   // alpha = exp(m - m') f, the rescaling of what was accumulated so far (1
   // on the blocks where m' = m and sigma' = sigma).

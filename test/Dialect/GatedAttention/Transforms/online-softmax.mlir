@@ -69,6 +69,11 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK: %[[BLOCKMAX:.+]] = arith.bitcast %{{.+}} : i32 to f32
 // CHECK: %[[NEWVMAX:.+]] = arith.maximumf %[[VMAX]], %[[BLOCKMAX]] : f32
 // CHECK: %[[NEWSIGMA:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// sigma' = 2^k enters the weights' exp as k: its exponent field k + 127
+// replaces 2^n's bias, and n < 0.5 - (k + 127) gives 0 (subnormal).
+// CHECK: %[[FIELD:.+]] = arith.andi %{{.+}}, %c255_i32 : i32
+// CHECK: %[[FIELDF:.+]] = arith.uitofp %[[FIELD]] : i32 to f32
+// CHECK: %[[LIMIT:.+]] = arith.subf %{{.+}}, %[[FIELDF]] : f32
 // CHECK: %[[STEP:.+]] = arith.divf %[[NEWSIGMA]], %[[SIGMA]] : f32
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %{{.+}} : tensor<16xf32>, tensor<16xf32>)
 // CHECK: %[[LIM:.+]] = arith.addf %{{.+}}, %[[TAU]] : f32
@@ -83,13 +88,13 @@ func.func @stacked_group(%q: tensor<1x4x40x16xf32>, %k: tensor<1x2x40x16xf32>,
 // CHECK-NOT: arith.select
 // CHECK-NOT: math.floor
 // CHECK: %[[BITS:.+]] = arith.bitcast %[[T]] : f32 to i32
-// CHECK-NEXT: %[[BIASED:.+]] = arith.addi %[[BITS]], %c127_i32 : i32
+// CHECK-NEXT: %[[BIASED:.+]] = arith.addi %[[BITS]], %[[FIELD]] : i32
 // CHECK-NEXT: %[[EXP:.+]] = arith.shli %[[BIASED]], %c23_i32 : i32
 // CHECK-NEXT: %[[TWON:.+]] = arith.bitcast %[[EXP]] : i32 to f32
 // CHECK-NEXT: %[[Y:.+]] = arith.mulf %{{.+}}, %[[TWON]] : f32
-// CHECK-NEXT: %[[UNDER:.+]] = arith.cmpf olt, %[[N]], %{{.+}} : f32
+// CHECK-NEXT: %[[UNDER:.+]] = arith.cmpf olt, %[[N]], %[[LIMIT]] : f32
 // CHECK-NEXT: %[[E:.+]] = arith.select %[[UNDER]], %{{.+}}, %[[Y]] : f32
-// CHECK-NEXT: arith.mulf %[[E]], %[[NEWSIGMA]] : f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
 // CHECK: %[[ALPHA:.+]] = linalg.generic
 // CHECK-NOT: math.exp
 // CHECK: arith.shli

@@ -73,13 +73,17 @@
 // CHECK: arith.bitcast %{{.+}} : i32 to f32
 // CHECK: arith.maximumf %[[VMAX]], %{{.+}} : f32
 // CHECK: %[[SIGMAN:.+]] = arith.bitcast %{{.+}} : i32 to f32
+// CHECK: %[[FIELD:.+]] = arith.andi %{{.+}}, %c255_i32 : i32
 // P = exp(S - m') sigma', m' = m unless rowmax S exceeds it by 8 ln 2
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<64x64xf32>)
-// (exp: buildWeightExp, 0 where n <= -127)
+// (exp: buildWeightExp, sigma' = 2^k added to 2^n's exponent field, 0
+// where n + k <= -127)
 // CHECK: arith.cmpf ogt
+// CHECK: arith.addi %{{.+}}, %[[FIELD]] : i32
 // CHECK: arith.shli
 // CHECK: arith.cmpf olt
-// CHECK: arith.mulf %{{.+}}, %[[SIGMAN]]
+// CHECK-NEXT: %[[PW:.+]] = arith.select
+// CHECK-NEXT: linalg.yield %[[PW]] : f32
 // alpha = exp(m - m') sigma' / sigma
 // CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[BMAX]] : tensor<64xf32>, tensor<64xf32>)
 // CHECK: arith.shli

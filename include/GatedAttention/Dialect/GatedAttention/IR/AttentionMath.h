@@ -117,6 +117,10 @@ bool needsOverflowScale(Type valueType);
 /// exp(NaN).
 Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
 
+/// The biased exponent field of a positive f32 `x` (i32; E + 127 for a
+/// normal 2^E m).
+Value buildBiasedExponent(OpBuilder &b, Location loc, Value x);
+
 /// exp(x) for an f32 `x` that is at most kRescaleThreshold, -inf or NaN
 /// (a weight's argument s - shift(m') or a rescaling's m - m'): 2^n p(r)
 /// with n = x log2(e) rounded to nearest (by adding 1.5 * 2^23, whose low
@@ -126,8 +130,12 @@ Value buildSoftmaxShift(OpBuilder &b, Location loc, Value m);
 /// Upstream's expansion also clamps x and n against overflow, which
 /// cannot happen here; this underflows to 0 at n <= -127, one select. The
 /// CPU's row passes take this instead of math.exp (10 instructions fewer
-/// a vector).
-Value buildWeightExp(OpBuilder &b, Location loc, Value x);
+/// a vector). With `powerOfTwo` (an f32 2^k <= 1: buildOverflowScale's
+/// sigma) the result is exp(x) 2^k, k added to 2^n's exponent rather than
+/// multiplied in (the per-scale work goes right after `powerOfTwo`'s
+/// definition), and 0 where it would be subnormal (n + k <= -127).
+Value buildWeightExp(OpBuilder &b, Location loc, Value x,
+                     Value powerOfTwo = nullptr);
 
 /// The weight of a part of a row's keys when parts computed separately are
 /// merged (split-KV): exp(mPart - shift(m)), where `mPart` is the maximum
