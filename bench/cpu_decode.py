@@ -1,8 +1,9 @@
-"""CPU benchmark of the dense op's decode step through the torch op:
-torch.ops.gated_attention.attention (compiled once for any Sq, as the torch
-op always is; a one-query tile computes one row per head) against
-F.scaled_dot_product_attention(..., enable_gqa=True) * sigmoid(g), in one
-process, the same threads.
+"""CPU benchmark of the dense op's decode step through the torch op's
+Python API: gated_attention.torch.attention (compiled once for any Sq, as
+the torch op always is; a one-query tile computes one row per head; after
+its first call the op's kernel without the dispatcher, docs/Design.md)
+against F.scaled_dot_product_attention(..., enable_gqa=True) * sigmoid(g),
+in one process, the same threads.
 
     .venv/bin/python bench/cpu_decode.py [--batches 1,8]
         [--contexts 1024,4096] [--dtypes f32,bf16] [--threads N]
@@ -12,7 +13,7 @@ Qwen3-Next's full-attention layer (Hq 16 over Hkv 2, D 256, causal), one
 query per sequence over `context` cached keys ([B, H, S, D] tensors). The
 table gives ms per step (bench/timing.py: best of --repeat and of a
 second of calls, after warm-up) and the K/V bytes read per second.
-"ours" is the torch op (the pipeline's kv-splits=auto: split-KV when the
+"ours" is that call (the pipeline's kv-splits=auto: split-KV when the
 B x Hkv tiles are fewer than the threads); each `--splits` count N adds
 the same function compiled with kv-splits=N (1: no split) and called on
 the same tensors. Writes bench/results/cpu-decode-<date>.csv.
@@ -48,7 +49,7 @@ def main():
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     import torch
     import torch.nn.functional as F
-    import gated_attention.torch  # noqa: F401  (registers the op)
+    import gated_attention.torch as gat
     from gated_attention.torch import _args, _cpu
     torch.set_num_threads(args.threads)
     kinds = {"f32": torch.float32, "bf16": torch.bfloat16}
@@ -68,8 +69,8 @@ def main():
                         .to(kinds[dtype]) for _ in range(2))
                 with torch.no_grad():
                     ours = best_seconds(
-                        lambda: torch.ops.gated_attention.attention(
-                            q, k, v, g, causal=True), args.repeat)
+                        lambda: gat.attention(q, k, v, g, causal=True),
+                        args.repeat)
                     theirs = best_seconds(
                         lambda: F.scaled_dot_product_attention(
                             q, k, v, is_causal=False, enable_gqa=True)

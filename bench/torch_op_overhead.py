@@ -2,7 +2,7 @@
 machine without a GPU: the CUDA driver is a stand-in whose functions
 return at once, the device a faked compute capability (9.0: the wgmma
 kernel, or GATED_ATTENTION_CUDA_KERNEL=mma-sync), and CPU tensors take
-the op's CUDA path (_op._forward_cuda with the faked device's
+the op's CUDA path (_op._launch_cuda with the faked device's
 CudaKernel), so what is timed is the Python from gat.attention to
 cuLaunchKernel: the dispatcher, the argument checks, the output's
 allocation, the launch's parameters. The kernels are compiled for real
@@ -49,11 +49,8 @@ def route_to_cuda():
         return kernels[key]
     _op.kernel_for = kernel_for
 
-    def forward(q, k, v, g, causal, scale, gate, combine, layout,
-                want_lse=False):
-        return _op._forward_cuda(q, k, v, g, causal, scale, gate, combine,
-                                 layout, want_lse)
-    _op._forward = forward
+    # CPU tensors launch as if on the device.
+    _op._launch_cpu = _op._launch_cuda
 
 
 def shapes():

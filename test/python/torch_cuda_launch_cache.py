@@ -130,12 +130,13 @@ print("PASS decode step's split-KV launches")
 kernels = {}
 _op.kernel_for = lambda cfg, _, lse=False: kernels.setdefault(
     _args.compile_key(cfg), _cuda.CudaKernel(_args.compile_key(cfg), device))
+_op._launch_cpu = _op._launch_cuda   # CPU tensors launch as on the device
 q, k = bf16(1, 4, 32, 64), bf16(1, 2, 32, 64)
-out, _ = _op._forward_cuda(q, k, k, q, True, None, "sigmoid", "mul", "bhsd",
-                           False)
+out, _ = _op._forward(q, k, k, q, True, None, "sigmoid", "mul", "bhsd",
+                      False)
 assert out.shape == q.shape and len(_op._calls) == 1
-_op._forward_cuda(bf16(1, 4, 32, 64), k, k, None, True, None, "sigmoid",
-                  "mul", "bhsd", False)
+_op._forward(bf16(1, 4, 32, 64), k, k, None, True, None, "sigmoid",
+             "mul", "bhsd", False)
 assert len(_op._calls) == 2
 for args, words in (
         ((q, k.half(), k, q, True, None, "sigmoid", "mul", "bhsd"),
@@ -145,7 +146,7 @@ for args, words in (
         ((q, k, k, q, True, None, "sigmoid", "mul", "hsbd"),
          "unknown layout 'hsbd'")):
     try:
-        _op._forward_cuda(*args, False)
+        _op._forward(*args, False)
         raise AssertionError(f"no error: {words}")
     except ValueError as e:
         assert words in str(e), e

@@ -36,6 +36,13 @@ no host synchronization (the wgmma kernel's: once per new address of q,
 k or v, for its TMA maps) and no allocation besides the output, so it can
 be captured in a CUDA graph.
 
+In eager code that records no autograd, ``attention`` runs the op's kernel
+without torch's dispatcher once the op has checked a call of the same
+signature (shapes, dtypes, devices, options), and goes through
+``torch.ops.gated_attention.attention`` wherever something would see the op
+(torch.compile and export, dispatch and function modes, the profiler,
+vmap, forward-mode AD, tensor subclasses): ``_op.direct``.
+
 Kernels are compiled once per configuration (head counts, head dims, dtype,
 variant; not B or the lengths), logged on the ``gated_attention`` logger,
 and kept on disk (:func:`set_cache_dir`, ``GATED_ATTENTION_CACHE_DIR``); a
@@ -87,6 +94,11 @@ def attention(q, k, v, g=None, *, causal=False, scale=None, gate="sigmoid",
     """torch.ops.gated_attention.attention (see the module docstring); under
     autograd attention_with_lse, so that the backward reads the forward's
     log-sum-exp instead of recomputing it."""
+    # A signature seen before, in eager code without autograd: the op's
+    # work without the dispatcher's (_op.direct).
+    out = _op.direct(q, k, v, g, causal, scale, gate, combine, layout)
+    if out is not None:
+        return out
     # Here too: a nested tensor never reaches the op's kernel (torch's
     # dispatcher refuses it first, with its own message).
     tensors = [x for name, x in zip(_args.NAMES, (q, k, v, g))

@@ -82,50 +82,76 @@ def _kernel_of_call(q, k, v, g, causal, scale, gate, combine, layout,
     return kernel
 
 
-def _forward_cuda(q, k, v, g, causal, scale, gate, combine, layout,
-                  want_lse):
-    """_forward on CUDA tensors."""
-    kernel, out, lse = _prepare(q, k, v, g, causal, scale, gate, combine,
-                                layout, want_lse)
-    if kernel is None:
-        return out, lse
+def _forward(q, k, v, g, causal, scale, gate, combine, layout,
+             want_lse=False):
+    """Runs the op into a new output and, with `want_lse`, a new
+    log-sum-exp [B, Hq, Sq]; returns (out, lse or None)."""
+    kernel = _kernel_of_call(q, k, v, g, causal, scale, gate, combine,
+                             layout, want_lse)
+    return _run(kernel, q, k, v, g, layout, want_lse)
+
+
+def _run(kernel, q, k, v, g, layout, want_lse):
+    """_forward with the call's kernel (None: an empty result, no kernel
+    runs)."""
+    out = _args.new_output(q, v, layout)
+    lse = _args.new_lse(q, layout) if want_lse else None
+    if kernel is not None:
+        launch = _launch_cuda if q.device.type == "cuda" else _launch_cpu
+        launch(kernel, q, k, v, g, layout, out, lse)
+    return out, lse
+
+
+def _launch_cpu(kernel, q, k, v, g, layout, out, lse):
+    from ._cpu import innermost_contiguous
+    inputs = [innermost_contiguous(_args.as_bhsd(x, layout))
+              for x in (q, k, v, g) if x is not None]
+    kernel(*inputs, _args.as_bhsd(out, layout),
+           *([] if lse is None else [lse]))
+
+
+def _launch_cuda(kernel, q, k, v, g, layout, out, lse):
     if layout == "bhsd":
         kernel(q, k, v, g, out, lse=lse)
     else:
         kernel(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                None if g is None else g.transpose(1, 2), out.transpose(1, 2),
                lse=lse)
-    return out, lse
 
 
-def _prepare(q, k, v, g, causal, scale, gate, combine, layout, want_lse):
-    """The call's kernel (None: an empty result, no kernel runs), its new
-    output and, with `want_lse`, its new log-sum-exp (empty without
-    rows)."""
-    kernel = _kernel_of_call(q, k, v, g, causal, scale, gate, combine,
-                             layout, want_lse)
-    lse = _args.new_lse(q, layout) if want_lse else None
-    return kernel, _args.new_output(q, v, layout), lse
-
-
-def _forward(q, k, v, g, causal, scale, gate, combine, layout,
-             want_lse=False):
-    """Runs the op into a new output and, with `want_lse`, a new
-    log-sum-exp [B, Hq, Sq]; returns (out, lse or None)."""
-    if q.device.type == "cuda":
-        return _forward_cuda(q, k, v, g, causal, scale, gate, combine,
-                             layout, want_lse)
-    kernel, out, lse = _prepare(q, k, v, g, causal, scale, gate, combine,
-                                layout, want_lse)
+def direct(q, k, v, g, causal, scale, gate, combine, layout):
+    """The op's result computed without torch's dispatcher, or None where
+    the call has to go through it: its signature not seen yet (the op
+    checks it), autograd to record, tracing (torch.compile, export), a mode,
+    transform or profiler that would see the op (dispatch and function
+    modes, vmap and functorch's grad, forward-mode AD), a tensor subclass,
+    an option of another type than the schema's (the dispatcher converts
+    or refuses it). Between the caller and the kernel the dispatcher's
+    layers (autograd's no-grad redispatch, custom_op's wrappers and
+    aliasing check) took 50-90 us of a decode step on the CPU, run cold
+    after the kernel has streamed K and V through the caches
+    (docs/Design.md)."""
+    if torch.compiler.is_compiling():   # (first: nothing else is traced)
+        return None
+    tensors = (q, k, v) if g is None else (q, k, v, g)
+    grad = torch.is_grad_enabled()
+    for x in tensors:
+        if type(x) is not torch.Tensor or grad and x.requires_grad:
+            return None
+    if (type(causal) is not bool or type(gate) is not str
+            or type(combine) is not str or type(layout) is not str
+            or not (scale is None or type(scale) is float)
+            or torch._C._is_torch_function_mode_enabled()
+            or torch._C._len_torch_dispatch_stack()
+            or torch._C._functorch.peek_interpreter_stack() is not None
+            or torch.autograd.forward_ad._current_level >= 0
+            or torch.autograd.profiler._is_profiler_enabled):
+        return None
+    key = _signature(q, k, v, g, causal, scale, gate, combine, layout, False)
+    kernel = _calls.get(key) if key is not None else None
     if kernel is None:
-        return out, lse
-    views = [None if x is None else _args.as_bhsd(x, layout)
-             for x in (q, k, v, g)]
-    from ._cpu import innermost_contiguous
-    inputs = [innermost_contiguous(x) for x in views if x is not None]
-    kernel(*inputs, _args.as_bhsd(out, layout),
-           *([lse] if want_lse else []))
-    return out, lse
+        return None
+    return _run(kernel, q, k, v, g, layout, False)[0]
 
 
 @torch.library.custom_op("gated_attention::attention", mutates_args=())
