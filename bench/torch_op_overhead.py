@@ -4,8 +4,9 @@ return at once, the device a faked compute capability (9.0: the wgmma
 kernel, or GATED_ATTENTION_CUDA_KERNEL=mma-sync), and CPU tensors take
 the op's CUDA path (_op._launch_cuda with the faked device's
 CudaKernel), so what is timed is the Python from gat.attention to
-cuLaunchKernel: the dispatcher, the argument checks, the output's
-allocation, the launch's parameters. The kernels are compiled for real
+cuLaunchKernel: the signature's lookup (the dispatcher and the argument
+checks on its first call only: _op.direct), the output's allocation, the
+launch's parameters. The kernels are compiled for real
 (or read from the disk cache).
 
     PYTHONPATH=python .venv/bin/python bench/torch_op_overhead.py [--calls N] [--profile]

@@ -4,8 +4,9 @@
 has checked before, in eager code that records no autograd, runs the op's
 kernel without torch's dispatcher. It must give the op's result bit for
 bit, and step aside wherever something would see the op (modes, the
-profiler, vmap, forward-mode AD, torch.compile) or the dispatcher would
-convert an argument (options of other types, tensor subclasses)."""
+profiler, vmap, forward-mode AD, torch.compile, torch.jit.trace) or the
+dispatcher would convert an argument (options of other types, tensor
+subclasses)."""
 
 import os
 import warnings
@@ -191,3 +192,21 @@ assert torch.equal(compiled(q, k, v, g), ref)
 assert len(graphs) == 1 and any("gated_attention.attention" in t
                                 for t in graphs[0]), graphs
 print("PASS torch.compile traces the op")
+
+
+# 8. torch.jit.trace records the op (a kernel run directly would have been
+#    recorded as its output's allocation: the trace would return garbage
+#    on other inputs).
+def traced_fn(q, k):
+    return gat.attention(q, k, k, causal=True)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")   # torch.jit is deprecated
+    taken.clear()
+    traced = torch.jit.trace(traced_fn, (q, k), check_trace=False)
+assert taken == [False], taken
+assert "gated_attention::attention" in str(traced.graph), traced.graph
+q2, k2 = randn(*q.shape), randn(*k.shape)
+assert torch.equal(traced(q2, k2), op(q2, k2, k2, causal=True))
+print("PASS torch.jit.trace records the op")

@@ -122,7 +122,8 @@ def _launch_cuda(kernel, q, k, v, g, layout, out, lse):
 def direct(q, k, v, g, causal, scale, gate, combine, layout):
     """The op's result computed without torch's dispatcher, or None where
     the call has to go through it: its signature not seen yet (the op
-    checks it), autograd to record, tracing (torch.compile, export), a mode,
+    checks it), autograd to record, tracing (torch.compile, export,
+    torch.jit.trace), a mode,
     transform or profiler that would see the op (dispatch and function
     modes, vmap and functorch's grad, forward-mode AD), a tensor subclass,
     an option of another type than the schema's (the dispatcher converts
@@ -132,6 +133,8 @@ def direct(q, k, v, g, causal, scale, gate, combine, layout):
     after the kernel has streamed K and V through the caches
     (docs/Design.md)."""
     if torch.compiler.is_compiling():   # (first: nothing else is traced)
+        return None
+    if torch.jit.is_tracing():   # (its graph records ops, not kernels)
         return None
     tensors = (q, k, v) if g is None else (q, k, v, g)
     grad = torch.is_grad_enabled()
