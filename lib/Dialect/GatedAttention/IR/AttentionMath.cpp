@@ -203,8 +203,7 @@ Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc, Value x,
   // 2^n is built from its exponent field n + 127; a scale 2^k adds k there
   // instead of a multiply, and n + k <= -127 (n < 0.5 - (k + 127)) gives 0.
   // The scale's field and that limit are computed where the scale is.
-  Value field = arith::ConstantIntOp::create(b, loc, i32, 127);
-  Value limit = c(-126.5);
+  Value field, limit;
   if (powerOfTwo) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfterValue(powerOfTwo);
@@ -212,6 +211,9 @@ Value mlir::gated_attention::buildWeightExp(OpBuilder &b, Location loc, Value x,
     limit = arith::SubFOp::create(
         b, loc, constantLike(b, loc, powerOfTwo, 0.5),
         arith::UIToFPOp::create(b, loc, powerOfTwo.getType(), field));
+  } else {
+    field = arith::ConstantIntOp::create(b, loc, i32, 127);
+    limit = c(-126.5);
   }
   // n = x log2(e) rounded to nearest by adding 1.5 * 2^23: t's low mantissa
   // bits then hold n, so 2^n is t's bits plus the bias, shifted (the bits
