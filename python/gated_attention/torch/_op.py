@@ -6,6 +6,7 @@ from typing import Optional
 import torch
 
 from . import _args, _backward
+from ._cpu import innermost_contiguous
 
 _kernels = {}
 _lock = threading.Lock()
@@ -103,7 +104,6 @@ def _run(kernel, q, k, v, g, layout, want_lse):
 
 
 def _launch_cpu(kernel, q, k, v, g, layout, out, lse):
-    from ._cpu import innermost_contiguous
     inputs = [innermost_contiguous(_args.as_bhsd(x, layout))
               for x in (q, k, v, g) if x is not None]
     kernel(*inputs, _args.as_bhsd(out, layout),
@@ -123,15 +123,14 @@ def direct(q, k, v, g, causal, scale, gate, combine, layout):
     """The op's result computed without torch's dispatcher, or None where
     the call has to go through it: its signature not seen yet (the op
     checks it), autograd to record, tracing (torch.compile, export,
-    torch.jit.trace), a mode,
-    transform or profiler that would see the op (dispatch and function
-    modes, vmap and functorch's grad, forward-mode AD), a tensor subclass,
-    an option of another type than the schema's (the dispatcher converts
-    or refuses it). Between the caller and the kernel the dispatcher's
-    layers (autograd's no-grad redispatch, custom_op's wrappers and
-    aliasing check) took 50-90 us of a decode step on the CPU, run cold
-    after the kernel has streamed K and V through the caches
-    (docs/Design.md)."""
+    torch.jit.trace), a mode, transform or profiler that would see the op
+    (dispatch and function modes, vmap and functorch's grad, forward-mode
+    AD), a tensor subclass, an option of another type than the schema's
+    (the dispatcher converts or refuses it). Between the caller and the
+    kernel the dispatcher's layers (autograd's no-grad redispatch,
+    custom_op's wrappers and aliasing check) took 60-90 us of a decode
+    step on the CPU, run cold after the kernel has streamed K and V
+    through the caches (docs/Design.md)."""
     if torch.compiler.is_compiling():   # (first: nothing else is traced)
         return None
     if torch.jit.is_tracing():   # (its graph records ops, not kernels)

@@ -160,11 +160,11 @@ Value mlir::gated_attention::buildOverflowScale(OpBuilder &b, Location loc,
   auto i32Const = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, v);
   };
-  auto biasedExponent = [&](Value x) { return buildBiasedExponent(b, loc, x); };
   Value keys = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), numKeys);
   keys = arith::UIToFPOp::create(b, loc, b.getF32Type(), keys);
-  Value sum = arith::AddIOp::create(b, loc, biasedExponent(maxAbsValue),
-                                    biasedExponent(keys));
+  Value sum =
+      arith::AddIOp::create(b, loc, buildBiasedExponent(b, loc, maxAbsValue),
+                            buildBiasedExponent(b, loc, keys));
   // 126 - (ev - 126) - (en - 126) - 8 = 370 - ev - en, at least -60.
   Value k = arith::SubIOp::create(
       b, loc, i32Const(3 * 126 - kRescaleThresholdLog2), sum);
