@@ -85,10 +85,22 @@ static int64_t vectorBitsOf(const llvm::StringMap<bool> &features) {
   return 128;
 }
 
-static StringRef matrixUnitsOf(const llvm::StringMap<bool> &features) {
+/// Whether `vdpbf16ps` multiplies faster than f32 FMAs on `cpu` (LLVM's
+/// name). It does two multiply-adds a lane where an FMA does one; AMD's Zen
+/// issues both at the same rate, so there it doubles the products (1.1-1.6x
+/// `fma` on a Zen 4). Intel cores issue it on one port and 512-bit FMAs on
+/// two, the same products a cycle, and the pair packing and the rounding of
+/// P come on top: 0.55-0.73x `fma` on Sapphire and Emerald Rapids Xeons
+/// (bench/README.md).
+static bool bf16DotOutrunsFMA(StringRef cpu) {
+  return cpu.starts_with("znver");
+}
+
+static StringRef matrixUnitsOf(const llvm::StringMap<bool> &features,
+                               StringRef cpu) {
   if (features.lookup("amx-tile") && features.lookup("amx-bf16"))
     return "amx";
-  if (features.lookup("avx512bf16"))
+  if (features.lookup("avx512bf16") && bf16DotOutrunsFMA(cpu))
     return "avx512-bf16";
   return "fma";
 }
@@ -101,14 +113,22 @@ targetFeatures(const GatedAttentionToLLVMPipelineOptions &o) {
   return targetCPUFeatures(o.targetCpu).value_or(llvm::StringMap<bool>());
 }
 
+/// target-cpu's name as LLVM spells it: this host's for `host` or `native`.
+static StringRef targetCPUName(const GatedAttentionToLLVMPipelineOptions &o) {
+  if (o.targetCpu == "host" || o.targetCpu == "native")
+    return llvm::sys::getHostCPUName();
+  return o.targetCpu;
+}
+
 /// The vector width the pipeline targets.
 static int64_t targetVectorBits(const GatedAttentionToLLVMPipelineOptions &o) {
   return o.vectorBits ? o.vectorBits : vectorBitsOf(targetFeatures(o));
 }
 
 /// What `matrix-units` selects. `host` takes the target CPU's AMX, else its
-/// AVX512-BF16, when the target is 512 bits wide. (This machine's features
-/// list AMX only where Linux enables the tile state, XCR0.)
+/// AVX512-BF16 where that outruns FMAs, when the target is 512 bits wide.
+/// (This machine's features list AMX only where Linux enables the tile
+/// state, XCR0.)
 static StringRef
 resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
   StringRef units = options.matrixUnits;
@@ -116,7 +136,7 @@ resolvedMatrixUnits(const GatedAttentionToLLVMPipelineOptions &options) {
     return units;
   if (targetVectorBits(options) < 512)
     return "fma";
-  return matrixUnitsOf(targetFeatures(options));
+  return matrixUnitsOf(targetFeatures(options), targetCPUName(options));
 }
 
 /// The contractions' register tile: one accumulator row is 2 vector

@@ -24,17 +24,23 @@ _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
 
+def _cpuinfo_field(name):
+    """The first value of `name` in /proc/cpuinfo, split into words; empty
+    where unreadable."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].split() for line in f
+                         if line.split(":", 1)[0].strip() == name), [])
+    except OSError:
+        return []
+
+
 def cpu_flags():
     """This CPU's feature flags as the kernel names them (/proc/cpuinfo:
     avx2, avx512f, avx512_bf16, amx_bf16, ...); empty where unreadable.
     --gated-attention-to-llvm's matrix-units=host picks by the same
     features (LLVM's names)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return frozenset(next((line.split(":", 1)[1].split() for line in f
-                                   if line.startswith("flags")), []))
-    except OSError:
-        return frozenset()
+    return frozenset(_cpuinfo_field("flags"))
 
 
 def host_matrix_units():
@@ -42,13 +48,15 @@ def host_matrix_units():
     tiles with on this CPU at its default vector width (Pipelines.cpp,
     resolvedMatrixUnits): on a CPU with AVX-512, AMX tiles where it has
     AMX-TILE and AMX-BF16 (Linux lists them once it enables their state),
-    else AVX512-BF16 where it has that; else FMAs."""
+    else AVX512-BF16 on an AMD CPU with it (LLVM's znver*, where vdpbf16ps
+    issues as often as an FMA; Intel issues it half as often); else FMAs."""
     flags = cpu_flags()
     if "avx512f" not in flags:
         return "fma"
     if {"amx_tile", "amx_bf16"} <= flags:
         return "amx"
-    return "avx512-bf16" if "avx512_bf16" in flags else "fma"
+    amd = _cpuinfo_field("vendor_id") == ["AuthenticAMD"]
+    return "avx512-bf16" if amd and "avx512_bf16" in flags else "fma"
 
 
 # Compiled code that multiplies on AMX tiles (matrix-units=amx) holds this

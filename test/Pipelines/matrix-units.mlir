@@ -16,16 +16,21 @@
 // A 256-bit target (AVX2) never takes the dot products, host or not.
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=vector-bits=256" | FileCheck %s --check-prefix=FMA
 // target-cpu, not the machine compiling, decides what matrix-units=host and
-// vector-bits=0 mean: an AVX2 CPU gets FMAs on 4 x 16 register tiles, Zen 4
-// vdpbf16ps and 8 x 32 tiles, Sapphire Rapids AMX tiles, Skylake-X (no
-// AVX512-BF16) FMAs (the tiles as --dump-pass-pipeline prints the
-// pipeline's options).
+// vector-bits=0 mean: an AVX2 CPU gets FMAs on 6 x 16 register tiles, Zen 4
+// and Zen 5 vdpbf16ps and 8 x 32 tiles, Sapphire Rapids AMX tiles, Skylake-X
+// (no AVX512-BF16) FMAs, and Cooper Lake, an Intel CPU with AVX512-BF16 but
+// no AMX, FMAs with 8 x 32 tiles too: Intel issues vdpbf16ps half as often
+// as an FMA (the tiles as --dump-pass-pipeline prints the pipeline's
+// options).
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=x86-64-v3" | FileCheck %s --check-prefix=FMA
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=x86-64-v3" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=znver4" | FileCheck %s --check-prefix=DOT
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=znver4" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=sapphirerapids" | FileCheck %s --check-prefix=AMX
 // RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=skylake-avx512" | FileCheck %s --check-prefix=FMA
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=znver5" | FileCheck %s --check-prefix=DOT
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=cooperlake" | FileCheck %s --check-prefix=FMA
+// RUN: gated-attention-opt %s "--gated-attention-to-llvm=target-cpu=cooperlake" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512-FMA
 
 // DOT-LABEL: llvm.func @bf16_gqa_causal
 // DOT-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bf16"]>
@@ -71,6 +76,8 @@
 // AVX2: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=16 register-depth=32 register-rows=6}
 // AVX512: gated-attention-tile-backward{{.*}}matrix-units=avx512-bf16
 // AVX512: gated-attention-vectorize-tiles{{.*}}matrix-units=avx512-bf16 register-cols=32 register-depth=4 register-rows=8}
+// AVX512-FMA: gated-attention-tile-backward{{.*}}matrix-units=fma
+// AVX512-FMA: gated-attention-vectorize-tiles{{.*}}matrix-units=fma register-cols=32 register-depth=4 register-rows=8}
 
 // FMA-NOT: dpbf16ps
 // FMA-NOT: target_features

@@ -28,6 +28,17 @@ for pipeline, cpu in (
     assert native.target_cpu(pipeline) == cpu, (pipeline, cpu)
 print("PASS target_cpu")
 
+# native.host_matrix_units mirrors what matrix-units=host resolves to on this
+# CPU (the accuracy models read it to know whether bf16 products flush
+# subnormals): it must name what the pipeline runs.
+dump = subprocess.run([runner.opt_path(), "--gated-attention-to-llvm",
+                       "--dump-pass-pipeline", "-o", "/dev/null"],
+                      input="", capture_output=True, text=True, check=True).stderr
+resolved = re.search(r"gated-attention-vectorize-tiles\{[^}]*matrix-units=([\w-]+)",
+                     dump).group(1)
+assert resolved == native.host_matrix_units(), (resolved, native.host_matrix_units())
+print(f"PASS host matrix units {resolved}")
+
 AVX512_ONLY = re.compile(r"%zmm|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|%k[0-7]\b")
 
 

@@ -88,7 +88,8 @@ struct GatedAttentionToLLVMPipelineOptions
                      "x86-64), avx512-bf16 (vdpbf16ps), amx (tdpbf16ps "
                      "tiles; both need 512-bit vectors) or host (amx "
                      "where target-cpu has AMX-BF16, else avx512-bf16 "
-                     "where it has that, else fma)"),
+                     "where it has that and issues it as often as FMAs "
+                     "(AMD Zen), else fma)"),
       llvm::cl::init("host")};
   PassOptions::Option<std::string> kvSplits{
       *this, "kv-splits",
