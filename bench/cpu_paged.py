@@ -12,7 +12,10 @@ tiles of all sequences on the OpenMP threads; the pipeline's kv-splits=auto
 splits each tile's keys across threads when the tiles that hold queries
 are fewer than the threads: `auto_splits` is the parts its rule takes,
 paged.cpu_key_splits). `--splits` counts N add the op compiled with
-kv-splits=N (1: no split) beside it. torch: the same gather with tensor indexing
+kv-splits=N (1: no split) beside it. `torch op`: the same step through
+gated_attention.torch.paged_attention, on torch tensors of the same memory
+(what an engine calls; `ours / torch` is the numpy entry point's). torch:
+the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
 True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
 table gives ms per step (bench/timing.py: best of --repeat and of a
@@ -66,7 +69,7 @@ print(json.dumps({"seconds": best}))
 """
 
 
-def ours(b, ctx, page, repeat, dtype, splits=None):
+def ours(b, ctx, page, repeat, dtype, splits=None, torch_op=False):
     per_seq = -(-ctx // page)
     rng = np.random.default_rng(0)
     table = rng.permutation(b * per_seq).reshape(b, per_seq).astype(np.int32)
@@ -80,9 +83,26 @@ def ours(b, ctx, page, repeat, dtype, splits=None):
     lens = np.full(b, ctx, np.int32)
     cu = np.arange(b + 1, dtype=np.int32)
 
-    return best_seconds(lambda: paged.paged_attention(
-        q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype,
-        num_splits=splits), repeat)
+    if not torch_op:
+        return best_seconds(lambda: paged.paged_attention(
+            q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype,
+            num_splits=splits), repeat)
+    # The same step through the torch op, as an engine calls it: torch
+    # tensors on the same memory (bf16 reinterpreted, not converted).
+    import torch
+    import gated_attention.torch as gat
+
+    def tensor(x):
+        if x.dtype.itemsize == 2 and x.dtype.kind == "V":
+            return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(x)
+
+    element = torch.float32 if dtype == "f32" else torch.bfloat16
+    args = [tensor(x) for x in (q, kc, vc, table, lens, cu, g)]
+    args[0], args[6] = args[0].to(element), args[6].to(element)
+    with torch.no_grad():
+        return best_seconds(lambda: gat.paged_attention(
+            *args, causal=True, num_splits=splits), repeat)
 
 
 def main():
@@ -104,12 +124,13 @@ def main():
     os.environ["OMP_NUM_THREADS"] = str(len(cpus))
     fixed = [int(n) for n in args.splits.split(",") if n]
     rows = ["B,context,page,dtype,threads,load_1min,auto_splits,ours_ms,"
+            "torch_op_ms,"
             + "".join(f"splits_{n}_ms," for n in fixed)
             + "torch_ms,ours_gbs,torch_gbs,ours_over_torch"]
-    print("| B | context | dtype | auto splits | ours ms |"
+    print("| B | context | dtype | auto splits | ours ms | torch op ms |"
           + "".join(f" kv-splits={n} ms |" for n in fixed)
           + " torch ms | ours GB/s | torch GB/s | ours / torch |")
-    print("|---" * (9 + len(fixed)) + "|")
+    print("|---" * (10 + len(fixed)) + "|")
     for dtype in args.dtypes.split(","):
         size = 4 if dtype == "f32" else 2
         for b in (int(x) for x in args.batches.split(",")):
@@ -117,6 +138,8 @@ def main():
                 load = os.getloadavg()[0]
                 auto = paged.cpu_key_splits(b, b, HQ, HKV, ctx, len(cpus))
                 mine = ours(b, ctx, args.page, args.repeat, dtype)
+                op = ours(b, ctx, args.page, args.repeat, dtype,
+                          torch_op=True)
                 forced = [ours(b, ctx, args.page, args.repeat, dtype, n)
                           for n in fixed]
                 child = subprocess.run(
@@ -127,12 +150,14 @@ def main():
                 theirs = json.loads(child.stdout)["seconds"]
                 kv = 2 * b * ctx * HKV * D * size / 1e9
                 row = ((b, ctx, args.page, dtype, len(cpus), load, auto,
-                        mine * 1e3) + tuple(x * 1e3 for x in forced)
+                        mine * 1e3, op * 1e3)
+                       + tuple(x * 1e3 for x in forced)
                        + (theirs * 1e3, kv / mine, kv / theirs,
                           theirs / mine))
                 rows.append(",".join(f"{x:.4g}" if isinstance(x, float)
                                      else str(x) for x in row))
-                print(f"| {b} | {ctx} | {dtype} | {auto} | {mine * 1e3:.2f} |"
+                print(f"| {b} | {ctx} | {dtype} | {auto} | {mine * 1e3:.2f} | "
+                      f"{op * 1e3:.2f} |"
                       + "".join(f" {x * 1e3:.2f} |" for x in forced)
                       + f" {theirs * 1e3:.2f} | {kv / mine:.1f} | "
                       f"{kv / theirs:.1f} | {theirs / mine:.2f}x |",

@@ -8,6 +8,7 @@ descriptors. Used by the benchmarks; stdlib + numpy only.
 """
 
 import ctypes
+import functools
 import glob
 import os
 import platform
@@ -102,6 +103,7 @@ def _load(path):
     return ctypes.CDLL(path)
 
 
+@functools.cache
 def memref_descriptor(rank):
     """ctypes struct of a ranked memref descriptor."""
     class Descriptor(ctypes.Structure):

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import compiler, config as config_mod, dtypes, kernel_cache
 from . import cuda, launch, launcher
-from .paged_mlir import paged_ir  # noqa: F401 (the package's API)
+from .paged_mlir import paged_destination_ir, paged_ir  # noqa: F401 (API)
 from . import reference as reference_mod
 
 
@@ -82,24 +82,32 @@ def check_arguments(q, key_cache, value_cache, block_table, seq_lens,
                 g.shape[2] not in (vc.shape[3], 1):
             raise ValueError(f"g must be [T, Hq or 1, Dv or 1] = [{t}, "
                              f"{hq} or 1, {vc.shape[3]} or 1], got {g.shape}")
-    if not contract:
-        return q, kc, vc, table, lens, cu, g
-    if cu[0] != 0 or cu[-1] != t or np.any(np.diff(cu) < 0):
+    if contract:
+        check_contract(table, lens, cu, t, nb, page, causal)
+    return q, kc, vc, table, lens, cu, g
+
+
+def check_contract(table, lens, cu, t, nb, page, causal=False):
+    """The runtime contract of int32 tables of shape-checked arguments (T
+    query tokens, NB pages of P tokens): offsets rising from 0 to T,
+    lengths within the table, page ids in range where a sequence reads
+    them; raises ValueError naming the first broken rule."""
+    if cu[0] != 0 or cu[-1] != t or np.any(cu[1:] < cu[:-1]):
         raise ValueError(f"cu_seqlens_q must rise from 0 to T = {t} without "
                          f"decreasing, got {cu.tolist()}")
     capacity = table.shape[1] * page
     if np.any(lens < 0) or np.any(lens > capacity):
         raise ValueError(f"seq_lens must be in [0, MB * P = {capacity}], got "
                          f"{lens.tolist()}")
-    used = [table[s, :(int(n) + page - 1) // page] for s, n in enumerate(lens)]
-    used = np.concatenate(used) if used else np.zeros(0, np.int32)
+    pages = (lens.astype(np.int64) + (page - 1)) // page
+    # The entries each sequence reads: the first `pages[s]` of its row.
+    used = table[np.arange(table.shape[1]) < pages[:, None]]
     if used.size and (used.min() < 0 or used.max() >= nb):
         raise ValueError(f"block_table holds page ids outside [0, NB = {nb}) "
                          f"in the pages the sequences use")
-    if causal and np.any(np.diff(cu) > lens):
+    if causal and np.any(cu[1:] - cu[:-1] > lens):
         raise ValueError("causal: a sequence has more queries than keys "
                          "(its keys include its queries)")
-    return q, kc, vc, table, lens, cu, g
 
 
 def _gather(cache, table, s, n):
@@ -232,19 +240,30 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
                          f"(kv-splits), got {num_splits}")
     key += (num_splits,)
     if key not in _COMPILED:
-        sizes = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
-        pipeline = "--gated-attention-to-llvm" + (
-            f"=kv-splits={num_splits}" if num_splits else "")
-        _COMPILED[key] = kernel_cache.cpu_library(
-            paged_ir(cfg, page),
-            f"paged {kernel_cache.variant(sizes)},page={page} for the CPU"
-            + (f", kv-splits={num_splits}" if num_splits else ""),
-            (pipeline,))
+        _COMPILED[key] = cpu_library(cfg, page, num_splits)
     floats = [dtypes.kernel_operand(x, dtype)
               for x in [q, kc, vc] + ([] if g is None else [g])]
     args = floats[:3] + [table, lens, cu] + floats[3:]
     out = _COMPILED[key].call("paged", args, 3, dtypes.storage_type(dtype))
     return dtypes.kernel_result(out, dtype)
+
+
+def cpu_library(cfg, page, num_splits=None, destination=False):
+    """The CPU library (kernel_cache.cpu_library) of the paged op of `cfg`
+    with pages of `page` tokens: `paged_ir`'s function, or with
+    `destination` `paged_destination_ir`'s, which computes into a buffer
+    the caller passes (the torch op's). `num_splits`: the pipeline's
+    kv-splits (None: auto)."""
+    sizes = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
+    pipeline = "--gated-attention-to-llvm" + (
+        f"=kv-splits={num_splits}" if num_splits else "")
+    text = (paged_destination_ir if destination else paged_ir)(cfg, page)
+    return kernel_cache.cpu_library(
+        text,
+        f"paged {kernel_cache.variant(sizes)},page={page} for the CPU"
+        + (f", kv-splits={num_splits}" if num_splits else "")
+        + (", into a buffer" if destination else ""),
+        (pipeline,))
 
 
 def _config(q, kc, vc, g, *, causal, scale, gate, combine, dtype):

@@ -13,33 +13,21 @@ import warnings
 
 import torch
 import torch.autograd.forward_ad as fwAD
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import gated_attention.torch as gat
+from gated_attention.testing.observers import PathSpy, Recorder, graph_recorder
 from gated_attention.torch import _op
 
 SEED = int(os.environ.get("GATED_ATTENTION_TEST_SEED", "5"))
 gen = torch.Generator().manual_seed(SEED)
 
-taken = []
-_real_direct = _op.direct
-
-
-def _spy(*args):
-    out = _real_direct(*args)
-    taken.append(out is not None)
-    return out
-
-
-_op.direct = _spy
+spy = PathSpy(_op, "direct")
+taken = spy.taken
 
 
 def call(*args, direct, **kw):
     """gat.attention(*args, **kw), asserting whether it ran directly."""
-    taken.clear()
-    out = gat.attention(*args, **kw)
-    assert taken == [direct], (taken, direct, kw)
-    return out
+    return spy.call(gat.attention, *args, direct=direct, **kw)
 
 
 def op(*args, **kw):
@@ -107,16 +95,6 @@ print("PASS autograd and inference mode")
 
 # 3. What would see the op: a dispatch mode, a function mode (torch.device
 #    as a context manager is one), the profiler; each gets the op.
-class Recorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
 with Recorder() as rec:
     y = call(q, k, v, g, causal=True, direct=False)
 assert "gated_attention.attention.default" in rec.ops, rec.ops
@@ -175,12 +153,7 @@ print("PASS unchecked signatures go through the op")
 
 # 7. torch.compile traces the op, not the direct path: the signature has
 #    been seen, yet the graph holds the op.
-graphs = []
-
-
-def backend(gm, _inputs):
-    graphs.append([str(n.target) for n in gm.graph.nodes])
-    return gm.forward
+backend, graphs = graph_recorder()
 
 
 @torch.compile(backend=backend, fullgraph=True)

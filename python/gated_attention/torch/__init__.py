@@ -42,6 +42,8 @@ signature (shapes, dtypes, devices, options), and goes through
 ``torch.ops.gated_attention.attention`` wherever something would see the op
 (torch.compile and export, dispatch and function modes, the profiler,
 vmap, forward-mode AD, tensor subclasses): ``_op.direct``.
+``paged_attention`` does the same on CPU tensors (``_paged.direct``), its
+tables' values still checked on every call.
 
 Kernels are compiled once per configuration (head counts, head dims, dtype,
 variant; not B or the lengths), logged on the ``gated_attention`` logger,
@@ -123,6 +125,13 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     [B + 1] (int32); the names and rules of gated_attention.paged. CPU
     tensors, and CUDA tensors (f16 / bf16: the paged kernel, split-KV for
     decode; `num_splits` overrides its choice of splits)."""
+    # A CPU signature seen before, in eager code: the op's work without the
+    # dispatcher's (_paged.direct).
+    out = _paged.direct(q, key_cache, value_cache, block_table, seq_lens,
+                        cu_seqlens_q, g, causal, scale, gate, combine,
+                        num_splits)
+    if out is not None:
+        return out
     for name, x in zip(_paged.NAMES, (q, key_cache, value_cache, block_table,
                                       seq_lens, cu_seqlens_q, g)):
         if name != "g" or x is not None:

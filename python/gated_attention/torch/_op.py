@@ -119,6 +119,28 @@ def _launch_cuda(kernel, q, k, v, g, layout, out, lse):
                lse=lse)
 
 
+def unobserved(tensors):
+    """Whether nothing but the kernel would see an op called on `tensors`
+    now: no tracing (torch.compile, export, torch.jit.trace), no autograd
+    to record, no dispatch or function mode, no functorch transform (vmap,
+    grad), no forward-mode AD, no profiler, and only plain tensors (no
+    subclass). Where it holds, an op may run its kernel without torch's
+    dispatcher (direct here, _paged.direct)."""
+    if torch.compiler.is_compiling():   # (first: nothing else is traced)
+        return False
+    if torch.jit.is_tracing():   # (its graph records ops, not kernels)
+        return False
+    grad = torch.is_grad_enabled()
+    for x in tensors:
+        if type(x) is not torch.Tensor or grad and x.requires_grad:
+            return False
+    return not (torch._C._is_torch_function_mode_enabled()
+                or torch._C._len_torch_dispatch_stack()
+                or torch._C._functorch.peek_interpreter_stack() is not None
+                or torch.autograd.forward_ad._current_level >= 0
+                or torch.autograd.profiler._is_profiler_enabled)
+
+
 def direct(q, k, v, g, causal, scale, gate, combine, layout):
     """The op's result computed without torch's dispatcher, or None where
     the call has to go through it: its signature not seen yet (the op
@@ -131,23 +153,11 @@ def direct(q, k, v, g, causal, scale, gate, combine, layout):
     custom_op's wrappers and aliasing check) took 60-90 us of a decode
     step on the CPU, run cold after the kernel has streamed K and V
     through the caches (docs/Design.md)."""
-    if torch.compiler.is_compiling():   # (first: nothing else is traced)
-        return None
-    if torch.jit.is_tracing():   # (its graph records ops, not kernels)
-        return None
     tensors = (q, k, v) if g is None else (q, k, v, g)
-    grad = torch.is_grad_enabled()
-    for x in tensors:
-        if type(x) is not torch.Tensor or grad and x.requires_grad:
-            return None
-    if (type(causal) is not bool or type(gate) is not str
-            or type(combine) is not str or type(layout) is not str
-            or not (scale is None or type(scale) is float)
-            or torch._C._is_torch_function_mode_enabled()
-            or torch._C._len_torch_dispatch_stack()
-            or torch._C._functorch.peek_interpreter_stack() is not None
-            or torch.autograd.forward_ad._current_level >= 0
-            or torch.autograd.profiler._is_profiler_enabled):
+    if (not unobserved(tensors) or type(causal) is not bool
+            or type(gate) is not str or type(combine) is not str
+            or type(layout) is not str
+            or not (scale is None or type(scale) is float)):
         return None
     key = _signature(q, k, v, g, causal, scale, gate, combine, layout, False)
     kernel = _calls.get(key) if key is not None else None

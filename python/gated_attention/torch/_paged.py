@@ -19,6 +19,8 @@ step's keys across threads when its tiles are fewer than them (decided at
 run time); `num_splits` there compiles the op once more with kv-splits=N.
 """
 
+import ctypes
+import dataclasses
 import threading
 from typing import Optional
 
@@ -26,19 +28,9 @@ import numpy as np
 import torch
 
 from .. import compiler, cuda, launcher, paged
-from . import _args, _cuda
+from . import _args, _cpu, _cuda, _op
 
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
-
-
-def _numpy(x):
-    """A numpy view of CPU tensor `x` (bf16 as ml_dtypes.bfloat16, which
-    the kernel takes as it is)."""
-    x = x.detach().contiguous()
-    if x.dtype == torch.bfloat16:
-        import ml_dtypes
-        return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return x.numpy()
 
 
 OP = "gated_attention.paged_attention"
@@ -79,6 +71,10 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
                     scale: Optional[float] = None, gate: str = "sigmoid",
                     combine: str = "mul",
                     num_splits: Optional[int] = None) -> torch.Tensor:
+    if q.device.type == "cpu":
+        return _paged_cpu(q, key_cache, value_cache, block_table, seq_lens,
+                          cu_seqlens_q, g, causal, scale, gate, combine,
+                          num_splits)
     _check(q, key_cache, value_cache, block_table, seq_lens, cu_seqlens_q, g,
            gate, combine)
     num_splits = paged.check_splits(num_splits)
@@ -86,26 +82,154 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
         return _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
                            cu_seqlens_q, g, causal=causal, scale=scale,
                            gate=gate, combine=combine, num_splits=num_splits)
-    if q.device.type != "cpu":
-        raise NotImplementedError(
-            f"gated_attention::paged_attention has no {q.device.type} "
-            f"kernel; CPU and CUDA tensors run")
-    out = paged.paged_attention(
-        _numpy(q), _numpy(key_cache), _numpy(value_cache),
-        block_table.numpy(), seq_lens.numpy(), cu_seqlens_q.numpy(),
-        None if g is None else _numpy(g), causal=causal, scale=scale,
-        gate=gate, combine=combine, dtype=_DTYPES[q.dtype],
-        num_splits=num_splits)
-    return torch.from_numpy(np.asarray(out, np.float32)).to(q.dtype)
+    raise NotImplementedError(
+        f"gated_attention::paged_attention has no {q.device.type} "
+        f"kernel; CPU and CUDA tensors run")
 
 
-def _shaped(x):
+class _CpuKernel:
+    """The paged op's CPU function computing into a buffer
+    (paged.cpu_library with `destination`), called on tensors' memory."""
+
+    def __init__(self, cfg, page, num_splits):
+        self._built = paged.cpu_library(cfg, page, num_splits,
+                                        destination=True)
+        self._fn = self._built.lib._mlir_ciface_paged
+        self._fn.restype = None
+
+    def __call__(self, *tensors):
+        """Contiguous q, key_cache, value_cache, the int32 tables[, g] and
+        the output."""
+        descs = [_cpu._descriptor(x) for x in tensors]
+        self._fn(*[ctypes.byref(d) for d in descs])
+
+
+_CPU_KERNELS = {}
+# Call signatures -> their kernel (the dense op's _op._calls, for the paged
+# op): a call of a known signature skips the argument checks, which read
+# only what the key holds, and the configuration; the tables' values (the
+# runtime contract) are checked on every call.
+_cpu_calls = {}
+_MAX_CALLS = 1024
+
+
+def _signature(tensors, causal, scale, gate, combine, num_splits):
+    """Each tensor's shape, dtype, device and layout, and the options; None
+    when a tensor is nested (_check names it)."""
+    key = [causal, scale, gate, combine, num_splits]
+    for x in tensors:
+        if x is None:
+            key.append(None)
+        elif x.is_nested:
+            return None
+        else:
+            key += [x.shape, x.dtype, x.device, x.layout]
+    return tuple(key)
+
+
+def _cpu_kernel_of_call(tensors, causal, scale, gate, combine, num_splits):
+    """The CPU kernel of a call: on its signature's first call the
+    arguments are checked (_check, check_splits, the shapes) and the
+    kernel compiled or loaded."""
+    key = _signature(tensors, causal, scale, gate, combine, num_splits)
+    kernel = _cpu_calls.get(key) if key is not None else None
+    if kernel is not None:
+        return kernel
+    q, kc, vc, table, lens, cu, g = tensors
+    _check(q, kc, vc, table, lens, cu, g, gate, combine)
+    num_splits = paged.check_splits(num_splits)
+    if num_splits is not None and num_splits > 64:
+        raise ValueError(f"num_splits on the CPU must be at most 64 "
+                         f"(kv-splits), got {num_splits}")
+    paged.check_arguments(
+        *(_shaped(x) for x in (q, kc, vc)),
+        *(_shaped(x, _numpy_type(x.dtype)) for x in (table, lens, cu)),
+        None if g is None else _shaped(g), causal=causal, contract=False)
+    cfg = dataclasses.replace(
+        paged._config(q, kc, vc, g, causal=causal, scale=scale, gate=gate,
+                      combine=combine, dtype=_DTYPES[q.dtype]),
+        b=1, sq=1, skv=1)
+    compiled = (cfg, kc.shape[1], num_splits)
+    with _LOCK:   # one compile per configuration, not one per thread
+        kernel = _CPU_KERNELS.get(compiled)
+        if kernel is None:
+            kernel = _CPU_KERNELS[compiled] = _CpuKernel(*compiled)
+        if key is not None:
+            if len(_cpu_calls) >= _MAX_CALLS:
+                _cpu_calls.pop(next(iter(_cpu_calls)))
+            _cpu_calls[key] = kernel
+    return kernel
+
+
+def _run_cpu(kernel, q, kc, vc, table, lens, cu, g, causal):
+    """The op on CPU tensors by `kernel`, into a new output, after the
+    runtime contract of the tables' values."""
+    tables = [_int32(n, x) for n, x in zip(TABLES, (table, lens, cu))]
+    t = q.shape[0]
+    paged.check_contract(*(x.numpy() for x in tables), t, kc.shape[0],
+                         kc.shape[1], causal)
+    out = q.new_empty((t, q.shape[1], vc.shape[3]))
+    if t:
+        operands = [q, kc, vc, *tables] + ([] if g is None else [g])
+        kernel(*(x.contiguous() for x in operands), out)
+    return out
+
+
+def _paged_cpu(q, kc, vc, table, lens, cu, g, causal, scale, gate, combine,
+               num_splits):
+    tensors = (q, kc, vc, table, lens, cu, g)
+    kernel = _cpu_kernel_of_call(tensors, causal, scale, gate, combine,
+                                 num_splits)
+    return _run_cpu(kernel, q, kc, vc, table, lens, cu, g, causal)
+
+
+def direct(q, kc, vc, table, lens, cu, g, causal, scale, gate, combine,
+           num_splits):
+    """The op's result on CPU tensors without torch's dispatcher, or None
+    where the call has to go through it (_op.direct's rules: a signature
+    seen before, nothing that would observe the op, options of the
+    schema's exact types)."""
+    tensors = (q, kc, vc, table, lens, cu, g)
+    if (not _op.unobserved([x for x in tensors if x is not None])
+            or type(causal) is not bool or type(gate) is not str
+            or type(combine) is not str
+            or not (scale is None or type(scale) is float)
+            or not (num_splits is None or type(num_splits) is int)):
+        return None
+    key = _signature(tensors, causal, scale, gate, combine, num_splits)
+    kernel = _cpu_calls.get(key) if key is not None else None
+    if kernel is None:
+        return None
+    return _run_cpu(kernel, q, kc, vc, table, lens, cu, g, causal)
+
+
+def _shaped(x, dtype=np.float32):
     """A zero-cost numpy stand-in with `x`'s shape (for the shape checks)."""
-    return np.broadcast_to(np.zeros((), np.float32), tuple(x.shape))
+    return np.broadcast_to(np.zeros((), dtype), tuple(x.shape))
 
 
-def _int32(x):
-    """`x` as a contiguous int32 tensor on its device (no host round trip)."""
+def _numpy_type(dtype):
+    """The numpy type of a torch dtype (float32 for one numpy lacks, such
+    as bfloat16): what the tables' checks read, and refuse by name when it
+    is not an integer type."""
+    try:
+        return torch.empty((), dtype=dtype).numpy().dtype
+    except TypeError:
+        return np.dtype(np.float32)
+
+
+_INT32 = torch.iinfo(torch.int32)
+TABLES = ("block_table", "seq_lens", "cu_seqlens_q")
+
+
+def _int32(name, x):
+    """Integer table `x` as a contiguous int32 tensor on its device; a
+    wider table's values must fit (a cast would wrap them into other page
+    ids and lengths)."""
+    if x.dtype == torch.int32:
+        return x.contiguous()
+    if x.numel() and (x.min() < _INT32.min or x.max() > _INT32.max):
+        raise ValueError(f"{OP}: {name} must fit in int32")
     return x.to(torch.int32).contiguous()
 
 
@@ -116,16 +240,18 @@ _LOCK = threading.Lock()
 def _paged_cuda(q, key_cache, value_cache, block_table, seq_lens,
                 cu_seqlens_q, g, *, causal, scale, gate, combine, num_splits):
     dtype = _DTYPES[q.dtype]
-    tables = [_int32(x) for x in (block_table, seq_lens, cu_seqlens_q)]
     # Reading the tables back synchronizes with the host, which a CUDA
-    # graph capture forbids: then only the shapes are checked.
+    # graph capture forbids: then only the shapes (and integer types) are
+    # checked.
     capturing = torch.cuda.is_current_stream_capturing()
-    host = [np.zeros(x.shape, np.int32) if capturing else x.cpu().numpy()
-            for x in tables]
+    originals = (block_table, seq_lens, cu_seqlens_q)
+    host = [_shaped(x, _numpy_type(x.dtype)) if capturing else x.cpu().numpy()
+            for x in originals]
     paged.check_arguments(
         _shaped(q), _shaped(key_cache), _shaped(value_cache), *host,
         None if g is None else _shaped(g), causal=causal,
         contract=not capturing)
+    tables = [x.to(torch.int32).contiguous() for x in originals]
     cfg = paged._config(q, key_cache, value_cache, g, causal=causal,
                         scale=scale, gate=gate, combine=combine, dtype=dtype)
     reason = compiler.tensor_core_unsupported(cfg)

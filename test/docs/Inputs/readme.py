@@ -50,6 +50,7 @@ SKIP = [
     (r"bench/cpu_attention_ab\.py", "benchmark (minutes of timed runs)"),
     (r"bench/cpu_backward\.py", "benchmark (writes bench/results)"),
     (r"bench/cpu_backward_ab\.py", "benchmark (minutes of timed runs)"),
+    (r"bench/torch_paged_ab\.py", "benchmark (a minute of timed runs)"),
     (r"# on the GPU$", "runs on the GPU machine"),
     (r"bench/sass_report\.py",
      "writes bench/results; Pipelines/sass-report.test runs it"),
