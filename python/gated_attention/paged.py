@@ -244,25 +244,25 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
     floats = [dtypes.kernel_operand(x, dtype)
               for x in [q, kc, vc] + ([] if g is None else [g])]
     args = floats[:3] + [table, lens, cu] + floats[3:]
-    out = _COMPILED[key].call("paged", args, 3, dtypes.storage_type(dtype))
+    out = np.empty((t, hq, dv), dtypes.storage_type(dtype))
+    _COMPILED[key].call_into(
+        "paged", [np.ascontiguousarray(a) for a in args] + [out])
     return dtypes.kernel_result(out, dtype)
 
 
-def cpu_library(cfg, page, num_splits=None, destination=False):
+def cpu_library(cfg, page, num_splits=None):
     """The CPU library (kernel_cache.cpu_library) of the paged op of `cfg`
-    with pages of `page` tokens: `paged_ir`'s function, or with
-    `destination` `paged_destination_ir`'s, which computes into a buffer
-    the caller passes (the torch op's). `num_splits`: the pipeline's
-    kv-splits (None: auto)."""
+    with pages of `page` tokens: `paged_destination_ir`'s function, which
+    computes into a buffer the caller passes (numpy's and torch's entry
+    points share it). `num_splits`: the pipeline's kv-splits (None:
+    auto)."""
     sizes = dataclasses.replace(cfg, dynamic=("b", "sq", "skv"))
     pipeline = "--gated-attention-to-llvm" + (
         f"=kv-splits={num_splits}" if num_splits else "")
-    text = (paged_destination_ir if destination else paged_ir)(cfg, page)
     return kernel_cache.cpu_library(
-        text,
+        paged_destination_ir(cfg, page),
         f"paged {kernel_cache.variant(sizes)},page={page} for the CPU"
-        + (f", kv-splits={num_splits}" if num_splits else "")
-        + (", into a buffer" if destination else ""),
+        + (f", kv-splits={num_splits}" if num_splits else ""),
         (pipeline,))
 
 

@@ -35,8 +35,8 @@ def randn(*shape, dtype=torch.float32):
 
 
 def numpy_path(args, dtype, **kw):
-    """The numpy entry point's result (its own compiled function, which
-    returns a buffer) for torch arguments."""
+    """The numpy entry point's result (the same compiled function, on
+    numpy arrays) for torch arguments."""
     def arr(x):
         if x.dtype == torch.bfloat16:
             import ml_dtypes

@@ -89,11 +89,10 @@ def paged_attention(q: torch.Tensor, key_cache: torch.Tensor,
 
 class _CpuKernel:
     """The paged op's CPU function computing into a buffer
-    (paged.cpu_library with `destination`), called on tensors' memory."""
+    (paged.cpu_library), called on tensors' memory."""
 
     def __init__(self, cfg, page, num_splits):
-        self._built = paged.cpu_library(cfg, page, num_splits,
-                                        destination=True)
+        self._built = paged.cpu_library(cfg, page, num_splits)
         self._fn = self._built.lib._mlir_ciface_paged
         self._fn.restype = None
 
