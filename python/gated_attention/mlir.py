@@ -117,21 +117,23 @@ def lse_type(cfg):
             + ">")
 
 
-def _buffer_function(cfg, name, op, ins, outs, types, lse=None):
-    """func.func @name(ins...[, lse], outs...) on strided buffers (any
-    strides but a contiguous innermost dim): `op` (`gated_attention.attention`
-    or `attention_backward`, with the attributes of `cfg`) on the tensors of
+def buffer_function(cfg, name, op, ins, outs, types, lse=None,
+                     buffer_type=strided_type):
+    """func.func @name(ins...[, lse], outs...) on buffers of `buffer_type`
+    (by default strided: any strides but a contiguous innermost dim): `op`
+    (`gated_attention.attention`, `attention_backward` or `paged_attention`,
+    with the attributes of `cfg`) on the tensors of
     `ins` (and the backward's `lse(...)` operand), each of its results
     computed in the matching buffer of `outs` (no result-sized buffer, no
     copy); C interface. `ins`, `outs` and `lse` are (name, key of `types`)
     pairs."""
     read = ins + ([lse] if lse else [])
-    args = ", ".join(f"%{n}: {strided_type(types[k])}" for n, k in read + outs)
+    args = ", ".join(f"%{n}: {buffer_type(types[k])}" for n, k in read + outs)
     lines = [f"func.func @{name}({args}) attributes "
              f"{{llvm.emit_c_interface}} {{\n"]
     for n, k in read:
         lines.append(f"  %{n}t = bufferization.to_tensor %{n} restrict : "
-                     f"{strided_type(types[k])} to {types[k]}\n")
+                     f"{buffer_type(types[k])} to {types[k]}\n")
     operands = ", ".join(f"%{n}t" for n, _ in ins)
     if lse:
         operands += f" lse(%{lse[0]}t)"
@@ -143,7 +145,7 @@ def _buffer_function(cfg, name, op, ins, outs, types, lse=None):
     for i, (n, k) in enumerate(outs):
         lines.append(f"  bufferization.materialize_in_destination %r#{i} in "
                      f"restrict writable %{n} : ({types[k]}, "
-                     f"{strided_type(types[k])}) -> ()\n")
+                     f"{buffer_type(types[k])}) -> ()\n")
     lines.append("  return\n}\n")
     return "".join(lines)
 
@@ -159,7 +161,7 @@ def destination_function(cfg, name, lse=False):
     t["lse"] = lse_type(cfg)
     outs = [("o", "result")] + ([("l", "lse")] if lse else [])
     ins = [(o[0], o) for o in cfg.operands]
-    return _buffer_function(cfg, name, "gated_attention.attention", ins, outs,
+    return buffer_function(cfg, name, "gated_attention.attention", ins, outs,
                             t)
 
 
@@ -177,7 +179,7 @@ def backward_function(cfg, name, lse=False):
            ("do", "result")] + ([("g", "gate")] if gated else [])
     outs = [("dq", "query"), ("dk", "key"), ("dv", "value")] + (
         [("dg", "gate")] if gated else [])
-    return _buffer_function(cfg, name, "gated_attention.attention_backward",
+    return buffer_function(cfg, name, "gated_attention.attention_backward",
                             ins, outs, types,
                             lse=("l", "lse") if lse else None)
 

@@ -184,6 +184,14 @@ def check_splits(num_splits):
     return int(num_splits)
 
 
+def check_cpu_splits(num_splits):
+    """A checked `num_splits` the CPU lowering takes (kv-splits: at most
+    64), or a ValueError."""
+    if num_splits is not None and num_splits > 64:
+        raise ValueError(f"num_splits on the CPU must be at most 64 "
+                         f"(kv-splits), got {num_splits}")
+
+
 def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
                     cu_seqlens_q, g=None, *, causal=False, scale=None,
                     gate="sigmoid", combine="mul", dtype="f32", device="cpu",
@@ -235,9 +243,7 @@ def paged_attention(q, key_cache, value_cache, block_table, seq_lens,
         out = launcher.run(kernels, bits, splits, b=len(lens),
                            mb=table.shape[1], t=t)
         return dtypes.from_bits_as(out.reshape(t, hq, dv), dtype)
-    if num_splits is not None and num_splits > 64:
-        raise ValueError(f"num_splits on the CPU must be at most 64 "
-                         f"(kv-splits), got {num_splits}")
+    check_cpu_splits(num_splits)
     key += (num_splits,)
     if key not in _COMPILED:
         _COMPILED[key] = cpu_library(cfg, page, num_splits)

@@ -2,7 +2,7 @@
 function that the CPU path compiles and from which
 `convert-gated-attention-to-nvgpu` makes the paged kernels."""
 
-from .mlir import attention_attributes
+from .mlir import attention_attributes, buffer_function
 
 
 def _types(cfg, page):
@@ -18,12 +18,6 @@ def _types(cfg, page):
     return types, f"tensor<?x{cfg.hq}x{cfg.dv}x{elem}>"
 
 
-def _op_line(cfg, names, types, result):
-    return (f"  %r = gated_attention.paged_attention {', '.join(names)} "
-            f"{attention_attributes(cfg)}\n      : ({', '.join(types)}) -> "
-            f"{result}\n")
-
-
 def paged_ir(cfg, page, name="paged"):
     """func.func @name(q, kc, vc, table, lens, cu[, g]) -> result holding one
     paged op for the heads, head dims, page size and variant of `cfg` (a
@@ -33,7 +27,9 @@ def paged_ir(cfg, page, name="paged"):
     args = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
     return (f"func.func @{name}({args}) -> {result} attributes "
             f"{{llvm.emit_c_interface}} {{\n"
-            + _op_line(cfg, names, types, result) +
+            f"  %r = gated_attention.paged_attention {', '.join(names)} "
+            f"{attention_attributes(cfg)}\n      : ({', '.join(types)}) -> "
+            f"{result}\n"
             f"  return %r : {result}\n}}\n")
 
 
@@ -42,16 +38,9 @@ def paged_destination_ir(cfg, page, name="paged"):
     buffers (other frameworks' tensors), the paged op of paged_ir computed
     into `out`: no result allocated by the callee, no copy."""
     types, result = _types(cfg, page)
-    memrefs = [t.replace("tensor<", "memref<") for t in types + [result]]
-    names = [f"%a{i}" for i in range(len(types))]
-    args = ", ".join(f"{n}: {m}" for n, m in zip(names + ["%out"], memrefs))
-    lines = [f"func.func @{name}({args}) attributes "
-             f"{{llvm.emit_c_interface}} {{\n"]
-    for n, m, t in zip(names, memrefs, types):
-        lines.append(f"  {n}t = bufferization.to_tensor {n} restrict : {m} "
-                     f"to {t}\n")
-    lines.append(_op_line(cfg, [f"{n}t" for n in names], types, result))
-    lines.append(f"  bufferization.materialize_in_destination %r in restrict "
-                 f"writable %out : ({result}, {memrefs[-1]}) -> ()\n"
-                 f"  return\n}}\n")
-    return "".join(lines)
+    names = ["q", "kc", "vc", "table", "lens", "cu", "g"][:len(types)]
+    ins = [(n, n) for n in names]
+    return buffer_function(
+        cfg, name, "gated_attention.paged_attention", ins, [("out", "out")],
+        dict(zip(names, types), out=result),
+        buffer_type=lambda t: t.replace("tensor<", "memref<", 1))

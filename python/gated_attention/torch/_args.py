@@ -144,3 +144,37 @@ def new_lse(q, layout):
     in lse_dtype."""
     b, hq, sq = as_bhsd(q, layout).shape[:3]
     return q.new_empty((b, hq, sq), dtype=lse_dtype(q.dtype))
+
+
+def signature(options, tensors):
+    """A call's signature: its options and each tensor's shape, dtype,
+    device and layout (None for an absent optional tensor); None when a
+    tensor is nested (its shape may not exist: the op's checks name it).
+    What an op's checks read of a call, so a signature seen before needs
+    none of them again."""
+    key = list(options)
+    for x in tensors:
+        if x is None:
+            key.append(None)
+        elif x.is_nested:
+            return None
+        else:
+            key += [x.shape, x.dtype, x.device, x.layout]
+    return tuple(key)
+
+
+def remember(calls, key, value, limit=1024):
+    """calls[key] = value, the oldest entry dropped first when `calls`
+    holds `limit` (callers hold their lock)."""
+    if len(calls) >= limit:
+        calls.pop(next(iter(calls)))
+    calls[key] = value
+
+
+def exact_options(causal, scale, gate, combine):
+    """Whether the options shared by the ops have the schema's exact types
+    (bool; float or None; str; str): where one does not, the dispatcher
+    converts or refuses it, so the call must go through it."""
+    return (type(causal) is bool and type(gate) is str
+            and type(combine) is str
+            and (scale is None or type(scale) is float))

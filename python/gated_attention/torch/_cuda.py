@@ -60,7 +60,7 @@ import threading
 import torch
 
 from .. import compiler, cuda, launch, launcher
-from . import _select
+from . import _args, _select
 
 
 def capability_of(device):
@@ -406,9 +406,7 @@ class CudaKernel:
         if call is None:
             call = self._plan_call(q, k, v, g, out, lse)
             with self._lock:
-                if len(self._calls) >= _MAX_SIGNATURES:
-                    self._calls.pop(next(iter(self._calls)))
-                self._calls[key] = call
+                _args.remember(self._calls, key, call, _MAX_SIGNATURES)
         tensors = {"q": q, "k": k, "v": v, "out": out,
                    "gate": out if g is None else g}
         for name in call.copies:

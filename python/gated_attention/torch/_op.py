@@ -45,20 +45,13 @@ def kernel_for(cfg, device, lse=False):
 # step of Qwen3-Next over 4096 keys ran 0.83 ms through the op, 0.70 ms
 # calling its kernel), a seventh of a decode step.
 _calls = {}
-_MAX_CALLS = 1024
 
 
 def _signature(q, k, v, g, causal, scale, gate, combine, layout, want_lse):
-    """Everything _args.check and kernel_for read of a call: options, and
-    each tensor's shape, dtype, device and layout (sparse, mkldnn); None
-    when a tensor is nested (its shape may not exist: _args.check names
-    it)."""
-    key = [causal, scale, gate, combine, layout, want_lse]
-    for x in (q, k, v) if g is None else (q, k, v, g):
-        if x.is_nested:
-            return None
-        key += [x.shape, x.dtype, x.device, x.layout]
-    return tuple(key)
+    """Everything _args.check and kernel_for read of a call
+    (_args.signature)."""
+    return _args.signature((causal, scale, gate, combine, layout, want_lse),
+                           (q, k, v, g))
 
 
 def _kernel_of_call(q, k, v, g, causal, scale, gate, combine, layout,
@@ -77,9 +70,7 @@ def _kernel_of_call(q, k, v, g, causal, scale, gate, combine, layout,
     kernel = kernel_for(cfg, q.device, lse=want_lse)
     if key is not None:
         with _lock:
-            if len(_calls) >= _MAX_CALLS:
-                _calls.pop(next(iter(_calls)))
-            _calls[key] = kernel
+            _args.remember(_calls, key, kernel)
     return kernel
 
 
@@ -154,10 +145,8 @@ def direct(q, k, v, g, causal, scale, gate, combine, layout):
     step on the CPU, run cold after the kernel has streamed K and V
     through the caches (docs/Design.md)."""
     tensors = (q, k, v) if g is None else (q, k, v, g)
-    if (not unobserved(tensors) or type(causal) is not bool
-            or type(gate) is not str or type(combine) is not str
-            or type(layout) is not str
-            or not (scale is None or type(scale) is float)):
+    if (not unobserved(tensors) or type(layout) is not str
+            or not _args.exact_options(causal, scale, gate, combine)):
         return None
     key = _signature(q, k, v, g, causal, scale, gate, combine, layout, False)
     kernel = _calls.get(key) if key is not None else None

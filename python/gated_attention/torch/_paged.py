@@ -109,21 +109,11 @@ _CPU_KERNELS = {}
 # only what the key holds, and the configuration; the tables' values (the
 # runtime contract) are checked on every call.
 _cpu_calls = {}
-_MAX_CALLS = 1024
 
 
 def _signature(tensors, causal, scale, gate, combine, num_splits):
-    """Each tensor's shape, dtype, device and layout, and the options; None
-    when a tensor is nested (_check names it)."""
-    key = [causal, scale, gate, combine, num_splits]
-    for x in tensors:
-        if x is None:
-            key.append(None)
-        elif x.is_nested:
-            return None
-        else:
-            key += [x.shape, x.dtype, x.device, x.layout]
-    return tuple(key)
+    return _args.signature((causal, scale, gate, combine, num_splits),
+                           tensors)
 
 
 def _cpu_kernel_of_call(tensors, causal, scale, gate, combine, num_splits):
@@ -137,9 +127,7 @@ def _cpu_kernel_of_call(tensors, causal, scale, gate, combine, num_splits):
     q, kc, vc, table, lens, cu, g = tensors
     _check(q, kc, vc, table, lens, cu, g, gate, combine)
     num_splits = paged.check_splits(num_splits)
-    if num_splits is not None and num_splits > 64:
-        raise ValueError(f"num_splits on the CPU must be at most 64 "
-                         f"(kv-splits), got {num_splits}")
+    paged.check_cpu_splits(num_splits)
     paged.check_arguments(
         *(_shaped(x) for x in (q, kc, vc)),
         *(_shaped(x, _numpy_type(x.dtype)) for x in (table, lens, cu)),
@@ -154,9 +142,7 @@ def _cpu_kernel_of_call(tensors, causal, scale, gate, combine, num_splits):
         if kernel is None:
             kernel = _CPU_KERNELS[compiled] = _CpuKernel(*compiled)
         if key is not None:
-            if len(_cpu_calls) >= _MAX_CALLS:
-                _cpu_calls.pop(next(iter(_cpu_calls)))
-            _cpu_calls[key] = kernel
+            _args.remember(_cpu_calls, key, kernel)
     return kernel
 
 
@@ -190,9 +176,7 @@ def direct(q, kc, vc, table, lens, cu, g, causal, scale, gate, combine,
     schema's exact types)."""
     tensors = (q, kc, vc, table, lens, cu, g)
     if (not _op.unobserved([x for x in tensors if x is not None])
-            or type(causal) is not bool or type(gate) is not str
-            or type(combine) is not str
-            or not (scale is None or type(scale) is float)
+            or not _args.exact_options(causal, scale, gate, combine)
             or not (num_splits is None or type(num_splits) is int)):
         return None
     key = _signature(tensors, causal, scale, gate, combine, num_splits)
