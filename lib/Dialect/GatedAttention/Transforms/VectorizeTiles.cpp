@@ -14,11 +14,13 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "MatrixUnits.h"
+#include "PackOperands.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -61,69 +63,6 @@ bool isContraction(linalg::LinalgOp op) {
              SmallVector<IteratorType>{IteratorType::parallel,
                                        IteratorType::parallel,
                                        IteratorType::reduction};
-}
-
-/// Packs the right operand of a contraction into an f32 (k, n) tile with a
-/// linalg.generic, so that the register-tiled contraction reads it along
-/// rows without converting each element once per row tile: a (n, k) operand
-/// (`S = Q Kᵀ`) is transposed, a narrower element type is extended, and with
-/// `copyF32` an f32 (k, n) one is copied: the forward's `P V` then reads V
-/// from a buffer it has just written, at a static stride, which ran 1.04x
-/// as fast on an AMX Xeon (2026-12-06) as reading V where the caller put
-/// it; the backward's products ran 0.96x with their operands copied.
-/// Returns the packing op, or null when there is nothing to pack.
-linalg::GenericOp packRhs(RewriterBase &rewriter, linalg::GenericOp op,
-                          bool copyF32) {
-  MLIRContext *ctx = op.getContext();
-  AffineExpr r, c;
-  bindDims(ctx, r, c);
-  AffineExpr d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
-  AffineMap rhsMap = op.getIndexingMapsArray()[1];
-  bool transposed = rhsMap == AffineMap::get(3, 0, {d1, d2}, ctx);
-  if (!transposed && rhsMap != AffineMap::get(3, 0, {d2, d1}, ctx))
-    return nullptr;
-  Value rhs = op.getDpsInputOperand(1)->get();
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  Type f32 = rewriter.getF32Type();
-  if (!transposed && rhsType.getElementType() == f32 && !copyF32)
-    return nullptr;
-  SmallVector<int64_t> shape = llvm::to_vector(rhsType.getShape());
-  if (transposed)
-    std::swap(shape[0], shape[1]);
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value init = tensor::EmptyOp::create(rewriter, loc, shape, f32);
-  AffineMap readMap = transposed ? AffineMap::get(2, 0, {c, r}, ctx)
-                                 : AffineMap::get(2, 0, {r, c}, ctx);
-  auto pack = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{init.getType()}, ValueRange{rhs},
-      ValueRange{init},
-      ArrayRef<AffineMap>{readMap, AffineMap::get(2, 0, {r, c}, ctx)},
-      ArrayRef<IteratorType>{IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value x = args[0];
-        if (x.getType() != f32)
-          x = arith::ExtFOp::create(b, l, f32, x);
-        linalg::YieldOp::create(b, l, x);
-      });
-  // The contraction now reads the packed operand as (k, n) = (d2, d1), and
-  // its body sees an f32 value where it saw the original element type.
-  rewriter.modifyOpInPlace(op, [&] {
-    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(
-        {op.getIndexingMapsArray()[0], AffineMap::get(3, 0, {d2, d1}, ctx),
-         op.getIndexingMapsArray()[2]}));
-    op.getDpsInputOperand(1)->set(pack.getResult(0));
-    BlockArgument arg = op.getBody()->getArgument(1);
-    if (arg.getType() != f32) {
-      arg.setType(f32);
-      for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
-        if (auto ext = dyn_cast<arith::ExtFOp>(user)) {
-          ext.getResult().replaceAllUsesWith(arg);
-          rewriter.eraseOp(ext);
-        }
-    }
-  });
-  return pack;
 }
 
 /// Marks a contraction's reduction loop made by register tiling, for

@@ -1,0 +1,27 @@
+// RUN: gated-attention-opt %s --gated-attention-tile="key-block=64 kv-splits=1" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles --canonicalize --cse \
+// RUN:   | FileCheck %s
+
+// A 64-key block of 16-token pages is 4 pieces, each within one page. The
+// contractions read it packed (Kᵀ transposed, V copied for f32); each
+// piece is packed from its page into the packed tile, so no assembled copy
+// of a whole block is made first (it had been: the paged decode step read
+// its keys and values twice). max|v| reads the packed V. Only a sequence's
+// last, partial block (pieces of dynamic size) is still assembled.
+// CHECK-LABEL: func.func @pages_16
+// CHECK-SAME:    (%{{[^:]+}}: tensor<?x4x32xf32>, %[[KC:[^:]+]]: tensor<?x16x2x32xf32>, %[[VC:[^:]+]]: tensor<?x16x2x32xf32>
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}}) -> (tensor<32x64xf32>)
+// CHECK:           tensor.extract_slice %[[KC]]
+// CHECK:           vector.shuffle
+// CHECK:           tensor.insert_slice %{{.+}} into %{{.+}}[0, %{{.+}}] [32, 16] [1, 1] : tensor<32x16xf32> into tensor<32x64xf32>
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}}) -> (tensor<64x32xf32>)
+// CHECK:           tensor.extract_slice %[[VC]]
+// CHECK:           tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// CHECK:         return
+func.func @pages_16(%q: tensor<?x4x32xf32>, %kc: tensor<?x16x2x32xf32>, %vc: tensor<?x16x2x32xf32>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cu: tensor<?xi32>) -> tensor<?x4x32xf32> {
+  %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x4x32xf32>, tensor<?x16x2x32xf32>, tensor<?x16x2x32xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x4x32xf32>
+  return %r : tensor<?x4x32xf32>
+}
