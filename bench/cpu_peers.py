@@ -85,8 +85,8 @@ def run(peer, s, hq, hkv, d, repeat, causal, dtype, cpus, isa_env=None):
     """Seconds per call of `peer` ("torch" or "iree"), or None with the
     reason printed when it cannot run (a missing package, a compile error).
     `isa_env`: variables that hold the peer to an instruction set (torch's
-    ATEN_CPU_CAPABILITY and oneDNN's ONEDNN_MAX_CPU_ISA; IREE's target CPU
-    as BENCH_TARGET_CPU)."""
+    ATEN_CPU_CAPABILITY, oneDNN's ONEDNN_MAX_CPU_ISA and MKL's
+    MKL_ENABLE_INSTRUCTIONS; IREE's target CPU as BENCH_TARGET_CPU)."""
     cmd = [sys.executable, "-c", WORKERS[peer], str(s), str(hq), str(hkv),
            str(d), str(repeat), "1" if causal else "0", dtype]
     proc = subprocess.run(
