@@ -132,6 +132,48 @@ std::pair<Value, linalg::GenericOp> packPieces(RewriterBase &rewriter,
   return {loop.getResult(0), piecePack};
 }
 
+/// Makes `use` (an input of a linalg.generic) read `packed`, the f32 copy
+/// of the same (k, n) values, where it can: an f32 input as it is; a bf16
+/// one whose body only takes its bits (max|v| compares bf16 values on their
+/// 16 bits) from the f32's high half, which are those bits (the widening
+/// is exact).
+void readPackedInstead(RewriterBase &rewriter, OpOperand &use, Value packed) {
+  auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!reader || !reader.isDpsInput(&use))
+    return;
+  Type element = getElementTypeOrSelf(use.get().getType());
+  Type f32 = rewriter.getF32Type();
+  if (element == f32) {
+    rewriter.modifyOpInPlace(reader, [&] { use.set(packed); });
+    return;
+  }
+  BlockArgument arg = reader.getMatchingBlockArgument(&use);
+  if (!isa<BFloat16Type>(element) ||
+      !llvm::all_of(arg.getUsers(), [&](Operation *user) {
+        auto bits = dyn_cast<arith::BitcastOp>(user);
+        return bits && bits.getType() == rewriter.getI16Type();
+      }))
+    return;
+  rewriter.modifyOpInPlace(reader, [&] {
+    use.set(packed);
+    arg.setType(f32);
+    SmallVector<Operation *> users(arg.getUsers());
+    for (Operation *user : users) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(user);
+      Location loc = user->getLoc();
+      Type i32 = rewriter.getI32Type();
+      Value wide = arith::BitcastOp::create(rewriter, loc, i32, arg);
+      Value high = arith::ShRUIOp::create(
+          rewriter, loc, wide,
+          arith::ConstantIntOp::create(rewriter, loc, i32, 16));
+      Value bits =
+          arith::TruncIOp::create(rewriter, loc, rewriter.getI16Type(), high);
+      rewriter.replaceOp(user, bits);
+    }
+  });
+}
+
 } // namespace
 
 linalg::GenericOp mlir::gated_attention::packRhs(RewriterBase &rewriter,
@@ -155,12 +197,12 @@ linalg::GenericOp mlir::gated_attention::packRhs(RewriterBase &rewriter,
   linalg::GenericOp pack;
   if (std::optional<AssembledBlock> block = matchAssembledBlock(rhs)) {
     std::tie(packed, pack) = packPieces(rewriter, *block, shape, transposed);
-    // The same values in the same layout: max|v| reads them there.
-    if (!transposed && rhsType.getElementType() == f32)
-      rewriter.replaceUsesWithIf(rhs, packed, [&](OpOperand &use) {
-        auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
-        return reader && reader != op && reader.isDpsInput(&use);
-      });
+    // The same values in the same layout: max|v| reads them there, and
+    // the assembled block goes.
+    if (!transposed)
+      for (OpOperand &use : llvm::make_early_inc_range(rhs.getUses()))
+        if (use.getOwner() != op)
+          readPackedInstead(rewriter, use, packed);
   } else {
     rewriter.setInsertionPoint(op);
     pack = emitPack(rewriter, op.getLoc(), rhs, transposed);

@@ -25,3 +25,23 @@ func.func @pages_16(%q: tensor<?x4x32xf32>, %kc: tensor<?x16x2x32xf32>, %vc: ten
   %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x4x32xf32>, tensor<?x16x2x32xf32>, tensor<?x16x2x32xf32>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x4x32xf32>
   return %r : tensor<?x4x32xf32>
 }
+
+// bf16: the pieces are widened into the packed f32 V, and max|v|, which
+// compares bf16 values on their 16 bits, takes them from the high half of
+// the packed f32 bits (the widening is exact), so no bf16 block is
+// assembled either.
+// CHECK-LABEL: func.func @pages_16_bf16
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// CHECK:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}}) -> (tensor<64x32xf32>)
+// CHECK:           arith.extf %{{.+}} : vector<{{.+}}xbf16> to vector<{{.+}}xf32>
+// CHECK:           tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x32xf32>
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// CHECK:         %[[WIDE:.+]] = arith.bitcast %{{.+}} : vector<1x32xf32> to vector<1x32xi32>
+// CHECK-NEXT:    %[[HIGH:.+]] = arith.shrui %[[WIDE]], %{{.+}} : vector<1x32xi32>
+// CHECK-NEXT:    arith.trunci %[[HIGH]] : vector<1x32xi32> to vector<1x32xi16>
+// CHECK-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// CHECK:         return
+func.func @pages_16_bf16(%q: tensor<?x4x32xbf16>, %kc: tensor<?x16x2x32xbf16>, %vc: tensor<?x16x2x32xbf16>, %t: tensor<?x?xi32>, %l: tensor<?xi32>, %cu: tensor<?xi32>) -> tensor<?x4x32xbf16> {
+  %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x4x32xbf16>, tensor<?x16x2x32xbf16>, tensor<?x16x2x32xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x4x32xbf16>
+  return %r : tensor<?x4x32xbf16>
+}
