@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from gated_attention import compiler, dtypes, paged
+from gated_attention import paged
 from gated_attention.testing import paged_cases
 
 SEED = int(os.environ.get("GATED_ATTENTION_TEST_SEED", "0"))
@@ -47,19 +47,7 @@ PIPELINES = ["--gated-attention-to-llvm=key-block=48 query-block=16",
 for pipeline in PIPELINES:
     for case in paged_cases.MATRIX:
         a = paged_cases.build(case, rng)
-        args = [dtypes.kernel_operand(a[name], case.dtype)
-                for name in ("q", "key_cache", "value_cache")]
-        args += [np.asarray(a[name], np.int32)
-                 for name in ("block_table", "seq_lens", "cu_seqlens_q")]
-        if a["g"] is not None:
-            args.append(dtypes.kernel_operand(a["g"], case.dtype))
-        cfg = paged._config(a["q"], a["key_cache"], a["value_cache"],
-                            a["g"], dtype=case.dtype, scale=None,
-                            **case.kwargs())
-        lib = compiler.compile_cpu(paged.paged_ir(cfg, case.page), pipeline)
-        out = dtypes.kernel_result(
-            lib.call("paged", args, 3, dtypes.storage_type(case.dtype)),
-            case.dtype)
+        out = paged_cases.run_cpu(case, a, pipeline)
         worst = paged_cases.check(case, a, out)
         print(f"PASS [{pipeline}] {case.describe()} err/bound={worst:.3g}")
 

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from gated_attention import compiler, dtypes, paged
+from gated_attention import paged
 from gated_attention.testing import paged_cases
 from gated_attention.testing.paged_cases import PagedCase
 
@@ -46,21 +46,6 @@ CASES = (
 )
 
 
-def run(case, a, pipeline):
-    args = [dtypes.kernel_operand(a[name], case.dtype)
-            for name in ("q", "key_cache", "value_cache")]
-    args += [np.asarray(a[name], np.int32)
-             for name in ("block_table", "seq_lens", "cu_seqlens_q")]
-    if a["g"] is not None:
-        args.append(dtypes.kernel_operand(a["g"], case.dtype))
-    cfg = paged._config(a["q"], a["key_cache"], a["value_cache"], a["g"],
-                        dtype=case.dtype, scale=None, **case.kwargs())
-    lib = compiler.compile_cpu(paged.paged_ir(cfg, case.page), pipeline)
-    return dtypes.kernel_result(
-        lib.call("paged", args, 3, dtypes.storage_type(case.dtype)),
-        case.dtype)
-
-
 def auto_splits(case, threads):
     """The parts kv-splits=auto takes for `case` on `threads` threads."""
     return paged.cpu_key_splits(sum(case.queries), len(case.keys), case.hq,
@@ -79,7 +64,7 @@ for splits in ("2", "3", "auto"):
         parts = (auto_splits(case, AUTO_THREADS) if splits == "auto"
                  else int(splits))
         a = paged_cases.build(case, rng)
-        out = run(case, a, pipeline)
+        out = paged_cases.run_cpu(case, a, pipeline)
         worst = paged_cases.check(case, a, out, splits=parts)
         print(f"PASS kv-splits={splits} ({parts} parts) {case.describe()} "
               f"err/bound={worst:.3g}")

@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import accuracy, config, paged
+from .. import accuracy, compiler, config, dtypes, paged
 from ..dtypes import round_to
 
 
@@ -127,11 +127,31 @@ def build(case, rng):
                 seq_lens=np.array(case.keys, np.int64), cu_seqlens_q=cu, g=g)
 
 
-def check(case, arrays, out, kernel=None, splits=1):
+def run_cpu(case, arrays, pipeline):
+    """The paged op of `case` compiled by `pipeline` (a gated-attention-opt
+    option, e.g. --gated-attention-to-llvm=key-block=48) and run on the CPU
+    on `arrays` (build's); the result [T, Hq, Dv] in the case's dtype."""
+    a = arrays
+    args = [dtypes.kernel_operand(a[name], case.dtype)
+            for name in ("q", "key_cache", "value_cache")]
+    args += [np.asarray(a[name], np.int32)
+             for name in ("block_table", "seq_lens", "cu_seqlens_q")]
+    if a["g"] is not None:
+        args.append(dtypes.kernel_operand(a["g"], case.dtype))
+    cfg = paged._config(a["q"], a["key_cache"], a["value_cache"], a["g"],
+                        dtype=case.dtype, scale=None, **case.kwargs())
+    lib = compiler.compile_cpu(paged.paged_ir(cfg, case.page), pipeline)
+    return dtypes.kernel_result(
+        lib.call("paged", args, 3, dtypes.storage_type(case.dtype)),
+        case.dtype)
+
+
+def check(case, arrays, out, kernel=None, splits=1, flush_subnormals=False):
     """Raises AssertionError unless `out` ([T, Hq, Dv]) matches the
     reference within each sequence's bound (that of `kernel`, the name or
-    description of the GPU kernel that wrote it, and of `splits` merged
-    parts of the keys on the CPU: accuracy.error_bound) and holds no NaN;
+    description of the GPU kernel that wrote it, of `splits` merged parts
+    of the keys on the CPU, and of bf16 products on the CPU's matrix units
+    with `flush_subnormals`: accuracy.error_bound) and holds no NaN;
     returns the worst error / bound."""
     a = arrays
     out = np.asarray(out, np.float64)
@@ -162,7 +182,8 @@ def check(case, arrays, out, kernel=None, splits=1):
         result = accuracy.compare(case.dense_config(sq=last - first, skv=n),
                                   dense(out[first:last]),
                                   dense(ref[first:last]), inputs,
-                                  splits=splits, kernel=kernel)
+                                  splits=splits, kernel=kernel,
+                                  flush_subnormals=flush_subnormals)
         assert result.ok, (f"{case.describe()}: sequence {s}: "
                            f"{accuracy.describe(result)}")
         worst = max(worst, result.ratio)

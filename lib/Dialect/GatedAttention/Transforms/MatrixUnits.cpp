@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatrixUnits.h"
+#include "PackOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
@@ -186,19 +187,8 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
       rewriter, loc, RankedTensorType::get({m, k / 2, 2}, bf16), unscaled,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}});
   // Right operand: (k/2, n, 2), pairs of consecutive k side by side.
-  Value rhsSplit = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      transposed ? RankedTensorType::get({n, k / 2, 2}, bf16)
-                 : RankedTensorType::get({k / 2, 2, n}, bf16),
-      rhs,
-      transposed ? ArrayRef<ReassociationIndices>{{0}, {1, 2}}
-                 : ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  AffineExpr p0, p1, p2;
-  bindDims(ctx, p0, p1, p2);
-  Value rhsPairs =
-      mapElements(rewriter, loc, rhsSplit, {k / 2, n, 2}, bf16,
-                  transposed ? map3({p1, p0, p2}) : map3({p0, p2, p1}),
-                  [](OpBuilder &, Location, Value x) { return x; });
+  auto [rhsPairs, rhsPack] = packPairs(rewriter, loc, rhs, transposed);
+  rewriter.setInsertionPoint(op);
 
   auto contraction = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, ValueRange{lhsPairs, rhsPairs},
@@ -226,7 +216,7 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   }
   rewriter.replaceOp(op, result);
   paired.contraction = contraction;
-  paired.rhsPack = rhsPairs.getDefiningOp<linalg::GenericOp>();
+  paired.rhsPack = rhsPack;
   return paired;
 }
 
@@ -454,8 +444,11 @@ FailureOr<Value> mlir::gated_attention::emitPairPack(RewriterBase &rewriter,
       in,
       keys ? ArrayRef<ReassociationIndices>{{0}, {1, 2}}
            : ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  Value init = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<int64_t>{pairs, 2 * cols}, bf16);
+  // Written where the op writes (a slice of the packed block, for a piece
+  // packed from its page: no copy of the packed piece).
+  Value init = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({pairs, 2 * cols}, bf16),
+      op.getDpsInits()[0], ArrayRef<ReassociationIndices>{{0}, {1, 2}});
 
   // One block at offsets (p0 pairs, c0 columns) of `packed`.
   auto emitBlock = [&](OpBuilder &b, Value p0, Value c0,

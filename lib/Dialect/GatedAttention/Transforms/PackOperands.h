@@ -41,6 +41,15 @@ namespace mlir::gated_attention {
 linalg::GenericOp packRhs(RewriterBase &rewriter, linalg::GenericOp op,
                           bool copyF32);
 
+/// The bf16 pairs (k/2, n, 2) of the reduction dimension k that the matrix
+/// units' pair contractions read as their right operand, from `rhs`: (n, k)
+/// keys when `transposed`, else (k, n) values. A block assembled from
+/// pieces is packed from the pieces, as packRhs does, and max|v| reads the
+/// packed values. Returns the packed operand and the op that packs (a
+/// piece's, for an assembled block), for emitPairPack.
+std::pair<Value, linalg::GenericOp>
+packPairs(RewriterBase &rewriter, Location loc, Value rhs, bool transposed);
+
 } // namespace mlir::gated_attention
 
 #endif // GATED_ATTENTION_LIB_TRANSFORMS_PACKOPERANDS_H

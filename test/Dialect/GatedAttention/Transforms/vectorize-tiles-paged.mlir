@@ -1,6 +1,9 @@
 // RUN: gated-attention-opt %s --gated-attention-tile="key-block=64 kv-splits=1" \
 // RUN:   --canonicalize --cse --gated-attention-vectorize-tiles --canonicalize --cse \
 // RUN:   | FileCheck %s
+// RUN: gated-attention-opt %s --gated-attention-tile="key-block=64 kv-splits=1" \
+// RUN:   --canonicalize --cse --gated-attention-vectorize-tiles="matrix-units=avx512-bf16" \
+// RUN:   --canonicalize --cse | FileCheck %s --check-prefix=PAIRS
 
 // A 64-key block of 16-token pages is 4 pieces, each within one page. The
 // contractions read it packed (Kᵀ transposed, V copied for f32); each
@@ -45,3 +48,27 @@ func.func @pages_16_bf16(%q: tensor<?x4x32xbf16>, %kc: tensor<?x16x2x32xbf16>, %
   %r = gated_attention.paged_attention %q, %kc, %vc, %t, %l, %cu : (tensor<?x4x32xbf16>, tensor<?x16x2x32xbf16>, tensor<?x16x2x32xbf16>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>) -> tensor<?x4x32xbf16>
   return %r : tensor<?x4x32xbf16>
 }
+
+// On the matrix units (AVX512-BF16 here; AMX packs the same way) the bf16
+// products read K and V as pairs of the reduction dimension, (k/2, n, 2),
+// built as (k/2, 2n) rows: each piece is packed from its page in place
+// into its slice of the rows, K's at twice its first key, V's at its first
+// key's pair, and max|v| reads the packed pairs as 2n columns (a column's
+// even and odd keys apart).
+// PAIRS-LABEL: func.func @pages_16_bf16
+// PAIRS-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// PAIRS:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}}) -> (tensor<16x128xbf16>)
+// PAIRS:           %[[KEY:.+]] = arith.muli %{{.+}}, %c32 : index
+// PAIRS-NEXT:      tensor.extract_slice %[[KROWS:[a-z0-9_]+]][0, %[[KEY]]] [16, 32] [1, 1] : tensor<16x128xbf16> to tensor<16x32xbf16>
+// PAIRS:           tensor.insert_slice %{{.+}} into %[[KROWS]][0, %[[KEY]]] [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<16x128xbf16>
+// PAIRS:         tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [16, 64, 2] : tensor<16x128xbf16> into tensor<16x64x2xbf16>
+// PAIRS:         scf.for %{{.+}} = %c0 to %c4 step %c1 iter_args(%{{.+}}) -> (tensor<32x64xbf16>)
+// PAIRS:           %[[PAIR:.+]] = arith.divui %{{.+}}, %c2 : index
+// PAIRS-NEXT:      tensor.extract_slice %[[VROWS:[a-z0-9_]+]][%[[PAIR]], 0] [8, 64] [1, 1] : tensor<32x64xbf16> to tensor<8x64xbf16>
+// PAIRS:           vector.interleave
+// PAIRS:           tensor.insert_slice %{{.+}} into %[[VROWS]][%[[PAIR]], 0] [8, 64] [1, 1] : tensor<8x64xbf16> into tensor<32x64xbf16>
+// PAIRS:         x86vector.avx512.dot
+// PAIRS:         scf.for %{{.+}} = %c0 to %c32 step %c1 iter_args(%{{.+}}) -> (tensor<64xi16>)
+// PAIRS:           arith.bitcast %{{.+}} : vector<1x64xbf16> to vector<1x64xi16>
+// PAIRS-NOT:     tensor.insert_slice %extracted_slice{{[_0-9]*}} into %{{[^ ]+}} [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// PAIRS:         return
