@@ -3,6 +3,7 @@ what a CPU user runs today, in one run, threads pinned the same.
 
     .venv/bin/python bench/cpu_paged.py [--batches 1,8] [--contexts 1024,4096]
         [--page 16] [--dtypes f32,bf16] [--threads N] [--splits 1,2,4]
+        [--matrix-units avx512-bf16]
 
 One decode step of Qwen3-Next's full-attention layer (Hq 16 over Hkv 2,
 D 256, a sigmoid gate): B sequences of `context` cached tokens each, one
@@ -17,7 +18,11 @@ gated_attention.torch.paged_attention, on torch tensors of the same memory
 (what an engine calls; `ours / torch` is the numpy entry point's). torch:
 the same gather with tensor indexing
 (key_cache[block_table]), F.scaled_dot_product_attention(..., enable_gqa=
-True) and `* torch.sigmoid(g)`, in a child process pinned like ours. The
+True) and `* torch.sigmoid(g)`, in a child process pinned like ours.
+`--matrix-units U` compiles ours with matrix-units=U instead of the host's
+choice (the bf16 products on AVX512-BF16, as an AMX host's decode steps
+run them, on a host that would take FMAs); the torch op keeps the host's
+and is not timed. The
 table gives ms per step (bench/timing.py: best of --repeat and of a
 second of calls, after warm-up) and the K/V bytes read per second
 (2 * B * context * Hkv * D * element size / time).
@@ -37,7 +42,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
-from gated_attention import paged  # noqa: E402
+from gated_attention import dtypes, kernel_cache, paged  # noqa: E402
 from gated_attention.dtypes import numpy_dtype  # noqa: E402
 from timing import CHILD_IMPORT, best_seconds  # noqa: E402
 
@@ -69,7 +74,8 @@ print(json.dumps({"seconds": best}))
 """
 
 
-def ours(b, ctx, page, repeat, dtype, splits=None, torch_op=False):
+def ours(b, ctx, page, repeat, dtype, splits=None, torch_op=False,
+         units=None):
     per_seq = -(-ctx // page)
     rng = np.random.default_rng(0)
     table = rng.permutation(b * per_seq).reshape(b, per_seq).astype(np.int32)
@@ -83,6 +89,22 @@ def ours(b, ctx, page, repeat, dtype, splits=None, torch_op=False):
     lens = np.full(b, ctx, np.int32)
     cu = np.arange(b + 1, dtype=np.int32)
 
+    if units:
+        # paged.paged_attention's CPU call, its library compiled with the
+        # units.
+        cfg = paged._config(q, kc, vc, g, causal=True, scale=None,
+                            gate="sigmoid", combine="mul", dtype=dtype)
+        pipeline = f"--gated-attention-to-llvm=matrix-units={units}" + (
+            f" kv-splits={splits}" if splits else "")
+        lib = kernel_cache.cpu_library(paged.paged_destination_ir(cfg, page),
+                                       f"paged, matrix-units={units}",
+                                       (pipeline,))
+        args = [np.ascontiguousarray(dtypes.kernel_operand(x, dtype))
+                for x in (q, kc, vc)] + [table, lens, cu,
+                                         dtypes.kernel_operand(g, dtype)]
+        out = np.empty((b, HQ, D), dtypes.storage_type(dtype))
+        return best_seconds(lambda: lib.call_into("paged", args + [out]),
+                            repeat)
     if not torch_op:
         return best_seconds(lambda: paged.paged_attention(
             q, kc, vc, table, lens, cu, g, causal=True, dtype=dtype,
@@ -117,6 +139,10 @@ def main():
     p.add_argument("--splits", default="",
                    help="kv-splits counts to time beside the default "
                         "(auto), e.g. 1,2,4")
+    p.add_argument("--matrix-units", default="",
+                   help="compile ours with this matrix-units (fma, "
+                        "avx512-bf16, amx) instead of the host's; the torch "
+                        "op is then not timed")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     args = p.parse_args()
     cpus = sorted(os.sched_getaffinity(0))[:args.threads]
@@ -126,7 +152,7 @@ def main():
     rows = ["B,context,page,dtype,threads,load_1min,auto_splits,ours_ms,"
             "torch_op_ms,"
             + "".join(f"splits_{n}_ms," for n in fixed)
-            + "torch_ms,ours_gbs,torch_gbs,ours_over_torch"]
+            + "torch_ms,ours_gbs,torch_gbs,ours_over_torch,matrix_units"]
     print("| B | context | dtype | auto splits | ours ms | torch op ms |"
           + "".join(f" kv-splits={n} ms |" for n in fixed)
           + " torch ms | ours GB/s | torch GB/s | ours / torch |")
@@ -137,10 +163,14 @@ def main():
             for ctx in (int(x) for x in args.contexts.split(",")):
                 load = os.getloadavg()[0]
                 auto = paged.cpu_key_splits(b, b, HQ, HKV, ctx, len(cpus))
-                mine = ours(b, ctx, args.page, args.repeat, dtype)
-                op = ours(b, ctx, args.page, args.repeat, dtype,
-                          torch_op=True)
-                forced = [ours(b, ctx, args.page, args.repeat, dtype, n)
+                units = args.matrix_units
+                mine = ours(b, ctx, args.page, args.repeat, dtype,
+                            units=units)
+                op = (float("nan") if units else
+                      ours(b, ctx, args.page, args.repeat, dtype,
+                           torch_op=True))
+                forced = [ours(b, ctx, args.page, args.repeat, dtype, n,
+                               units=units)
                           for n in fixed]
                 child = subprocess.run(
                     [sys.executable, "-c", TORCH, str(b), str(ctx),
@@ -153,7 +183,7 @@ def main():
                         mine * 1e3, op * 1e3)
                        + tuple(x * 1e3 for x in forced)
                        + (theirs * 1e3, kv / mine, kv / theirs,
-                          theirs / mine))
+                          theirs / mine, units or "host"))
                 rows.append(",".join(f"{x:.4g}" if isinstance(x, float)
                                      else str(x) for x in row))
                 print(f"| {b} | {ctx} | {dtype} | {auto} | {mine * 1e3:.2f} | "
