@@ -158,7 +158,10 @@ mlir::gated_attention::packBF16Pairs(RewriterBase &rewriter,
   // their extension or scaled copies (the scale then applies to the sums),
   // else rounded.
   // (A bf16 left operand, the backward's, is taken as it is.)
-  auto [unscaled, scale] =
+  // (Not a structured binding: a lambda below captures `scale`, which
+  // C++17 does not allow.)
+  Value unscaled, scale;
+  std::tie(unscaled, scale) =
       lhsPaired ? std::pair(lhs, Value()) : matchScaledExtension(lhs);
   // (A scale applies to the sums only when they start from zero.)
   if (scale && !isZeroFill(init))

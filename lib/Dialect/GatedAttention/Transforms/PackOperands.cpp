@@ -234,7 +234,7 @@ void readPackedInstead(RewriterBase &rewriter, OpOperand &use, Value packed) {
 void readPairsInstead(RewriterBase &rewriter, OpOperand &use, Value pairs) {
   auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
   if (!reader || !reader.isDpsInput(&use) || reader.getNumDpsInputs() != 1 ||
-      reader.getNumDpsInits() != 1)
+      reader.getNumDpsInits() != 1 || reader.hasIndexSemantics())
     return;
   MLIRContext *ctx = reader.getContext();
   AffineExpr k, n;
