@@ -80,6 +80,17 @@ linalg::GenericOp emitPairCopy(OpBuilder &b, Location loc, Value src,
       });
 }
 
+/// Pairs (p, n, 2) as their rows (p, 2n): a row holds the pairs of one
+/// reduction step side by side.
+Value pairRows(OpBuilder &b, Location loc, Value pairs) {
+  auto type = cast<RankedTensorType>(pairs.getType());
+  return tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({type.getDimSize(0), 2 * type.getDimSize(1)},
+                            type.getElementType()),
+      pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
 /// A block assembled from pieces, as the paged op's keysOf reads a key block
 /// that spans pages: an scf.for whose one iter_arg starts as a
 /// tensor.empty (or its zero fill) and whose body inserts one piece of
@@ -260,15 +271,10 @@ void readPairsInstead(RewriterBase &rewriter, OpOperand &use, Value pairs) {
                             [&](Value v) { return v != columns; });
       }))
     return;
-  auto pairsType = cast<RankedTensorType>(pairs.getType());
-  int64_t width = 2 * pairsType.getDimSize(1);
   Location loc = reader.getLoc();
   rewriter.setInsertionPoint(reader);
-  Value rows = tensor::CollapseShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({pairsType.getDimSize(0), width},
-                            pairsType.getElementType()),
-      pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  Value rows = pairRows(rewriter, loc, pairs);
+  int64_t width = cast<RankedTensorType>(rows.getType()).getDimSize(1);
   Type bits = getElementTypeOrSelf(columns.getType());
   Value init =
       linalg::FillOp::create(
@@ -368,14 +374,6 @@ mlir::gated_attention::packPairs(RewriterBase &rewriter, Location loc,
   // place into its slice of them (emitPairPack writes the op's init; a
   // (k/2, n, 2) slice written through reshapes was copied once more).
   Type bf16 = type.getElementType();
-  auto rows = [](OpBuilder &b, Location l, Value pairs) -> Value {
-    auto t = cast<RankedTensorType>(pairs.getType());
-    return tensor::CollapseShapeOp::create(
-        b, l,
-        RankedTensorType::get({t.getDimSize(0), 2 * t.getDimSize(1)},
-                              t.getElementType()),
-        pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  };
   Value packedRows = packPieces(
       rewriter, *block, RankedTensorType::get({k / 2, 2 * n}, bf16),
       [&](OpBuilder &b, Location l, Value piece, OpFoldResult start,
@@ -406,7 +404,7 @@ mlir::gated_attention::packPairs(RewriterBase &rewriter, Location loc,
             b, l, RankedTensorType::get({shape[0], shape[1] / 2, 2}, bf16),
             slot, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
         pack = emitPairCopy(b, l, piece, transposed, slotPairs);
-        return insertAt(b, l, rows(b, l, pack.getResult(0)), into, offsets);
+        return insertAt(b, l, pairRows(b, l, pack.getResult(0)), into, offsets);
       });
   Value packed = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({k / 2, n, 2}, bf16), packedRows,
