@@ -11,6 +11,7 @@ and fails on any NaN (an unused slot reached the result).
 """
 
 import dataclasses
+import os
 
 import numpy as np
 
@@ -188,3 +189,53 @@ def check(case, arrays, out, kernel=None, splits=1, flush_subnormals=False):
                            f"{accuracy.describe(result)}")
         worst = max(worst, result.ratio)
     return worst
+
+
+def random_case(rng, bf16_pairs=False):
+    """A case drawn over the op's shape space, and the pipeline options of
+    one CPU compilation of it: (case, options, splits), `splits` the key
+    parts the accuracy bound allows for. Head dims not multiples of 16,
+    pages of 16 to 528 tokens, GQA 1 to 16, 0 to 700 keys a sequence,
+    prefill, decode and chunked prefill, every gate, combine and layout,
+    key blocks that span pages or stop inside one, query blocks, split-KV
+    off, automatic or 3 parts; bf16 products on AVX512-BF16 when
+    `bf16_pairs` (the host runs them)."""
+    def pick(*values):
+        return values[int(rng.integers(len(values)))]
+
+    dtype = pick("f32", "f16", "bf16", "bf16")
+    hkv = pick(1, 2, 3)
+    d = pick(8, 24, 40, 72, 16, 32, 48, 64, 80, 96, 128, 256)
+    causal = bool(rng.integers(2))
+    keys = tuple(pick(0, 1, 2, 15, 17, 63, 130, 257, 300, 700)
+                 for _ in range(int(rng.integers(1, 4))))
+    # Causal: a sequence's queries are its last keys (at most as many).
+    queries = tuple(int(rng.integers(0, (k if causal else 40) + 1))
+                    if rng.random() < 0.5 else min(1, k if causal else 1)
+                    for k in keys)
+    case = PagedCase(pick(16, 32, 48, 64, 80, 528), hkv * pick(1, 2, 4, 8, 16),
+                     hkv, d, pick(d, 8, 24, 16, 32, 64, 96), queries, keys,
+                     causal, gate=pick("sigmoid", "silu", "ns_sigmoid"),
+                     combine=pick("mul", "add"),
+                     gate_heads=pick("per_head", "shared"),
+                     gate_width=pick("elementwise", "headwise"), dtype=dtype)
+    if rng.random() < 0.15:
+        case = dataclasses.replace(case, gated=False, gate="sigmoid",
+                                   combine="mul", gate_heads="per_head",
+                                   gate_width="elementwise")
+    options = {}
+    if bf16_pairs and dtype == "bf16" and rng.random() < 0.6:
+        options["matrix-units"] = "avx512-bf16"
+    key_block = pick(None, 32, 48, 64, 128, 256)
+    if key_block:
+        options["key-block"] = key_block
+    query_block = pick(None, None, 16, 32, 64)
+    if query_block:
+        options["query-block"] = query_block
+    options["kv-splits"] = pick("1", "auto", "3")
+    splits = {"1": 1, "3": 3}.get(options["kv-splits"])
+    if splits is None:
+        splits = paged.cpu_key_splits(sum(queries), len(keys), case.hq, hkv,
+                                      max(keys), os.cpu_count(),
+                                      query_block or 64)
+    return case, options, splits

@@ -57,6 +57,8 @@ SKIP = [
     (r"examples/train_qwen3_next\.py",
      "three training runs (minutes); Examples/train-qwen3-next.test runs it"),
     (r"scripts/device-check", "needs a CUDA GPU"),
+    (r"test/python/paged_random\.py \d{3}",
+     "a search of minutes; the suite runs it with 10 cases"),
     (r"scripts/fuzz|scripts/check-sanitizers",
      "sanitizer build and fuzzing (tens of minutes)"),
     (r"--gated-attention-to-ptx\b", "needs the CUDA toolkit (libdevice)"),
