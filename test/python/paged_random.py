@@ -2,11 +2,11 @@
 """gated_attention.paged_attention's CPU lowering on cases drawn at random
 over its shape and option space (paged_cases.random_case: head dims that
 are not multiples of 16, pages of 16 to 528 tokens, GQA up to 16, key and
-query blocks, split-KV, bf16 products on AVX512-BF16 where the host runs
-them), each against the float64 reference within the error model. The
-suite draws 10 cases from GATED_ATTENTION_TEST_SEED (default 0); a longer
-search: `PYTHONPATH=python .venv/bin/python test/python/paged_random.py
-200` with other seeds."""
+query blocks, split-KV, AVX2 code, bf16 products on AVX512-BF16 where the
+host runs them), each against the float64 reference within the error
+model. The suite draws 10 cases from GATED_ATTENTION_TEST_SEED (default
+0); a longer search: `PYTHONPATH=python .venv/bin/python
+test/python/paged_random.py 200` with other seeds."""
 
 import os
 import sys

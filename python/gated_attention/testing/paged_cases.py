@@ -198,8 +198,8 @@ def random_case(rng, bf16_pairs=False):
     pages of 16 to 528 tokens, GQA 1 to 16, 0 to 700 keys a sequence,
     prefill, decode and chunked prefill, every gate, combine and layout,
     key blocks that span pages or stop inside one, query blocks, split-KV
-    off, automatic or 3 parts; bf16 products on AVX512-BF16 when
-    `bf16_pairs` (the host runs them)."""
+    off, automatic or 3 parts, AVX2 code (target-cpu=x86-64-v3); bf16
+    products on AVX512-BF16 when `bf16_pairs` (the host runs them)."""
     def pick(*values):
         return values[int(rng.integers(len(values)))]
 
@@ -233,6 +233,9 @@ def random_case(rng, bf16_pairs=False):
     if query_block:
         options["query-block"] = query_block
     options["kv-splits"] = pick("1", "auto", "3")
+    # AVX2 code (256-bit vectors, its own register tiles) on any x86-64 host.
+    if "matrix-units" not in options and rng.random() < 0.3:
+        options["target-cpu"] = "x86-64-v3"
     splits = {"1": 1, "3": 3}.get(options["kv-splits"])
     if splits is None:
         splits = paged.cpu_key_splits(sum(queries), len(keys), case.hq, hkv,
