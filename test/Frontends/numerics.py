@@ -5,7 +5,9 @@
 """Real frontends, end to end: each module of Inputs/modules.py (SDPA with
 GQA and a sigmoid gate, the paper's headwise / shared / additive gates,
 SiLU, HF transformers' Qwen3NextAttention, a block with a GELU
-feed-forward after the gated attention) exported by torch-mlir's FX
+feed-forward after the gated attention, HF's eager attention with its
+finfo.min mask, the paper's headwise gate in [B, S, H, D], a nanoGPT-style
+masked_fill) exported by torch-mlir's FX
 importer (checked in as Inputs/<name>.mlir; --reexport exports afresh),
 raised by --gated-attention-raise into one gated_attention.attention
 carrying its gate (nothing of the unfused softmax left), compiled by
@@ -35,6 +37,9 @@ EXPECTED = {
     "qwen3_next": ("1x4x16x32xf32", "causal"),
     "einsum": ("%arg3", "scale"),
     "gelu_block": ("%arg3", "causal"),
+    "eager": ("1x4x16x32xf32", "causal"),
+    "paper_headwise": ("1x4x16x1xf32", "causal"),
+    "masked_fill": ("%arg3", "causal"),
     "top_left": None,   # not the op's mask: not raised
 }
 

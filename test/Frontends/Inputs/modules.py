@@ -13,7 +13,15 @@ gated attention as model code writes it.
   the op's: it must stay unfused;
 - `qwen3_next`: HF transformers' Qwen3NextAttention (a small random config,
   no weights downloaded): q_proj gives [q | gate] per head, q/k RMS norms,
-  rotary embeddings, GQA, SDPA, the gate, o_proj.
+  rotary embeddings, GQA, SDPA, the gate, o_proj;
+- `eager`: attention as HF transformers' eager implementation writes it:
+  K/V repeated for GQA, `QKᵀ * scaling + mask` with the causal mask built
+  in the graph from `torch.finfo(dtype).min`, the softmax in float32,
+  dropout(p=0), and the gate applied in [B, S, H·D];
+- `paper_headwise`: the paper's code's headwise gate, one value per head
+  and token in [B, S, H, 1], applied to SDPA's output in [B, S, H, D];
+- `masked_fill`: manual attention with the mask of nanoGPT-style code,
+  `masked_fill(tril(ones).view(1, 1, S, S) == 0, -inf)`.
 
 Each entry: (module, example inputs, whether raising must produce the op
 with a gate). `export(name)` returns linalg-on-tensors MLIR text.
@@ -62,6 +70,49 @@ class GeluBlock(torch.nn.Module):
         return y + self.down(F.gelu(self.up(y)))
 
 
+class Eager(torch.nn.Module):
+    """HF transformers' eager attention (repeat_kv, an additive causal mask
+    of finfo.min built in the graph, softmax in float32) and the gate in
+    [B, S, H·D], as Qwen3NextAttention applies it."""
+
+    def forward(self, q, k, v, g):
+        def repeat(x):
+            b, h, s, d = x.shape
+            return x[:, :, None].expand(b, h, HQ // h, s, d).reshape(
+                b, HQ, s, d)
+
+        n = q.shape[2]
+        lowest = torch.finfo(q.dtype).min
+        mask = torch.full((n, n), lowest, dtype=q.dtype).triu(1)
+        w = torch.matmul(q, repeat(k).transpose(2, 3)) * D ** -0.5 + mask
+        w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        w = F.dropout(w, p=0.0, training=False)
+        y = torch.matmul(w, repeat(v)).transpose(1, 2).reshape(B, n, HQ * D)
+        return y * torch.sigmoid(g.transpose(1, 2).reshape(B, n, HQ * D))
+
+
+class PaperHeadwise(torch.nn.Module):
+    """The paper's headwise gate: g [B, S, H, 1] on SDPA's output
+    transposed to [B, S, H, D]."""
+
+    def forward(self, q, k, v, g):
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           enable_gqa=True).transpose(1, 2)
+        return (y * torch.sigmoid(g)).reshape(B, S, HQ * D)
+
+
+class MaskedFill(torch.nn.Module):
+    """Manual attention masked as nanoGPT-style code masks it: a float
+    lower triangle of ones, viewed as [1, 1, S, S], compared with 0."""
+
+    def forward(self, q, k, v, g):
+        n = q.shape[2]
+        s = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+        s = s.masked_fill(torch.tril(torch.ones(n, n)).view(1, 1, n, n) == 0,
+                          float("-inf"))
+        return (F.softmax(s, dim=-1) @ v) * torch.sigmoid(g)
+
+
 def _inputs(gate_shape, hkv=HKV):
     torch.manual_seed(0)
     return (torch.randn(B, HQ, S, D), torch.randn(B, hkv, S, D),
@@ -105,6 +156,9 @@ MODULES = {
     "qwen3_next": _qwen3_next,
     "einsum": lambda: (Einsum(), _inputs((B, HQ, S, D), hkv=HQ)),
     "gelu_block": lambda: (GeluBlock().eval(), _inputs((B, HQ, S, D))),
+    "eager": lambda: (Eager(), _inputs((B, HQ, S, D))),
+    "paper_headwise": lambda: (PaperHeadwise(), _inputs((B, S, HQ, 1))),
+    "masked_fill": lambda: (MaskedFill(), _inputs((B, HQ, S, D), hkv=HQ)),
     # torch's is_causal is top-left aligned; with Sq < Skv that is not the
     # op's (bottom-right) mask, so this one must not be raised.
     "top_left": lambda: (Sdpa(), (torch.randn(B, HQ, S // 2, D),

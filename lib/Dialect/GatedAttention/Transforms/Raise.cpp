@@ -187,6 +187,33 @@ static Value gateOperand(OpBuilder &b, Location loc, Value gate, AffineMap map,
   return tensor::ExpandShapeOp::create(b, loc, type, gate, reassoc);
 }
 
+/// A gate read through a permuted map (`gate` in [B, S, H, D] by a combine
+/// on [B, H, S, D]) transposed into the order of the op's dimensions;
+/// returns the map it is then read through (`map` with its results sorted).
+static AffineMap sortedGateMap(OpBuilder &b, Location loc, Value &gate,
+                               AffineMap map) {
+  SmallVector<int64_t> dims;
+  for (AffineExpr e : map.getResults())
+    dims.push_back(cast<AffineDimExpr>(e).getPosition());
+  if (llvm::is_sorted(dims))
+    return map;
+  // Gate dimension k of the transpose is dimension order[k] of `gate`.
+  SmallVector<int64_t> order =
+      llvm::to_vector(llvm::seq<int64_t>(static_cast<int64_t>(dims.size())));
+  llvm::sort(order, [&](int64_t x, int64_t y) { return dims[x] < dims[y]; });
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : order)
+    sizes.push_back(tensor::getMixedSize(b, loc, gate, d));
+  Value init = tensor::EmptyOp::create(b, loc, sizes,
+                                       getElementTypeOrSelf(gate.getType()));
+  gate = linalg::TransposeOp::create(b, loc, gate, init, order)->getResult(0);
+  llvm::sort(dims);
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(map.getNumDims(), 0, exprs, b.getContext());
+}
+
 namespace {
 /// Attention (Q Kᵀ ... P V), rooted at the P V contraction, becomes the op
 /// without a gate; a gate combine using it is folded in afterwards.
@@ -234,7 +261,9 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
     if (!gate->collapse.empty())
       read =
           tensor::CollapseShapeOp::create(rewriter, loc, read, gate->collapse);
-    Value g = gateOperand(rewriter, loc, read, gate->map, resultType);
+    Value g =
+        gateOperand(rewriter, loc, read,
+                    sortedGateMap(rewriter, loc, read, gate->map), resultType);
     auto op = AttentionOp::create(
         rewriter, loc, resultType, /*lse=*/Type(), ungated.getQuery(),
         ungated.getKey(), ungated.getValue(), g, ungated.getScaleAttr(),

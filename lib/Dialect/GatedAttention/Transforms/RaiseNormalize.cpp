@@ -36,6 +36,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -291,7 +292,10 @@ static bool isContractionResult(Value v) {
 /// computes the transpose of the same generic on the untransposed value
 /// and the inversely transposed others: transposes move below elementwise
 /// code, out of the chain from attention to its gate (HF transformers
-/// transposes SDPA's output back to [B, S, H, D] before gating it).
+/// transposes SDPA's output back to [B, S, H, D] before gating it). Others
+/// read through a broadcast (the paper's headwise gate, [B, S, H] on
+/// [B, S, H, D]) keep their value and are read through the map composed
+/// with the permutation instead.
 struct SinkTransposeBelowElementwise : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -299,16 +303,23 @@ struct SinkTransposeBelowElementwise : OpRewritePattern<linalg::GenericOp> {
                                 PatternRewriter &rewriter) const override {
     // Combines of two values or more: a one-input generic on a transpose
     // (a scale of Kᵀ) is part of the chain and stays where it is.
-    if (!isElementwise(op) || op.getNumResults() != 1 ||
-        op.getNumDpsInputs() < 2 || !op.hasPureTensorSemantics())
+    if (op.getNumParallelLoops() != op.getNumLoops() ||
+        op.getNumResults() != 1 || op.getNumDpsInputs() < 2 ||
+        !op.hasPureTensorSemantics())
       return failure();
-    // Only transposes of a contraction's result (attention's P·V): moving
-    // every transpose would churn through unrelated code (rotary
-    // embeddings) without end.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (!maps.back().isIdentity() || !llvm::all_of(maps, [](AffineMap m) {
+          return m.isProjectedPermutation(/*allowZeroInResults=*/false);
+        }))
+      return failure();
+    // Only transposes of a contraction's result (attention's P·V), read at
+    // every element: moving every transpose would churn through unrelated
+    // code (rotary embeddings) without end.
     linalg::TransposeOp transpose;
-    for (Value input : op.getDpsInputs())
-      if (auto t = input.getDefiningOp<linalg::TransposeOp>();
-          t && t->hasOneUse() && isContractionResult(t.getInput())) {
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (auto t = input->get().getDefiningOp<linalg::TransposeOp>();
+          t && t->hasOneUse() && maps[input->getOperandNumber()].isIdentity() &&
+          isContractionResult(t.getInput())) {
         transpose = t;
         break;
       }
@@ -323,19 +334,141 @@ struct SinkTransposeBelowElementwise : OpRewritePattern<linalg::GenericOp> {
         return t.getInput();
       return createTranspose(rewriter, loc, v, p);
     };
+    // Loop i of the old generic is loop perm[i] of the new one.
+    SmallVector<AffineExpr> oldLoops;
+    for (int64_t p : perm)
+      oldLoops.push_back(rewriter.getAffineDimExpr(p));
+    AffineMap toOld =
+        AffineMap::get(op.getNumLoops(), 0, oldLoops, op.getContext());
     SmallVector<Value> inputs;
-    for (Value input : op.getDpsInputs())
-      inputs.push_back(transposed(input, inverse));
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap &map = maps[input->getOperandNumber()];
+      if (map.isIdentity()) {
+        inputs.push_back(transposed(input->get(), inverse));
+      } else {
+        inputs.push_back(input->get());
+        map = map.compose(toOld);
+      }
+    }
     Value init = transposed(op.getDpsInits()[0], inverse);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
-        op.getIndexingMapsArray(), op.getIteratorTypesArray());
+        maps, op.getIteratorTypesArray());
     rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
                                 generic.getRegion().begin());
     rewriter.replaceOp(op, transposed(generic.getResult(0), perm));
     return success();
   }
 };
+
+/// A comparison of a select of two constants with a constant is a select of
+/// the two comparisons' results (then `c`, `!c` or a constant, which arith
+/// canonicalizes further): `tril(ones) == 0`, torch's masked_fill of a
+/// float triangle, becomes the negated index comparison the mask matcher
+/// reads.
+template <typename CmpOp, typename AttrT>
+struct CompareOfSelectedConstants : OpRewritePattern<CmpOp> {
+  using OpRewritePattern<CmpOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CmpOp cmp,
+                                PatternRewriter &rewriter) const override {
+    auto predicate = cmp.getPredicate();
+    auto select = cmp.getLhs().template getDefiningOp<arith::SelectOp>();
+    AttrT rhs, onTrue, onFalse;
+    if (!select || !matchPattern(cmp.getRhs(), m_Constant(&rhs)) ||
+        !matchPattern(select.getTrueValue(), m_Constant(&onTrue)) ||
+        !matchPattern(select.getFalseValue(), m_Constant(&onFalse)))
+      return failure();
+    auto i1 = [&](bool b) -> Value {
+      return arith::ConstantIntOp::create(rewriter, cmp.getLoc(), b, 1);
+    };
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(
+        cmp, select.getCondition(),
+        i1(arith::applyCmpPredicate(predicate, onTrue.getValue(),
+                                    rhs.getValue())),
+        i1(arith::applyCmpPredicate(predicate, onFalse.getValue(),
+                                    rhs.getValue())));
+    return success();
+  }
+};
+
+/// A reshape that only adds or drops unit dims of a value computed from
+/// linalg indices alone (a generic without inputs: torch's `tril(ones)`
+/// viewed as [1, 1, S, S]) is that generic computed in the new shape, so
+/// that it fuses into its users as the mask it is.
+template <typename ReshapeOp>
+struct ReshapeOfIndexOnlyGeneric : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto producer =
+        reshape.getSrc().template getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer.getNumDpsInputs() != 0 ||
+        producer.getNumResults() != 1 || !isElementwise(producer) ||
+        !producer.getBody()->getArgument(0).use_empty())
+      return failure();
+    RankedTensorType srcType = reshape.getSrcType();
+    RankedTensorType resultType = reshape.getResultType();
+    if (!srcType.hasStaticShape() || !resultType.hasStaticShape())
+      return failure();
+    constexpr bool expanding = std::is_same_v<ReshapeOp, tensor::ExpandShapeOp>;
+    RankedTensorType big = expanding ? resultType : srcType;
+    RankedTensorType small = expanding ? srcType : resultType;
+    // Each dim of the small shape is one dim of its group in the big shape,
+    // the others being units: where[d] is that dim (-1 for a unit group,
+    // whose index is 0).
+    SmallVector<int64_t> where;
+    for (auto [d, group] : llvm::enumerate(reshape.getReassociationIndices())) {
+      int64_t size = small.getDimSize(d), found = -1;
+      for (int64_t b : group)
+        if (big.getDimSize(b) != 1) {
+          if (found >= 0)
+            return failure();
+          found = b;
+        }
+      if (found < 0 && size != 1)
+        return failure();
+      where.push_back(found);
+    }
+    Location loc = reshape.getLoc();
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{
+            rewriter.getMultiDimIdentityMap(resultType.getRank())},
+        SmallVector<utils::IteratorType>(resultType.getRank(),
+                                         utils::IteratorType::parallel));
+    IRMapping mapping;
+    producer.getRegion().cloneInto(&generic.getRegion(), mapping);
+    SmallVector<linalg::IndexOp> indices;
+    generic.getBody()->walk([&](linalg::IndexOp i) { indices.push_back(i); });
+    // The old generic's dim `dim` in the new one's indices.
+    auto newIndex = [&](OpBuilder &b, Location l, int64_t dim) -> Value {
+      if (expanding) {
+        // Old dims are the small shape's.
+        if (where[dim] < 0)
+          return arith::ConstantIndexOp::create(b, l, 0);
+        return linalg::IndexOp::create(b, l, where[dim]);
+      }
+      // Old dims are the big shape's: the small dim whose group it is the
+      // non-unit dim of, or 0.
+      for (auto [d, b2] : llvm::enumerate(where))
+        if (b2 == dim)
+          return linalg::IndexOp::create(b, l, d);
+      return arith::ConstantIndexOp::create(b, l, 0);
+    };
+    for (linalg::IndexOp index : indices) {
+      rewriter.setInsertionPoint(index);
+      rewriter.replaceOp(index,
+                         newIndex(rewriter, index.getLoc(), index.getDim()));
+    }
+    rewriter.replaceOp(reshape, generic.getResult(0));
+    return success();
+  }
+};
+
 /// A transpose that moves static unit dims (torch's einsum lowering pads
 /// every operand to 5-D with them) is a transpose of its other dims between
 /// reshapes: collapse the unit dims away, transpose what remains (nothing if
@@ -471,7 +604,11 @@ void mlir::gated_attention::populateRaiseNormalizationPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<DropConstantUnitDims, DropUnitDimsOfTranspose,
                ExpandHeadsOfContraction, FoldIdentityTranspose,
-               SinkTransposeBelowElementwise, TransposeOfCollapsedGroups>(ctx);
+               SinkTransposeBelowElementwise, TransposeOfCollapsedGroups,
+               CompareOfSelectedConstants<arith::CmpFOp, FloatAttr>,
+               CompareOfSelectedConstants<arith::CmpIOp, IntegerAttr>,
+               ReshapeOfIndexOnlyGeneric<tensor::ExpandShapeOp>,
+               ReshapeOfIndexOnlyGeneric<tensor::CollapseShapeOp>>(ctx);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   // Fused into their users: masks (and other index/constant-only values,
   // their splat operands becoming scalars) and one-input elementwise code

@@ -18,17 +18,18 @@
 using namespace mlir;
 using namespace mlir::gated_attention;
 
-/// Whether the combine may read the gate through `map` (of `rank` dims):
-/// an ordered subset of the identity keeping the batch (or batch·heads) and
-/// the rows; the heads (4-D) and the last dimension may be broadcast.
+/// Whether the combine may read the gate through `map` (of `rank` dims): a
+/// projected permutation keeping the batch (or batch·heads) and the rows;
+/// the heads (4-D) and the last dimension may be broadcast, and the gate's
+/// dimensions may come in another order (the paper's code gates in
+/// [B, S, H, D]; the fold transposes such a gate).
 static bool isGateMap(AffineMap map, int64_t rank) {
-  if (!map.isProjectedPermutation())
+  if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return false;
   SmallVector<int64_t> dims;
   for (AffineExpr e : map.getResults())
     dims.push_back(cast<AffineDimExpr>(e).getPosition());
-  return llvm::is_sorted(dims) && llvm::is_contained(dims, 0) &&
-         llvm::is_contained(dims, rank - 2);
+  return llvm::is_contained(dims, 0) && llvm::is_contained(dims, rank - 2);
 }
 
 std::optional<GateCombine>
@@ -97,8 +98,10 @@ mlir::gated_attention::matchAttentionChain(Value out) {
   Value scores = matchSoftmax(probabilities);
   if (!scores || (guarded && guarded != scores))
     return std::nullopt;
-  if (Value unmasked = matchCausalMask(scores)) {
+  double maskScale;
+  if (Value unmasked = matchCausalMask(scores, &maskScale)) {
     chain.causal = true;
+    chain.scale *= maskScale;
     scores = unmasked;
   }
   // Constant factors on the scores, on Q, or on K (before or after its

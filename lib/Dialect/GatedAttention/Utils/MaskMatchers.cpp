@@ -18,6 +18,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -200,34 +201,62 @@ static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
   return true;
 }
 
-/// The body of a causal mask: `select(cond, s, -inf)` (or the branches
-/// swapped) or `s + select(cond, 0, -inf)` (torch's additive mask; or
-/// swapped), `arg` being the score s. Sets `cond` and whether the select
-/// keeps the score when it is true.
-static bool matchMaskBody(Value result, Value arg, Value &cond,
-                          bool &keepIfTrue) {
-  double negInf = -std::numeric_limits<double>::infinity();
+/// Whether `v` is a constant that masks a score: -inf, or (with
+/// `lowestToo`) the lowest finite value of its type, which frontends use
+/// instead (HF transformers' `torch.finfo(dtype).min`). Added to a score,
+/// the lowest value still gives it weight 0 wherever its row sees a key
+/// whose score is within half the float range of it; a row that sees no key
+/// would get the mean of V instead of the op's 0, so the caller allows it
+/// only where every row sees a key.
+static bool isMaskValue(Value v, bool lowestToo) {
+  std::optional<double> x = constantFloat(v);
+  if (!x || *x >= 0)
+    return false;
+  if (std::isinf(*x))
+    return true;
+  auto type = dyn_cast<FloatType>(v.getType());
+  return lowestToo && type &&
+         *x == APFloat::getLargest(type.getFloatSemantics(), /*Negative=*/true)
+                   .convertToDouble();
+}
+
+/// The body of a causal mask: `select(cond, s, m)` (or the branches
+/// swapped) or `s + select(cond, 0, m)` (torch's additive mask; or
+/// swapped), m a mask value (isMaskValue), s the score `arg` or a constant
+/// multiple of it (the scale fused into the mask's generic, as HF's eager
+/// attention writes `QKᵀ * scaling + mask`). Sets `cond`, whether the
+/// select keeps the score when it is true, and `scale` (1 if none).
+static bool matchMaskBody(Value result, Value arg, bool lowestToo, Value &cond,
+                          bool &keepIfTrue, double &scale) {
   auto pick = [&](arith::SelectOp select, function_ref<bool(Value)> kept) {
     if (!select)
       return false;
     cond = select.getCondition();
     if (kept(select.getTrueValue()) &&
-        isConstant(select.getFalseValue(), negInf)) {
+        isMaskValue(select.getFalseValue(), lowestToo)) {
       keepIfTrue = true;
       return true;
     }
     if (kept(select.getFalseValue()) &&
-        isConstant(select.getTrueValue(), negInf)) {
+        isMaskValue(select.getTrueValue(), lowestToo)) {
       keepIfTrue = false;
       return true;
     }
     return false;
   };
-  if (pick(result.getDefiningOp<arith::SelectOp>(),
-           [&](Value v) { return v == arg; }))
+  scale = 1.0;
+  auto isScore = [&](Value v) {
+    if (v == arg)
+      return true;
+    std::optional<double> c = matchConstantScale(v, arg);
+    if (c)
+      scale = *c;
+    return c.has_value();
+  };
+  if (pick(result.getDefiningOp<arith::SelectOp>(), isScore))
     return true;
-  Value added =
-      otherOperand<arith::AddFOp>(result, [&](Value v) { return v == arg; });
+  scale = 1.0;
+  Value added = otherOperand<arith::AddFOp>(result, isScore);
   return added && pick(added.getDefiningOp<arith::SelectOp>(),
                        [](Value v) { return isConstant(v, 0.0); });
 }
@@ -279,8 +308,12 @@ static Value matchAddedCausalTriangle(Value v) {
       for (int64_t i = 0; i < sq && causal; ++i)
         for (int64_t j = 0; j < skv && causal; ++j) {
           const APFloat &x = values[(n * sq + i) * skv + j];
-          causal = j <= i + (skv - sq) ? x.isZero()
-                                       : (x.isInfinity() && x.isNegative());
+          causal = j <= i + (skv - sq)
+                       ? x.isZero()
+                       : x.isNegative() &&
+                             (x.isInfinity() ||
+                              (sq <= skv && x == APFloat::getLargest(
+                                                     x.getSemantics(), true)));
         }
     if (causal)
       return op.getDpsInputs()[side];
@@ -288,9 +321,12 @@ static Value matchAddedCausalTriangle(Value v) {
   return {};
 }
 
-Value mlir::gated_attention::matchCausalMask(Value v) {
-  if (Value s = matchAddedCausalTriangle(v))
+Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
+  if (Value s = matchAddedCausalTriangle(v)) {
+    if (scale)
+      *scale = 1.0;
     return s;
+  }
   Value input;
   linalg::GenericOp op = matchUnaryElementwise(v, input);
   if (!op)
@@ -303,12 +339,17 @@ Value mlir::gated_attention::matchCausalMask(Value v) {
   Value cond;
   bool keepIfTrue, visibleForm;
   int64_t c;
-  if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0), cond,
-                     keepIfTrue) ||
+  double factor;
+  // With Skv >= Sq every row sees key 0, so the lowest finite value masks
+  // as -inf does.
+  if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0),
+                     /*lowestToo=*/offset >= 0, cond, keepIfTrue, factor) ||
       !matchKeyQueryComparison(cond, rank, c, visibleForm))
     return {};
-  if (visibleForm != keepIfTrue || c != offset)
+  if (visibleForm != keepIfTrue || c != offset || (factor != 1.0 && !scale))
     return {};
+  if (scale)
+    *scale = factor;
   return input;
 }
 

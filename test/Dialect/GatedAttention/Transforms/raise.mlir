@@ -141,6 +141,282 @@ func.func @generic_gqa_causal(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32
 
 // -----
 
+// HF transformers' eager attention: the scale and an additive mask of the
+// lowest finite f32 (its `torch.finfo(dtype).min`) in one generic. With
+// Skv >= Sq every row sees a key, where the lowest value masks as -inf.
+// CHECK-LABEL: func.func @scaled_mask_lowest
+// CHECK:         %[[A:.+]] = gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} {causal, combine = #gated_attention.combine<add>, gate = #gated_attention.gate<silu>, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[A]]
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @scaled_mask_lowest(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %g: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x12x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x12x16xf32>) outs(%eb : tensor<1x2x2x12x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x12x16xf32> into tensor<1x4x12x16xf32>
+  %es = tensor.empty() : tensor<1x4x8x12xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x8x12xf32>) -> tensor<1x4x8x12xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>) outs(%zs : tensor<1x4x8x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x12xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x8x12xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 2.500000e-01 : f32
+    %sx = arith.mulf %x, %c : f32
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %d = arith.subi %jj, %ii : i64
+    %lim = arith.constant 5 : i64
+    %masked = arith.cmpi sge, %d, %lim : i64
+    %low = arith.constant -3.40282347E+38 : f32
+    %zero2 = arith.constant 0.0 : f32
+    %add = arith.select %masked, %low, %zero2 : f32
+    %y = arith.addf %sx, %add : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %er = tensor.empty() : tensor<1x4x8xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x8x12xf32>) outs(%mi : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x8x12xf32>) outs(%si : tensor<1x4x8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x8x12xf32>, tensor<1x4x8xf32>) outs(%es : tensor<1x4x8x12xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x12xf32>
+  %eo = tensor.empty() : tensor<1x4x8x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x8x12xf32>, tensor<1x4x12x16xf32>) outs(%zo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%eo : tensor<1x4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x8x16xf32>
+  return %y : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// The same with Sq = 12 > Skv = 8: the first rows see no key, where the
+// lowest value would average V and the op gives 0, so nothing is raised.
+// (With -inf the mask is the op's, and @scaled_mask_inf is raised.)
+// CHECK-LABEL: func.func @lowest_rows_without_keys
+// CHECK-NOT:     gated_attention.attention
+// CHECK:         return
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @lowest_rows_without_keys(%q: tensor<1x4x12x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %g: tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x2x8x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x2x8x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %es = tensor.empty() : tensor<1x4x12x8xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x12x8xf32>) -> tensor<1x4x12x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x12x16xf32>, tensor<1x4x8x16xf32>) outs(%zs : tensor<1x4x12x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x8xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x12x8xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 2.500000e-01 : f32
+    %sx = arith.mulf %x, %c : f32
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %d = arith.subi %jj, %ii : i64
+    %lim = arith.constant -3 : i64
+    %masked = arith.cmpi sge, %d, %lim : i64
+    %low = arith.constant -3.40282347E+38 : f32
+    %zero2 = arith.constant 0.0 : f32
+    %add = arith.select %masked, %low, %zero2 : f32
+    %y = arith.addf %sx, %add : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %er = tensor.empty() : tensor<1x4x12xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x12x8xf32>) outs(%mi : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x12x8xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x12x8xf32>) outs(%si : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x12x8xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %eo = tensor.empty() : tensor<1x4x12x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x12x8xf32>, tensor<1x4x8x16xf32>) outs(%zo : tensor<1x4x12x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x12x16xf32>) outs(%eo : tensor<1x4x12x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x12x16xf32>, tensor<1x4x12x16xf32>) outs(%eo : tensor<1x4x12x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x16xf32>
+  return %y : tensor<1x4x12x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scaled_mask_inf
+// CHECK:         gated_attention.attention {{.*}}causal
+#id = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+func.func @scaled_mask_inf(%q: tensor<1x4x12x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %g: tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %eb = tensor.empty() : tensor<1x2x2x8x16xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x2x8x16xf32>) dimensions = [2]
+  %vb = linalg.broadcast ins(%v : tensor<1x2x8x16xf32>) outs(%eb : tensor<1x2x2x8x16xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %es = tensor.empty() : tensor<1x4x12x8xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x4x12x8xf32>) -> tensor<1x4x12x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x12x16xf32>, tensor<1x4x8x16xf32>) outs(%zs : tensor<1x4x12x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x8xf32>
+  %ms = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x12x8xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = arith.constant 2.500000e-01 : f32
+    %sx = arith.mulf %x, %c : f32
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %d = arith.subi %jj, %ii : i64
+    %lim = arith.constant -3 : i64
+    %masked = arith.cmpi sge, %d, %lim : i64
+    %low = arith.constant 0xFF800000 : f32
+    %zero2 = arith.constant 0.0 : f32
+    %add = arith.select %masked, %low, %zero2 : f32
+    %y = arith.addf %sx, %add : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %er = tensor.empty() : tensor<1x4x12xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ms : tensor<1x4x12x8xf32>) outs(%mi : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.maximumf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ms, %mx : tensor<1x4x12x8xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4x12xf32>) -> tensor<1x4x12xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ex : tensor<1x4x12x8xf32>) outs(%si : tensor<1x4x12xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.addf %x, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %sum : tensor<1x4x12x8xf32>, tensor<1x4x12xf32>) outs(%es : tensor<1x4x12x8xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %y = arith.divf %x, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x8xf32>
+  %eo = tensor.empty() : tensor<1x4x12x16xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x4x12x16xf32>) -> tensor<1x4x12x16xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(b, h, i, d, j) -> (b, h, i, j)>, affine_map<(b, h, i, d, j) -> (b, h, j, d)>, affine_map<(b, h, i, d, j) -> (b, h, i, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x12x8xf32>, tensor<1x4x8x16xf32>) outs(%zo : tensor<1x4x12x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<1x4x12x16xf32>) outs(%eo : tensor<1x4x12x16xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %e = math.exp %n : f32
+    %den = arith.addf %e, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %y = arith.mulf %x, %sg : f32
+    linalg.yield %y : f32
+  } -> tensor<1x4x12x16xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%o, %act : tensor<1x4x12x16xf32>, tensor<1x4x12x16xf32>) outs(%eo : tensor<1x4x12x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x12x16xf32>
+  return %y : tensor<1x4x12x16xf32>
+}
+
+// -----
+
 // The causal mask of @generic_gqa_causal spelled with an unsigned
 // comparison of zero-extended i64 indices, operands swapped: i + 4 >=u j
 // keeps a score. Both sides are non-negative and no cast wraps, so it is
@@ -1012,11 +1288,15 @@ func.func @headwise_4d(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: 
 
 // -----
 
-// A gate read through a permutation ([B, S, H]) is no layout of the op:
-// the attention is raised, the combine stays.
+// A gate read through a permutation ([B, S, H], the paper's headwise gate
+// in its [B, S, H, D] layout) is folded transposed into the op's order.
 // CHECK-LABEL: func.func @gate_transposed
-// CHECK:         gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}} {causal, scale = 2.500000e-01 : f32}
-// CHECK:         linalg.generic
+// CHECK-SAME:    %[[G:[a-z0-9]+]]: tensor<1x8x4xf32>
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[G]] : tensor<1x8x4xf32>) outs(%{{.+}} : tensor<1x4x8xf32>) permutation = [0, 2, 1]
+// CHECK:         %[[E:.+]] = tensor.expand_shape %[[T]] {{\[}}[0], [1], [2, 3]]
+// CHECK:         %[[R:.+]] = gated_attention.attention %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[E]] {causal, scale = 2.500000e-01 : f32}
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[R]]
 #id = affine_map<(b, h, i, j) -> (b, h, i, j)>
 #row = affine_map<(b, h, i, j) -> (b, h, i)>
 #gmap = affine_map<(b, h, i, j) -> (b, i, h)>

@@ -126,8 +126,11 @@ Value throughRepeat(Value v);
 /// elsewhere, as a select on (or an added select of 0 / -inf on) any linear
 /// comparison of linalg.index values that means that, or an added constant
 /// triangle. (torch's `is_causal` is top-left, j <= i: the same when
-/// Sq == Skv, and not matched otherwise.) Returns S.
-Value matchCausalMask(Value v);
+/// Sq == Skv, and not matched otherwise.) Where Skv >= Sq (every row sees a
+/// key) the type's lowest finite value masks too. Returns S. With `scale`,
+/// a mask applied to a constant multiple of S in the same generic matches
+/// too and `*scale` is that constant (else 1); without, it does not.
+Value matchCausalMask(Value v, double *scale = nullptr);
 
 /// torch's guard for rows that see no key: `select(all_j(S == -inf), 0, P)`,
 /// the flag an and-reduction over the keys of `S == -inf` (S perhaps
@@ -169,7 +172,8 @@ struct GateCombine {
   CombineKind combine;
   /// How the combine reads the gate: the identity (per element and head),
   /// or without the last dimension (headwise) and/or, on [B, H, S, D],
-  /// without the heads (shared).
+  /// without the heads (shared); its dimensions perhaps permuted (a gate
+  /// in [B, S, H, D] read by a combine on [B, H, S, D]).
   AffineMap map;
   /// The combine reads `gate` collapsed this way (the activation computed
   /// before unit dims were dropped), if not empty.
