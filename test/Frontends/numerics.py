@@ -6,8 +6,8 @@
 GQA and a sigmoid gate, the paper's headwise / shared / additive gates,
 SiLU, HF transformers' Qwen3NextAttention, a block with a GELU
 feed-forward after the gated attention, HF's eager attention with its
-finfo.min mask, the paper's headwise gate in [B, S, H, D], a nanoGPT-style
-masked_fill) exported by torch-mlir's FX
+finfo.min mask, the paper's headwise gate in [B, S, H, D], nanoGPT-style
+masked_fill on a computed or a buffered triangle, GPT-2's bool buffer) exported by torch-mlir's FX
 importer (checked in as Inputs/<name>.mlir; --reexport exports afresh),
 raised by --gated-attention-raise into one gated_attention.attention
 carrying its gate (nothing of the unfused softmax left), compiled by
@@ -40,6 +40,8 @@ EXPECTED = {
     "eager": ("1x4x16x32xf32", "causal"),
     "paper_headwise": ("1x4x16x1xf32", "causal"),
     "masked_fill": ("%arg3", "causal"),
+    "buffer_mask": ("%arg3", "causal"),
+    "gpt2_mask": ("%arg3", "causal"),
     "top_left": None,   # not the op's mask: not raised
 }
 

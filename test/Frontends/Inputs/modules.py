@@ -21,7 +21,11 @@ gated attention as model code writes it.
 - `paper_headwise`: the paper's code's headwise gate, one value per head
   and token in [B, S, H, 1], applied to SDPA's output in [B, S, H, D];
 - `masked_fill`: manual attention with the mask of nanoGPT-style code,
-  `masked_fill(tril(ones).view(1, 1, S, S) == 0, -inf)`.
+  `masked_fill(tril(ones).view(1, 1, S, S) == 0, -inf)`;
+- `buffer_mask`: the same mask read from a registered buffer, nanoGPT's
+  `bias` (a float triangle of ones for 64 positions, sliced to S);
+- `gpt2_mask`: GPT-2's older eager attention, `torch.where` of a bool
+  triangle buffer between the scores and `torch.finfo(dtype).min`.
 
 Each entry: (module, example inputs, whether raising must produce the op
 with a gate). `export(name)` returns linalg-on-tensors MLIR text.
@@ -113,6 +117,30 @@ class MaskedFill(torch.nn.Module):
         return (F.softmax(s, dim=-1) @ v) * torch.sigmoid(g)
 
 
+class BufferMask(torch.nn.Module):
+    """Manual attention masked from registered triangle buffers: nanoGPT's
+    float `bias` compared with 0 (-inf), or GPT-2's bool one selecting the
+    scores or finfo.min (`gpt2`)."""
+
+    def __init__(self, gpt2=False):
+        super().__init__()
+        self.gpt2 = gpt2
+        tri = torch.tril(torch.ones(64, 64))
+        self.register_buffer("bias", (tri.bool() if gpt2 else tri).view(
+            1, 1, 64, 64))
+
+    def forward(self, q, k, v, g):
+        n, m = q.shape[2], k.shape[2]
+        s = (q @ k.transpose(-2, -1)) * (1.0 / k.size(-1) ** 0.5)
+        visible = self.bias[:, :, m - n:m, :m]
+        if self.gpt2:
+            s = torch.where(visible, s, torch.full(
+                [], torch.finfo(s.dtype).min, dtype=s.dtype))
+        else:
+            s = s.masked_fill(visible == 0, float("-inf"))
+        return (F.softmax(s, dim=-1) @ v) * torch.sigmoid(g)
+
+
 def _inputs(gate_shape, hkv=HKV):
     torch.manual_seed(0)
     return (torch.randn(B, HQ, S, D), torch.randn(B, hkv, S, D),
@@ -159,6 +187,9 @@ MODULES = {
     "eager": lambda: (Eager(), _inputs((B, HQ, S, D))),
     "paper_headwise": lambda: (PaperHeadwise(), _inputs((B, S, HQ, 1))),
     "masked_fill": lambda: (MaskedFill(), _inputs((B, HQ, S, D), hkv=HQ)),
+    "buffer_mask": lambda: (BufferMask(), _inputs((B, HQ, S, D), hkv=HQ)),
+    "gpt2_mask": lambda: (BufferMask(gpt2=True),
+                          _inputs((B, HQ, S, D), hkv=HQ)),
     # torch's is_causal is top-left aligned; with Sq < Skv that is not the
     # op's (bottom-right) mask, so this one must not be raised.
     "top_left": lambda: (Sdpa(), (torch.randn(B, HQ, S // 2, D),

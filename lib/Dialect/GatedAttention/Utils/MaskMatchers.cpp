@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -321,10 +322,79 @@ static Value matchAddedCausalTriangle(Value v) {
   return {};
 }
 
+/// The bottom-right causal mask as a select whose condition is read from a
+/// constant (nanoGPT's `masked_fill(bias[:, :, :S, :S] == 0, -inf)`, a
+/// registered lower triangle of ones): `op` reads the scores and a mask
+/// operand computed from constants, and the condition, evaluated at every
+/// point of the dimensions it can depend on, is the diagonal's. Returns the
+/// scores and sets `scale` as matchMaskBody does.
+static Value matchSelectedConstantMask(Value v, double &scale) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.hasPureTensorSemantics())
+    return {};
+  int64_t rank = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (rank < 2 || !maps[2].isIdentity() ||
+      llvm::any_of(ranges, ShapedType::isDynamic))
+    return {};
+  int64_t sq = ranges[rank - 2], skv = ranges[rank - 1];
+  for (int side = 0; side < 2; ++side) {
+    Value cond;
+    bool keepIfTrue;
+    if (!maps[side].isIdentity() ||
+        !matchMaskBody(yielded(op), op.getBody()->getArgument(side),
+                       /*lowestToo=*/skv >= sq, cond, keepIfTrue, scale))
+      continue;
+    // The dimensions the condition can depend on: the mask operand's and
+    // those of the linalg indices in the body; the others are 0.
+    llvm::SmallBitVector used(rank);
+    used.set(rank - 2), used.set(rank - 1);
+    for (AffineExpr e : maps[1 - side].getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        used.set(d.getPosition());
+    op.getBody()->walk([&](linalg::IndexOp i) { used.set(i.getDim()); });
+    // Bounded (about a second a million points; 2048 x 2048 is 4M): beyond
+    // it the mask is left as it is, computed unfused.
+    int64_t points = 1;
+    for (int64_t d : used.set_bits())
+      if ((points *= ranges[d]) > (int64_t(1) << 22))
+        return {};
+    SmallVector<int64_t> loops(rank, 0);
+    bool causal = true;
+    for (int64_t n = 0; n < points && causal; ++n) {
+      int64_t rest = n;
+      for (int64_t d = rank - 1; d >= 0; --d)
+        if (used[d]) {
+          loops[d] = rest % ranges[d];
+          rest /= ranges[d];
+        }
+      std::optional<ConstantElement> c = constantScalarAt(op, cond, loops);
+      auto *bit = c ? std::get_if<APInt>(&*c) : nullptr;
+      bool visible = loops[rank - 1] <= loops[rank - 2] + (skv - sq);
+      causal = bit && bit->getBitWidth() == 1 &&
+               bit->isOne() == (keepIfTrue == visible);
+    }
+    if (causal)
+      return op.getDpsInputs()[side];
+  }
+  return {};
+}
+
 Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
   if (Value s = matchAddedCausalTriangle(v)) {
     if (scale)
       *scale = 1.0;
+    return s;
+  }
+  double factor;
+  if (Value s = matchSelectedConstantMask(v, factor)) {
+    if (factor != 1.0 && !scale)
+      return {};
+    if (scale)
+      *scale = factor;
     return s;
   }
   Value input;
@@ -339,7 +409,6 @@ Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
   Value cond;
   bool keepIfTrue, visibleForm;
   int64_t c;
-  double factor;
   // With Skv >= Sq every row sees key 0, so the lowest finite value masks
   // as -inf does.
   if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0),

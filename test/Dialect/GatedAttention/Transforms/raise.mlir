@@ -819,6 +819,96 @@ func.func @no_gate(%q: tensor<8x16x32xf32>, %k: tensor<8x16x32xf32>, %v: tensor<
 
 // -----
 
+// nanoGPT's masked_fill: `masked_fill(bias[.., 2:6, :6] == 0, -inf)` on
+// scores scaled in the same generic, the condition read from a constant
+// buffer (a lower triangle of ones, sliced): checked element by element
+// (Sq = 4, Skv = 6, the buffer's rows 2..5 are the diagonal j <= i + 2).
+// CHECK-LABEL: func.func @selected_buffer
+// CHECK:         gated_attention.attention {{.*}} {causal, scale = 5.000000e-01 : f32}
+// CHECK-NOT:     linalg.softmax
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#ij = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @selected_buffer(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>, %g: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %buf = arith.constant dense<[[[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]> : tensor<1x8x8xf32>
+  %tri = tensor.extract_slice %buf[0, 2, 0] [1, 4, 6] [1, 1, 1] : tensor<1x8x8xf32> to tensor<4x6xf32>
+  %e0 = tensor.empty() : tensor<2x8x6xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x6x8xf32>) outs(%e0 : tensor<2x8x6xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<2x4x6xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%z1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %ms = linalg.generic {indexing_maps = [#id3, #ij, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %tri : tensor<2x4x6xf32>, tensor<4x6xf32>) outs(%e1 : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %c = arith.constant 5.000000e-01 : f32
+    %sx = arith.mulf %x, %c : f32
+    %zf = arith.constant 0.0 : f32
+    %hidden = arith.cmpf oeq, %m, %zf : f32
+    %low = arith.constant 0xFF800000 : f32
+    %y = arith.select %hidden, %low, %sx : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  %p = linalg.softmax dimension(2) ins(%ms : tensor<2x4x6xf32>) outs(%e1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %e2 = tensor.empty() : tensor<2x4x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x6xf32>, tensor<2x6x8xf32>) outs(%z2 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%e2 : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %ex, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %sg, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
+// The same buffer one diagonal further (rows see a key more): not the
+// op's mask, so nothing is raised.
+// CHECK-LABEL: func.func @selected_buffer_off_by_one
+// CHECK-NOT:     gated_attention.attention
+// CHECK:         linalg.softmax
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#ij = affine_map<(d0, d1, d2) -> (d1, d2)>
+func.func @selected_buffer_off_by_one(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>, %g: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %buf = arith.constant dense<[[[1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]]]> : tensor<1x8x8xf32>
+  %tri = tensor.extract_slice %buf[0, 2, 0] [1, 4, 6] [1, 1, 1] : tensor<1x8x8xf32> to tensor<4x6xf32>
+  %e0 = tensor.empty() : tensor<2x8x6xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x6x8xf32>) outs(%e0 : tensor<2x8x6xf32>) permutation = [0, 2, 1]
+  %e1 = tensor.empty() : tensor<2x4x6xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%z1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %ms = linalg.generic {indexing_maps = [#id3, #ij, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %tri : tensor<2x4x6xf32>, tensor<4x6xf32>) outs(%e1 : tensor<2x4x6xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %zf = arith.constant 0.0 : f32
+    %hidden = arith.cmpf oeq, %m, %zf : f32
+    %low = arith.constant 0xFF800000 : f32
+    %y = arith.select %hidden, %low, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x6xf32>
+  %p = linalg.softmax dimension(2) ins(%ms : tensor<2x4x6xf32>) outs(%e1 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %e2 = tensor.empty() : tensor<2x4x8xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x6xf32>, tensor<2x6x8xf32>) outs(%z2 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %g : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%e2 : tensor<2x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %b : f32
+    %ex = math.exp %n : f32
+    %den = arith.addf %ex, %one : f32
+    %sg = arith.divf %one, %den : f32
+    %r = arith.mulf %sg, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
 // The causal mask as an added constant -inf triangle (Sq = 4, Skv = 6: key j
 // visible up to i + 2), no scale (the op gets scale 1).
 // CHECK-LABEL: func.func @added_triangle

@@ -22,8 +22,12 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APInt.h"
+
 #include <optional>
 #include <utility>
+#include <variant>
 
 namespace mlir::gated_attention {
 
@@ -121,6 +125,23 @@ Value throughRepeat(Value v);
 //===----------------------------------------------------------------------===//
 // Masks
 //===----------------------------------------------------------------------===//
+
+/// An element of a tensor computed from constants: an integer (i1 and
+/// index included) or a float, exactly as the IR computes it.
+using ConstantElement = std::variant<APInt, APFloat>;
+
+/// Element `index` of `v` where `v` is computed from constants alone:
+/// arith.constant (dense or dense_resource), linalg.fill, static
+/// tensor.extract_slice, expand_shape and collapse_shape, and all-parallel
+/// linalg.generics whose bodies are integer and float arith, compares and
+/// selects on such inputs and linalg indices. nullopt for anything else.
+std::optional<ConstantElement> constantElementAt(Value v,
+                                                 ArrayRef<int64_t> index);
+
+/// The scalar `scalar` of `op`'s body at loop point `loops`, its inputs read
+/// through constantElementAt (so nullopt if it reads a computed input).
+std::optional<ConstantElement>
+constantScalarAt(linalg::GenericOp op, Value scalar, ArrayRef<int64_t> loops);
 
 /// The bottom-right causal mask: S where key j <= query i + (Skv - Sq), -inf
 /// elsewhere, as a select on (or an added select of 0 / -inf on) any linear
