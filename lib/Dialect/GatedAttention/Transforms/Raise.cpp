@@ -261,9 +261,9 @@ struct FoldGate : OpRewritePattern<linalg::GenericOp> {
     if (!gate->collapse.empty())
       read =
           tensor::CollapseShapeOp::create(rewriter, loc, read, gate->collapse);
-    Value g =
-        gateOperand(rewriter, loc, read,
-                    sortedGateMap(rewriter, loc, read, gate->map), resultType);
+    // (Its own statement: it replaces `read`, which gateOperand then reads.)
+    AffineMap map = sortedGateMap(rewriter, loc, read, gate->map);
+    Value g = gateOperand(rewriter, loc, read, map, resultType);
     auto op = AttentionOp::create(
         rewriter, loc, resultType, /*lse=*/Type(), ungated.getQuery(),
         ungated.getKey(), ungated.getValue(), g, ungated.getScaleAttr(),
