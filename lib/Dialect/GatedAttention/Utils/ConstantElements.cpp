@@ -117,6 +117,8 @@ scalarAt(linalg::GenericOp op, Value s, ArrayRef<int64_t> loops, int depth) {
       return std::nullopt;
     return operand(std::get<APInt>(*c).isZero() ? 2 : 1);
   }
+  if (!s.getType().isIntOrIndexOrFloat())
+    return std::nullopt;
   std::optional<ConstantElement> a = operand(0);
   if (!a)
     return std::nullopt;
@@ -200,6 +202,11 @@ elementAt(Value v, ArrayRef<int64_t> index, int depth) {
   if (type && (!type.hasStaticShape() ||
                static_cast<int64_t>(index.size()) != type.getRank()))
     return std::nullopt;
+  // In bounds, whatever a slice or a map computed.
+  if (type)
+    for (auto [i, size] : llvm::zip_equal(index, type.getShape()))
+      if (i < 0 || i >= size)
+        return std::nullopt;
   if (Attribute attr; matchPattern(v, m_Constant(&attr))) {
     if (auto f = dyn_cast<FloatAttr>(attr))
       return ConstantElement(f.getValue());
