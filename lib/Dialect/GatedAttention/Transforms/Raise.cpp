@@ -31,6 +31,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
+#include "RaiseBuilders.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -201,12 +202,7 @@ static AffineMap sortedGateMap(OpBuilder &b, Location loc, Value &gate,
   SmallVector<int64_t> order =
       llvm::to_vector(llvm::seq<int64_t>(static_cast<int64_t>(dims.size())));
   llvm::sort(order, [&](int64_t x, int64_t y) { return dims[x] < dims[y]; });
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : order)
-    sizes.push_back(tensor::getMixedSize(b, loc, gate, d));
-  Value init = tensor::EmptyOp::create(b, loc, sizes,
-                                       getElementTypeOrSelf(gate.getType()));
-  gate = linalg::TransposeOp::create(b, loc, gate, init, order)->getResult(0);
+  gate = createTranspose(b, loc, gate, order);
   llvm::sort(dims);
   SmallVector<AffineExpr> exprs;
   for (int64_t d : dims)

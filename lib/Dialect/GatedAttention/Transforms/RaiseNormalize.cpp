@@ -30,6 +30,7 @@
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Passes.h"
 #include "GatedAttention/Dialect/GatedAttention/Transforms/Transforms.h"
 #include "GatedAttention/Dialect/GatedAttention/Utils/RaiseMatchers.h"
+#include "RaiseBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -125,16 +126,14 @@ static bool dropsUnitDimsOnly(tensor::CollapseShapeOp collapse) {
                       });
 }
 
-/// linalg.transpose of `v` by `perm` into a new tensor.
-static Value createTranspose(PatternRewriter &rewriter, Location loc, Value v,
-                             ArrayRef<int64_t> perm) {
+Value mlir::gated_attention::createTranspose(OpBuilder &b, Location loc,
+                                             Value v, ArrayRef<int64_t> perm) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : perm)
-    sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
-  Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                       getElementTypeOrSelf(v.getType()));
-  return linalg::TransposeOp::create(rewriter, loc, v, init, perm)
-      ->getResult(0);
+    sizes.push_back(tensor::getMixedSize(b, loc, v, d));
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, getElementTypeOrSelf(v.getType()));
+  return linalg::TransposeOp::create(b, loc, v, init, perm)->getResult(0);
 }
 
 namespace {

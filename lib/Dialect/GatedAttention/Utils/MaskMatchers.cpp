@@ -19,7 +19,6 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <cmath>
 #include <limits>
 #include <map>
 
@@ -209,16 +208,22 @@ static bool matchKeyQueryComparison(Value cond, int64_t rank, int64_t &c,
 /// whose score is within half the float range of it; a row that sees no key
 /// would get the mean of V instead of the op's 0, so the caller allows it
 /// only where every row sees a key.
+static bool isMaskFloat(const APFloat &x, bool lowestToo) {
+  return x.isNegative() &&
+         (x.isInfinity() ||
+          (lowestToo && x == APFloat::getLargest(x.getSemantics(),
+                                                 /*Negative=*/true)));
+}
+
 static bool isMaskValue(Value v, bool lowestToo) {
   std::optional<double> x = constantFloat(v);
-  if (!x || *x >= 0)
-    return false;
-  if (std::isinf(*x))
-    return true;
   auto type = dyn_cast<FloatType>(v.getType());
-  return lowestToo && type &&
-         *x == APFloat::getLargest(type.getFloatSemantics(), /*Negative=*/true)
-                   .convertToDouble();
+  if (!x || !type)
+    return false;
+  bool lost;
+  APFloat value(*x);
+  value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return isMaskFloat(value, lowestToo);
 }
 
 /// The body of a causal mask: `select(cond, s, m)` (or the branches
@@ -309,12 +314,7 @@ static Value matchAddedCausalTriangle(Value v) {
       for (int64_t i = 0; i < sq && causal; ++i)
         for (int64_t j = 0; j < skv && causal; ++j) {
           const APFloat &x = values[(n * sq + i) * skv + j];
-          causal = j <= i + (skv - sq)
-                       ? x.isZero()
-                       : x.isNegative() &&
-                             (x.isInfinity() ||
-                              (sq <= skv && x == APFloat::getLargest(
-                                                     x.getSemantics(), true)));
+          causal = j <= i + (skv - sq) ? x.isZero() : isMaskFloat(x, sq <= skv);
         }
     if (causal)
       return op.getDpsInputs()[side];
@@ -383,20 +383,9 @@ static Value matchSelectedConstantMask(Value v, double &scale) {
   return {};
 }
 
-Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
-  if (Value s = matchAddedCausalTriangle(v)) {
-    if (scale)
-      *scale = 1.0;
-    return s;
-  }
-  double factor;
-  if (Value s = matchSelectedConstantMask(v, factor)) {
-    if (factor != 1.0 && !scale)
-      return {};
-    if (scale)
-      *scale = factor;
-    return s;
-  }
+/// The mask as a select or an added select on a comparison of linalg
+/// indices (matchKeyQueryComparison), in a one-input generic.
+static Value matchIndexComparisonMask(Value v, double &scale) {
   Value input;
   linalg::GenericOp op = matchUnaryElementwise(v, input);
   if (!op)
@@ -412,14 +401,26 @@ Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
   // With Skv >= Sq every row sees key 0, so the lowest finite value masks
   // as -inf does.
   if (!matchMaskBody(yielded(op), op.getBody()->getArgument(0),
-                     /*lowestToo=*/offset >= 0, cond, keepIfTrue, factor) ||
+                     /*lowestToo=*/offset >= 0, cond, keepIfTrue, scale) ||
       !matchKeyQueryComparison(cond, rank, c, visibleForm))
     return {};
-  if (visibleForm != keepIfTrue || c != offset || (factor != 1.0 && !scale))
+  if (visibleForm != keepIfTrue || c != offset)
+    return {};
+  return input;
+}
+
+Value mlir::gated_attention::matchCausalMask(Value v, double *scale) {
+  double factor = 1.0;
+  Value s = matchAddedCausalTriangle(v);
+  if (!s)
+    s = matchSelectedConstantMask(v, factor);
+  if (!s)
+    s = matchIndexComparisonMask(v, factor);
+  if (!s || (factor != 1.0 && !scale))
     return {};
   if (scale)
     *scale = factor;
-  return input;
+  return s;
 }
 
 Value mlir::gated_attention::matchEmptyRowGuard(Value v, Value &scores) {
